@@ -1,0 +1,1 @@
+"""metacog-eval statistics: pure numpy/scipy/pandas/scikit-learn, no harness imports."""

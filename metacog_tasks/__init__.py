@@ -1,0 +1,1 @@
+"""metacog-eval harness layer: benchmarks, lm-eval and Inspect adapters, simulated models."""

@@ -1,0 +1,1 @@
+"""Benchmarks: loading, prompts, graders, shared by every harness adapter."""

@@ -1,0 +1,1 @@
+"""RLMF: GRPO reward data and reward functions from metacog records (TRL)."""

@@ -1,0 +1,49 @@
+"""Shared fixtures: the ../shared folder beside the repository (read-only real data)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_path() -> Path:
+    """The shared folder: $METACOG_SHARED, else ../shared beside the repository."""
+    return Path(os.environ.get("METACOG_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    path = shared_path()
+    if not path.is_dir():
+        pytest.skip(f"shared data folder not found at {path} (set METACOG_SHARED)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def stats_reference(shared_dir: Path) -> dict:
+    import json
+
+    path = shared_dir / "reference" / "stats_reference.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="session")
+def benchmarks_dir(shared_dir: Path) -> Path:
+    path = shared_dir / "data" / "benchmarks"
+    if not path.is_dir():
+        pytest.skip(f"{path} not found")
+    return path
+
+
+@pytest.fixture(scope="session")
+def realruns_dir(shared_dir: Path) -> Path:
+    path = shared_dir / "data" / "realruns"
+    if not path.is_dir():
+        pytest.skip(f"{path} not found")
+    return path
