@@ -30,7 +30,7 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
     p.add_argument("records", nargs="+", help="record tables (.parquet, .csv)")
     p.add_argument("--out", "-o", required=True, help="output folder")
     p.add_argument(
-        "--permutations", type=int, default=10_000, help="per-pair permutation draws (default 10000)"
+        "--permutations", type=int, default=10_000, help="per-pair draws (default 10000)"
     )
     p.add_argument(
         "--joint-permutations",

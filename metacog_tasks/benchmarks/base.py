@@ -108,13 +108,32 @@ class Benchmark(abc.ABC):
     def grade(self, item: Item, response: str) -> Grade:
         """Grade a solve response following the benchmark authors' conventions."""
 
-    @abc.abstractmethod
-    def reference_response(self, item: Item) -> str:
-        """A response a model could give that grades correct (used by simulated models)."""
+    def solve_prompts(self, item: Item) -> list[str]:
+        """All solve messages of an item, each asked in its own conversation.
+
+        One for most benchmarks; MathBench single choice under circular evaluation asks the four
+        rotations of the options.
+        """
+        return [self.solve_prompt(item)]
+
+    def grade_responses(self, item: Item, responses: Sequence[str]) -> Grade:
+        """Grade the responses to :meth:`solve_prompts`, in the same order."""
+        if len(responses) != 1:
+            raise ValueError(
+                f"{self.name} item {item.item_id}: expected 1 solve response, got {len(responses)}"
+            )
+        return self.grade(item, responses[0])
 
     @abc.abstractmethod
-    def wrong_response(self, item: Item, rng: np.random.Generator) -> str:
-        """A plausible response that grades wrong (another option, a perturbed number, ...)."""
+    def reference_response(self, item: Item, prompt_index: int = 0) -> str:
+        """A response that grades correct to solve prompt ``prompt_index`` (simulated models)."""
+
+    @abc.abstractmethod
+    def wrong_response(self, item: Item, rng: np.random.Generator, prompt_index: int = 0) -> str:
+        """A plausible response to solve prompt ``prompt_index`` that grades wrong.
+
+        Another option, a perturbed number, a broken function: wrong, but not absurd.
+        """
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
         """The benchmark's own headline figures (default: accuracy over graded items)."""
