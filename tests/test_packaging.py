@@ -1,0 +1,32 @@
+"""The wheel ships every package folder and the lm-eval task configs."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _declared_packages() -> set[str]:
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())
+    return set(data["tool"]["setuptools"]["packages"])
+
+
+def test_every_package_folder_is_declared() -> None:
+    found = set()
+    for root in ("metacog_metrics", "metacog_tasks", "rlmf_plugin"):
+        for init in (REPO / root).rglob("__init__.py"):
+            rel = init.parent.relative_to(REPO)
+            if "packs" in rel.parts:  # data, not code
+                continue
+            found.add(".".join(rel.parts))
+    found.add("metacog_tasks.task_configs")
+    missing = found - _declared_packages()
+    assert not missing, f"add these to [tool.setuptools] packages in pyproject.toml: {missing}"
+
+
+def test_task_configs_are_importable_package_data() -> None:
+    import metacog_tasks.task_configs as configs
+
+    assert Path(configs.__file__).parent.resolve() == (REPO / "task_configs").resolve()
