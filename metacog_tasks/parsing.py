@@ -1,0 +1,190 @@
+"""Parsing of probe replies: a Yes/No verdict or a numeric confidence.
+
+Both parsers read the *verdict* of a reply (the final ``Answer: Yes`` line the probe asks for)
+and tolerate what models actually write: reasoning before the verdict, markdown bold, quotes,
+trailing punctuation, a template echo such as ``Answer: Yes or No``. A reply that carries no
+verdict is NaN with ``status="unparseable"`` (or ``"refusal"`` / ``"empty"``), never a silent "no".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+
+from metacog_metrics._result import Result
+
+__all__ = ["ProbeParse", "parse_confidence", "parse_yes_no"]
+
+#: Phrases of a reply that declines to give a verdict.
+_REFUSAL = re.compile(
+    r"\b(?:i\s+(?:can\s*not|cannot|can't|am\s+unable\s+to|'m\s+unable\s+to|am\s+not\s+able\s+to|"
+    r"won't|will\s+not|do\s+not\s+know|don't\s+know)\s+"
+    r"(?:answer|predict|determine|say|know|tell|assess|estimate|judge|provide|give|help)|"
+    r"i\s+(?:do\s+not|don't)\s+know|unable\s+to\s+(?:answer|predict|determine|assess)|"
+    r"as\s+an\s+ai\b|i\s+(?:must|have\s+to)\s+decline|i\s+(?:can't|cannot|can\s*not)\s+comply|"
+    r"no\s+way\s+to\s+(?:know|tell|predict))",
+    re.IGNORECASE,
+)
+_YES_NO = r"(yes|no)"
+_NOT_ALTERNATIVE = r"(?!\s*(?:or|/|\|)\s*(?:yes|no)\b)"
+#: "Answer: yes", "Final answer - No", "My answer is yes", "Verdict: no".
+_VERDICT = re.compile(
+    r"(?:final\s+)?(?:answer|verdict|decision|prediction|response)\s*(?:is|would\s+be|:|：|-|=)\s*"
+    r"(?::\s*)?" + _YES_NO + r"\b" + _NOT_ALTERNATIVE,
+    re.IGNORECASE,
+)
+_LEADING_YES_NO = re.compile(r"^\W*" + _YES_NO + r"\b" + _NOT_ALTERNATIVE, re.IGNORECASE)
+_WORD_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+_MARKUP = re.compile(r"[*_`#>\"“”‘’«»\[\]]")
+#: Markers that end a verdict line echoed from the template ("Answer: Yes or No").
+_ALTERNATIVE = re.compile(r"\byes\s*(?:or|/|\|)\s*no\b|\bno\s*(?:or|/|\|)\s*yes\b", re.IGNORECASE)
+
+_NUMBER = r"([+-]?\d+(?:[.,]\d+)?|[+-]?\.\d+)"
+_CONF_LABELLED = re.compile(
+    r"(?:confidence|probability|likelihood|chance|certainty|answer)"
+    r"(?:\s+(?:level|score|estimate))?\s*(?:is|of|:|：|=|-)?\s*(?:about|around|approximately|~)?\s*"
+    + _NUMBER
+    + r"\s*(%|percent\b|/\s*100\b|/\s*10\b|out\s+of\s+100\b|out\s+of\s+10\b)?",
+    re.IGNORECASE,
+)
+_CONF_ANY = re.compile(
+    _NUMBER + r"\s*(%|percent\b|/\s*100\b|/\s*10\b|out\s+of\s+100\b|out\s+of\s+10\b)?",
+    re.IGNORECASE,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeParse(Result):
+    """The parsed verdict of one probe reply.
+
+    Attributes:
+        confidence: 1.0 (yes) / 0.0 (no) for a binary probe, a value in [0, 1] for a numeric
+            probe; NaN when the reply gives no verdict.
+        status: ``ok``, ``unparseable``, ``refusal`` or ``empty``.
+        matched: The text the verdict was read from, or ``None``.
+    """
+
+    confidence: float
+    status: str
+    matched: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether a verdict was found."""
+        return self.status == "ok"
+
+
+def _clean(line: str) -> str:
+    return _MARKUP.sub("", line).strip()
+
+
+def _lines(text: str) -> list[str]:
+    return [ln for ln in (_clean(x) for x in text.splitlines()) if ln]
+
+
+def _no_verdict(text: str) -> ProbeParse:
+    m = _REFUSAL.search(text)
+    if m:
+        return ProbeParse(math.nan, "refusal", m.group(0))
+    return ProbeParse(math.nan, "unparseable", None)
+
+
+def parse_yes_no(text: str | None) -> ProbeParse:
+    """Read the Yes/No verdict of a probe reply.
+
+    The verdict is, in order of precedence: the last labelled verdict (``Answer: Yes``,
+    ``Final answer - no``, ``My answer is yes``); else the last line when it starts with yes or
+    no; else the last line when it contains exactly one of the two words; else the whole reply
+    when it is short (at most 12 words) and contains exactly one of them. Template echoes such
+    as ``Answer: Yes or No`` are no verdict.
+
+    Args:
+        text: The probe reply (``None`` is treated as empty).
+
+    Returns:
+        A :class:`ProbeParse` with confidence 1.0 (yes), 0.0 (no) or NaN.
+    """
+    if text is None or not str(text).strip():
+        return ProbeParse(math.nan, "empty", None)
+    text = str(text)
+    lines = _lines(text)
+    if not lines:
+        return ProbeParse(math.nan, "empty", None)
+    cleaned = "\n".join(lines)
+    labelled = list(_VERDICT.finditer(cleaned))
+    if labelled:
+        m = labelled[-1]
+        return ProbeParse(1.0 if m.group(1).lower() == "yes" else 0.0, "ok", m.group(0))
+    last = lines[-1]
+    m = _LEADING_YES_NO.match(last)
+    if m and not _ALTERNATIVE.search(last):
+        return ProbeParse(1.0 if m.group(1).lower() == "yes" else 0.0, "ok", last)
+    if not _ALTERNATIVE.search(last):
+        words = {w.lower() for w in _WORD_YES_NO.findall(last)}
+        if len(words) == 1 and not _REFUSAL.search(last):
+            word = words.pop()
+            return ProbeParse(1.0 if word == "yes" else 0.0, "ok", last)
+    if len(cleaned.split()) <= 12 and not _ALTERNATIVE.search(cleaned):
+        words = {w.lower() for w in _WORD_YES_NO.findall(cleaned)}
+        if len(words) == 1 and not _REFUSAL.search(cleaned):
+            word = words.pop()
+            return ProbeParse(1.0 if word == "yes" else 0.0, "ok", cleaned)
+    return _no_verdict(text)
+
+
+def _to_unit(number: str, unit: str | None) -> float | None:
+    try:
+        value = float(number.replace(",", "."))
+    except ValueError:
+        return None
+    unit = (unit or "").lower().replace(" ", "")
+    if unit in ("%", "percent", "/100", "outof100"):
+        value /= 100.0
+    elif unit in ("/10", "outof10"):
+        value /= 10.0
+    elif not (0.0 <= value <= 1.0 and ("." in number or "," in number)):
+        # A bare number on the 0-100 scale the probe asks for ("Confidence: 80", "1" = 1%).
+        value /= 100.0
+    if not math.isfinite(value) or value < 0.0 or value > 1.0:
+        return None
+    return value
+
+
+def parse_confidence(text: str | None) -> ProbeParse:
+    """Read a numeric confidence from a probe reply.
+
+    Accepts 0-100 numbers (``Confidence: 80``), percentages (``80%``, ``80 percent``),
+    fractions of 100 or 10 (``8/10``) and 0-1 decimals (``0.8``, ``1.0``). A bare integer is on
+    the 0-100 scale the probe asks for, so ``1`` is 1% while ``1.0`` is certainty. The last
+    labelled value (``Confidence: ...``) wins; else the last number of the last line that has
+    one. Values outside [0, 100] are no verdict.
+
+    Args:
+        text: The probe reply (``None`` is treated as empty).
+
+    Returns:
+        A :class:`ProbeParse` with confidence in [0, 1] or NaN.
+    """
+    if text is None or not str(text).strip():
+        return ProbeParse(math.nan, "empty", None)
+    text = str(text)
+    lines = _lines(text)
+    if not lines:
+        return ProbeParse(math.nan, "empty", None)
+    cleaned = "\n".join(lines)
+    labelled = list(_CONF_LABELLED.finditer(cleaned))
+    if labelled:
+        m = labelled[-1]
+        value = _to_unit(m.group(1), m.group(2))
+        if value is not None:
+            return ProbeParse(value, "ok", m.group(0).strip())
+    for line in reversed(lines):
+        found = list(_CONF_ANY.finditer(line))
+        if found:
+            m = found[-1]
+            value = _to_unit(m.group(1), m.group(2))
+            if value is not None:
+                return ProbeParse(value, "ok", m.group(0).strip())
+            break
+    return _no_verdict(text)
