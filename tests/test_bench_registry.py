@@ -18,7 +18,7 @@ from metacog_tasks.benchmarks import (
 )
 
 #: Grows as benchmarks land.
-IMPLEMENTED = ("mmlu_pro",)
+IMPLEMENTED = ("squad", "mmlu_pro")
 
 
 def test_names() -> None:
