@@ -18,7 +18,7 @@ from metacog_tasks.benchmarks import (
 )
 
 #: Grows as benchmarks land.
-IMPLEMENTED = ("squad", "mmlu_pro")
+IMPLEMENTED = ("squad", "mmlu_pro", "mathbench", "omni_math")
 
 
 def test_names() -> None:

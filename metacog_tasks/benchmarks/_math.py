@@ -1,0 +1,142 @@
+"""Answer extraction for math benchmarks: the last ``\\boxed{}``, numbers, math-verify calls."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from typing import Any
+
+__all__ = [
+    "VerifyOutcome",
+    "last_boxed",
+    "numbers_in",
+    "parse_number",
+    "verify_latex",
+]
+
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+
+
+def last_boxed(text: str | None) -> str | None:
+    """The content of the last ``\\boxed{...}`` (or ``\\fbox{...}``), braces balanced.
+
+    Returns ``None`` when there is none or its braces never close.
+    """
+    if not text:
+        return None
+    text = str(text)
+    starts = [m.end() for m in _BOXED.finditer(text)]
+    for start in reversed(starts):
+        depth = 1
+        for i in range(start, len(text)):
+            ch = text[i]
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[start:i].strip()
+        # unbalanced: try an earlier box
+    return None
+
+
+def numbers_in(text: str) -> list[str]:
+    """Numbers in a text, in order (thousands separators kept; strip them with parse_number)."""
+    return _NUMBER.findall(str(text))
+
+
+def parse_number(text: str | None) -> float | None:
+    """A float from ``"1,234.5"``, ``"-3"``, ``"3/4"``, ``"$12$"``, ``"50%"``; else ``None``."""
+    if text is None:
+        return None
+    s = str(text).strip().strip("$").strip()
+    s = re.sub(r"\\(?:text|mathrm)\{[^}]*\}", "", s)
+    s = s.replace("\\%", "%").replace("\\,", "").replace("\\!", "").replace(" ", "")
+    m = re.fullmatch(r"\\[dt]?frac\{(-?\d+(?:\.\d+)?)\}\{(-?\d+(?:\.\d+)?)\}", s)
+    if m:
+        den = float(m.group(2))
+        return float(m.group(1)) / den if den else None
+    percent = s.endswith("%")
+    s = s.rstrip("%").rstrip(".")
+    if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", s):
+        s = s.replace(",", "")
+    try:
+        if re.fullmatch(r"-?\d+(?:\.\d+)?/\d+(?:\.\d+)?", s):
+            num, den = s.split("/")
+            value = float(num) / float(den) if float(den) else None
+        else:
+            value = float(s)
+    except (ValueError, ZeroDivisionError):
+        return None
+    if value is None:
+        return None
+    return value / 100.0 if percent else value
+
+
+@dataclasses.dataclass(frozen=True)
+class VerifyOutcome:
+    """What math-verify said: ``verdict`` True/False, or ``None`` with ``status`` saying why."""
+
+    verdict: bool | None
+    status: str  # ok | gold_unparseable | answer_unparseable | timeout | error
+    detail: str = ""
+
+
+def _wrap(latex: str) -> str:
+    s = latex.strip()
+    if "\\boxed" in s or (s.startswith("$") and s.endswith("$")):
+        return s
+    return f"${s}$"
+
+
+def _verify_now(gold: str, answer: str, timeout_s: int | None) -> VerifyOutcome:
+    from math_verify import parse, verify
+    from math_verify.errors import TimeoutException
+
+    try:
+        gold_parsed = parse(_wrap(gold), parsing_timeout=timeout_s, raise_on_error=True)
+        if not gold_parsed:
+            return VerifyOutcome(None, "gold_unparseable", gold)
+        pred_parsed = parse(
+            f"$\\boxed{{{answer}}}$", parsing_timeout=timeout_s, raise_on_error=True
+        )
+        if not pred_parsed:
+            return VerifyOutcome(None, "answer_unparseable", answer)
+        ok = verify(gold_parsed, pred_parsed, timeout_seconds=timeout_s, raise_on_error=True)
+        return VerifyOutcome(bool(ok), "ok")
+    except TimeoutException:
+        return VerifyOutcome(None, "timeout")
+    except Exception as exc:  # sympy raises many types on odd input
+        return VerifyOutcome(None, "error", f"{type(exc).__name__}: {exc}"[:200])
+
+
+def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome:
+    """Whether ``answer`` is mathematically equal to ``gold``, with math-verify.
+
+    The gold is wrapped in ``$...$`` (unless already delimited) and the answer in
+    ``\\boxed{}`` so that both parse as LaTeX. math-verify's own timeouts use ``SIGALRM``, which
+    only works in the main thread; elsewhere (Inspect's and many harnesses' worker threads) the
+    call runs in a helper thread joined with ``timeout_s``, and a timed-out call is abandoned
+    (it finishes in the background) and reported as ``timeout``.
+
+    Args:
+        gold: Gold answer (LaTeX or plain).
+        answer: Extracted answer (the content of the last ``\\boxed{}``).
+        timeout_s: Seconds for each parse/verify step.
+
+    Returns:
+        A :class:`VerifyOutcome`.
+    """
+    if threading.current_thread() is threading.main_thread():
+        return _verify_now(gold, answer, timeout_s)
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        box["out"] = _verify_now(gold, answer, None)
+
+    worker = threading.Thread(target=run, daemon=True, name="metacog-math-verify")
+    worker.start()
+    worker.join(3 * timeout_s)
+    return box.get("out", VerifyOutcome(None, "timeout"))

@@ -1,0 +1,243 @@
+"""Omni-MATH (math-verify on the last boxed answer, judge hook) and MathBench (CE-4)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metacog_tasks.benchmarks import DataFormatError, DataUnavailableError, get_benchmark
+from metacog_tasks.benchmarks._math import last_boxed, parse_number, verify_latex
+from metacog_tasks.benchmarks.mathbench import extract_cloze, extract_option, rotate
+from metacog_tasks.benchmarks.omni_math import omni_math_id
+
+# ---------------------------------------------------------------- Omni-MATH
+
+
+def test_last_boxed_balances_braces() -> None:
+    assert last_boxed(r"so \boxed{1} then \boxed{\frac{1}{2}}.") == r"\frac{1}{2}"
+    assert last_boxed(r"\boxed{a{b}c} and \boxed{broken") == "a{b}c"
+    assert last_boxed("no box") is None
+    assert last_boxed(r"\fbox{7}") == "7"
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer", "verdict"),
+    [
+        (r"\frac{1}{4}", "0.25", True),
+        (r"2\sqrt{2} - 2", r"-2+2\sqrt2", True),
+        (r"33^{\circ}", "33", True),
+        ("n^{2}+n+1", "n^2+n+1", True),
+        ("$\\frac{1}{5}$", "1/5", True),
+        ("258", "259", False),
+        (r"\frac{2}{e}", r"\frac{e}{2}", False),
+    ],
+)
+def test_math_verify_wrapping(gold: str, answer: str, verdict: bool) -> None:
+    out = verify_latex(gold, answer)
+    assert out.status == "ok" and out.verdict is verdict
+
+
+def test_math_verify_works_off_the_main_thread() -> None:
+    box = {}
+    t = threading.Thread(target=lambda: box.update(out=verify_latex(r"\frac{1}{4}", "0.25")))
+    t.start()
+    t.join()
+    assert box["out"].verdict is True
+
+
+def test_omni_math_real_sample(benchmarks_dir: Path) -> None:
+    bench = get_benchmark("omni_math")
+    items = bench.load(benchmarks_dir / "omni_math" / "omni_math_rule_sample.jsonl")
+    assert len(items) == 201
+    assert len({it.item_id for it in items}) == 201
+    assert any(it.meta["domain"] == [] for it in items)  # the empty-domain edge case
+    rng = np.random.default_rng(0)
+    for item in items:
+        assert item.item_id == omni_math_id(item.record["problem"], item.record["answer"])
+        assert bench.grade(item, bench.reference_response(item)).correct == 1.0
+        assert bench.grade(item, bench.wrong_response(item, rng)).correct == 0.0
+
+
+def test_omni_math_pack_and_ids() -> None:
+    bench = get_benchmark("omni_math")
+    items = bench.load("bundled")
+    assert 8 <= len(items) <= 20
+    again = bench.load("bundled")
+    assert [i.item_id for i in items] == [i.item_id for i in again]
+    assert all(len(i.item_id) == 16 for i in items)
+    assert r"\boxed{}" in bench.solve_prompt(items[0])
+    rng = np.random.default_rng(3)
+    for item in items:
+        assert bench.grade(item, bench.reference_response(item)).correct == 1.0
+        assert bench.grade(item, bench.wrong_response(item, rng)).correct == 0.0
+
+
+def test_omni_math_unextractable_and_judge() -> None:
+    item = get_benchmark("omni_math").load("bundled")[0]  # gold 91
+    plain = get_benchmark("omni_math")
+    g = plain.grade(item, "The answer is 91.")  # no box: rules cannot settle
+    assert g.correct == 0.0 and g.status == "unextractable"
+    calls = []
+
+    def judge(it, response, extracted):
+        calls.append((it.item_id, extracted))
+        return "91" in response
+
+    judged = get_benchmark("omni_math", judge=judge)
+    g = judged.grade(item, "The answer is 91.")
+    assert g.correct == 1.0 and g.status == "judged" and g.details["rule_status"] == "unextractable"
+    # Settled by rules: the judge is not asked.
+    assert judged.grade(item, r"\boxed{90}").correct == 0.0 and len(calls) == 1
+    wrong_too = get_benchmark("omni_math", judge=judge, judge_on="wrong")
+    assert wrong_too.grade(item, r"\boxed{90}, i.e. 91").correct == 1.0
+    abstain = get_benchmark("omni_math", judge=lambda *a: None)
+    assert abstain.grade(item, "91").status == "unextractable"
+    with pytest.raises(TypeError):
+        get_benchmark("omni_math", judge="gpt")
+
+
+# ---------------------------------------------------------------- MathBench
+
+
+def test_rotation_remaps_the_gold() -> None:
+    opts = ["w", "x", "y", "z"]
+    assert rotate(opts, "B", "ABCD") == (opts, "B")
+    assert rotate(opts, "B", "BCDA") == (["x", "y", "z", "w"], "A")
+    assert rotate(opts, "B", "CDAB") == (["y", "z", "w", "x"], "D")
+    assert rotate(opts, "B", "DABC") == (["z", "w", "x", "y"], "C")
+
+
+@pytest.mark.parametrize(
+    ("text", "letter"),
+    [
+        ("Therefore, the correct answer is option C", "C"),
+        ("The answer is (B).", "B"),
+        ("所以答案为选项D", "D"),
+        ("答案是 A", "A"),
+        ("Answer: B", "B"),
+        ("I would go with option A.", "A"),
+        ("I think D", "D"),
+        ("nothing", None),
+    ],
+)
+def test_option_extraction(text: str, letter: str | None) -> None:
+    assert extract_option(text)[0] == letter
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("3 apples and 4 pears. The answer is 1,001 in total, not 7.", "1001"),
+        ("所以答案是42。", "42"),
+        (r"so \boxed{0.9}", "0.9"),
+        ("first 12 then 15", "15"),
+        ("no digits", None),
+    ],
+)
+def test_cloze_extraction(text: str, answer: str | None) -> None:
+    assert extract_cloze(text)[0] == answer
+
+
+def test_mathbench_ce4_grading() -> None:
+    bench = get_benchmark("mathbench")
+    items = bench.load("bundled")
+    kinds = {(it.kind, it.meta["language"]) for it in items}
+    assert kinds == {
+        ("cloze", "en"),
+        ("cloze", "cn"),
+        ("single_choice", "en"),
+        ("single_choice", "cn"),
+    }
+    choice = next(it for it in items if it.kind == "single_choice")
+    assert choice.item_id == "college/single_choice_en:0"
+    prompts = bench.solve_prompts(choice)
+    assert len(prompts) == 4 and len(set(prompts)) == 4
+    refs = [bench.reference_response(choice, i) for i in range(4)]
+    assert bench.grade_responses(choice, refs).correct == 1.0
+    # Three of four rotations right is not solved under CE-4.
+    rng = np.random.default_rng(0)
+    mixed = [*refs[:3], bench.wrong_response(choice, rng, 3)]
+    g = bench.grade_responses(choice, mixed)
+    assert g.correct == 0.0 and g.score == 0.75
+    # Always answering "A" is right only in the rotation where the gold sits at A.
+    always_a = bench.grade_responses(choice, ["The answer is A"] * 4)
+    assert always_a.score == 0.25 and always_a.correct == 0.0
+    with pytest.raises(ValueError, match="expected 4"):
+        bench.grade_responses(choice, refs[:1])
+    cloze = next(it for it in items if it.kind == "cloze")
+    assert len(bench.solve_prompts(cloze)) == 1
+
+
+def test_mathbench_aggregate_figures() -> None:
+    bench = get_benchmark("mathbench")
+    items = bench.load("bundled")
+    rng = np.random.default_rng(0)
+    grades = []
+    for k, item in enumerate(items):
+        n = len(bench.solve_prompts(item))
+        if item.kind == "single_choice" and k % 2 == 0:
+            # right in the unrotated prompt only
+            replies = [bench.reference_response(item, 0)] + [
+                bench.wrong_response(item, rng, i) for i in range(1, n)
+            ]
+        else:
+            replies = [bench.reference_response(item, i) for i in range(n)]
+        grades.append(bench.grade_responses(item, replies))
+    agg = bench.aggregate(items, grades)
+    choice = [(it, g) for it, g in zip(items, grades) if it.kind == "single_choice"]
+    half = sum(1 for k, it in enumerate(items) if it.kind == "single_choice" and k % 2 == 0)
+    assert agg["acc_1"] == 1.0
+    assert agg["perf_4"] == pytest.approx(1 - half / len(choice))
+    assert agg["acc_4"] == pytest.approx(1 - 0.75 * half / len(choice))
+    assert agg["cloze_accuracy"] == 1.0
+    assert agg["MathBench-T"] == pytest.approx(
+        np.mean(
+            [
+                agg[f"score/{s}"]
+                for s in (
+                    "primary_knowledge",
+                    "middle_knowledge",
+                    "high_knowledge",
+                    "college_knowledge",
+                )
+            ]
+        )
+    )
+    assert agg["overall"] == pytest.approx((agg["MathBench-A"] + agg["MathBench-T"]) / 2)
+
+
+def test_mathbench_options_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert all(
+        it.meta["language"] == "en"
+        for it in get_benchmark("mathbench", languages=["en"]).load("bundled")
+    )
+    single = get_benchmark("mathbench", circular=False)
+    choice = next(it for it in single.load("bundled") if it.kind == "single_choice")
+    assert len(single.solve_prompts(choice)) == 1
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MATHBENCH_DIR", raising=False)
+    with pytest.raises(DataUnavailableError, match="mathbench_v1"):
+        get_benchmark("mathbench").load(None)
+    folder = tmp_path / "mathbench_v1" / "high"
+    folder.mkdir(parents=True)
+    (folder / "single_choice_en.jsonl").write_text(
+        json.dumps({"question": "q", "options": ["1", "2", "3"], "answer": "A"}) + "\n"
+    )
+    with pytest.raises(DataFormatError, match="3 options"):
+        get_benchmark("mathbench").load(None)  # finds ./mathbench_v1
+    monkeypatch.setenv("MATHBENCH_DIR", str(tmp_path / "elsewhere"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_math_extractors_never_raise(text: str) -> None:
+    last_boxed(text)
+    parse_number(text)
+    extract_cloze(text)
+    extract_option(text)
