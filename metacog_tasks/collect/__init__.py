@@ -1,0 +1,339 @@
+"""``metacog collect``: harness logs -> the record table.
+
+:func:`collect` takes files and folders, sends lm-eval output trees (``results_*.json`` +
+``samples_*.jsonl``) to :func:`~metacog_tasks.collect.lmeval.read_lmeval` and Inspect logs
+(``*.eval``, Inspect ``*.json``) to ``metacog_tasks.collect.inspect_logs.read_inspect_logs``,
+and merges what they return. Every reader returns a :class:`CollectResult`: the records plus a
+per-file account of what was read, what was bad (counted, with the first few reasons) and what
+was skipped (and why). Nothing is dropped silently, and one bad line never stops the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from metacog_metrics._result import Result
+
+__all__ = [
+    "COLLECT_COLUMNS",
+    "CollectError",
+    "CollectResult",
+    "FileReport",
+    "collect",
+    "parse_renames",
+]
+
+#: Columns of the records a reader returns, in order (record-table names; see
+#: ``metacog_metrics.records``). Readers may leave optional ones empty.
+COLLECT_COLUMNS: tuple[str, ...] = (
+    "model",
+    "benchmark",
+    "item_id",
+    "probe",
+    "confidence",
+    "confidence_kind",
+    "correct",
+    "question",
+    "probe_text",
+    "solve_text",
+    "probe_status",
+    "grade_status",
+    "answer",
+    "harness",
+    "source",
+    "n_samples",
+)
+#: How many bad-line reasons a file report keeps (the count is always exact).
+MAX_ERRORS = 5
+
+
+class CollectError(ValueError):
+    """Collected records cannot form one table (e.g. one model name in two harnesses)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FileReport(Result):
+    """What a reader made of one file.
+
+    Attributes:
+        path: The file.
+        harness: ``lm-eval`` or ``inspect``.
+        model: Record-table model name, when known.
+        task: Harness task name, when known.
+        n_lines: Lines (lm-eval samples) or samples (Inspect) seen.
+        n_records: Records produced.
+        n_bad: Lines/samples that could not be read (counted, never dropped silently).
+        errors: The first few reasons, ``"line 12: ..."``.
+        skipped: Why the whole file was not used (not a metacog task, superseded by a later
+            run, unreadable), or ``None``.
+    """
+
+    path: str
+    harness: str
+    model: str | None = None
+    task: str | None = None
+    n_lines: int = 0
+    n_records: int = 0
+    n_bad: int = 0
+    errors: tuple[str, ...] = ()
+    skipped: str | None = None
+
+
+def _empty_records() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in COLLECT_COLUMNS})
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectResult(Result):
+    """Records read from harness logs, with a per-file report.
+
+    Attributes:
+        records: One row per (model, benchmark, item, probe, confidence kind), columns
+            :data:`COLLECT_COLUMNS`.
+        files: One :class:`FileReport` per file looked at.
+        warnings: Run-level messages (missing results file, unknown file types, ...).
+    """
+
+    records: pd.DataFrame = dataclasses.field(default_factory=_empty_records)
+    files: tuple[FileReport, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def n_records(self) -> int:
+        """Number of records."""
+        return len(self.records)
+
+    @property
+    def n_bad(self) -> int:
+        """Bad lines/samples over all files."""
+        return sum(f.n_bad for f in self.files)
+
+    @property
+    def models(self) -> list[str]:
+        """Model names, sorted."""
+        if self.records.empty:
+            return []
+        return sorted(self.records["model"].astype(str).unique())
+
+    @classmethod
+    def merge(cls, results: Iterable[CollectResult]) -> CollectResult:
+        """Concatenate several readers' results."""
+        results = list(results)
+        frames = [r.records for r in results if not r.records.empty]
+        records = pd.concat(frames, ignore_index=True, sort=False) if frames else _empty_records()
+        return cls(
+            records=_order_columns(records),
+            files=tuple(f for r in results for f in r.files),
+            warnings=tuple(w for r in results for w in r.warnings),
+        )
+
+    def renamed(self, renames: Mapping[str, str]) -> CollectResult:
+        """The same result with model names mapped through ``renames`` (OLD -> NEW)."""
+        if not renames:
+            return self
+        records = self.records.copy()
+        if not records.empty:
+            records["model"] = records["model"].map(lambda m: renames.get(m, m))
+        files = tuple(
+            dataclasses.replace(f, model=renames.get(f.model, f.model)) if f.model else f
+            for f in self.files
+        )
+        return dataclasses.replace(self, records=records, files=files)
+
+    def report_text(self) -> str:
+        """A short human report: per model and file, records read, bad lines, skips."""
+        used = [f for f in self.files if f.skipped is None]
+        skipped = [f for f in self.files if f.skipped is not None]
+        lines = [
+            f"{self.n_records} records from {len(used)} file(s), "
+            f"{len(self.models)} model(s); {self.n_bad} bad line(s); "
+            f"{len(skipped)} file(s) skipped"
+        ]
+        if not self.records.empty:
+            counts = (
+                self.records.groupby(["model", "benchmark", "probe", "confidence_kind"])
+                .size()
+                .reset_index(name="n")
+            )
+            for row in counts.itertuples(index=False):
+                lines.append(
+                    f"  {row.model}  {row.benchmark}/{row.probe}/{row.confidence_kind}: {row.n}"
+                )
+        for f in used:
+            if f.n_bad:
+                lines.append(f"  {f.path}: {f.n_bad} bad of {f.n_lines}")
+                lines.extend(f"    {e}" for e in f.errors)
+        for f in skipped:
+            lines.append(f"  skipped {f.path}: {f.skipped}")
+        lines.extend(f"  warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def _order_columns(df: pd.DataFrame) -> pd.DataFrame:
+    for col in COLLECT_COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    extra = [c for c in df.columns if c not in COLLECT_COLUMNS]
+    return df[list(COLLECT_COLUMNS) + extra]
+
+
+def parse_renames(items: Sequence[str] | None) -> dict[str, str]:
+    """Parse ``OLD=NEW`` strings (the ``--rename`` option).
+
+    Raises:
+        ValueError: An item without ``=`` or with an empty side.
+    """
+    out: dict[str, str] = {}
+    for item in items or ():
+        old, sep, new = str(item).partition("=")
+        if not sep or not old.strip() or not new.strip():
+            raise ValueError(f"--rename expects OLD=NEW, got {item!r}")
+        out[old.strip()] = new.strip()
+    return out
+
+
+def _looks_like_inspect_json(path: Path) -> bool:
+    """An Inspect JSON log starts with its ``version`` and ``status``/``eval`` header."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(2048).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return '"version"' in head and ('"eval"' in head or '"status"' in head)
+
+
+def _is_lmeval_results_json(path: Path) -> bool:
+    if path.name.startswith("results_"):
+        return True
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(256).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return head.lstrip().startswith('{\n  "results"')
+
+
+def _classify(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[Path], list[str]]:
+    """Split inputs into lm-eval files, Inspect logs, and warnings for everything else."""
+    lmeval: list[Path] = []
+    inspect: list[Path] = []
+    warnings: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file())
+            n_before = len(lmeval) + len(inspect)
+            for p in found:
+                is_samples = p.suffix == ".jsonl" and p.name.startswith("samples_")
+                if is_samples or (p.suffix == ".json" and _is_lmeval_results_json(p)):
+                    lmeval.append(p)
+                elif p.suffix == ".eval" or (p.suffix == ".json" and _looks_like_inspect_json(p)):
+                    inspect.append(p)
+            if len(lmeval) + len(inspect) == n_before:
+                warnings.append(f"{path}: no lm-eval or Inspect logs found in this folder")
+        elif path.is_file():
+            if path.suffix == ".jsonl":
+                lmeval.append(path)
+            elif path.suffix == ".eval":
+                inspect.append(path)
+            elif path.suffix == ".json" and _is_lmeval_results_json(path):
+                lmeval.append(path)
+            elif path.suffix == ".json" and _looks_like_inspect_json(path):
+                inspect.append(path)
+            else:
+                warnings.append(f"{path}: not an lm-eval or Inspect log (skipped)")
+        else:
+            warnings.append(f"{path}: no such file or folder")
+    return _dedupe(lmeval), _dedupe(inspect), warnings
+
+
+def _dedupe(paths: list[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    out = []
+    for p in paths:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _check_harness_clash(records: pd.DataFrame) -> None:
+    """One model name logged by two harnesses would collide on the record key."""
+    if records.empty or "harness" not in records:
+        return
+    per_model = records.groupby("model")["harness"].nunique()
+    clash = sorted(per_model[per_model > 1].index.astype(str))
+    if clash:
+        raise CollectError(
+            f"model(s) {', '.join(clash)} appear in both lm-eval and Inspect logs; "
+            f"rename one side, e.g. --rename {clash[0]}={clash[0]}@lm-eval"
+        )
+
+
+def collect(
+    paths: Iterable[str | PathLike[str]],
+    *,
+    rename: Mapping[str, str] | None = None,
+    latest_only: bool = True,
+) -> CollectResult:
+    """Read lm-eval and Inspect logs into the record table.
+
+    Args:
+        paths: Files and folders (searched recursively): lm-eval ``--output_path`` trees or
+            files, Inspect ``.eval`` / ``.json`` logs or log folders.
+        rename: Model renames, OLD -> NEW (e.g. to compare one model across harnesses).
+        latest_only: For lm-eval, keep only the latest run of each (model, task) and report
+            older ones as superseded.
+
+    Returns:
+        The merged :class:`CollectResult`, records validated as a record table.
+
+    Raises:
+        CollectError: The records cannot form one table (same model in two harnesses).
+        metacog_metrics.records.RecordError: The records fail validation (names the rows).
+    """
+    lmeval_files, inspect_files, warnings = _classify(paths)
+    parts: list[CollectResult] = [CollectResult(warnings=tuple(warnings))]
+    if lmeval_files:
+        from metacog_tasks.collect.lmeval import read_lmeval
+
+        parts.append(read_lmeval(lmeval_files, latest_only=latest_only))
+    if inspect_files:
+        try:
+            module = importlib.import_module("metacog_tasks.collect.inspect_logs")
+        except ModuleNotFoundError as exc:
+            if exc.name != "metacog_tasks.collect.inspect_logs":
+                raise
+            parts.append(
+                CollectResult(
+                    files=tuple(
+                        FileReport(str(p), "inspect", skipped="no Inspect reader installed")
+                        for p in inspect_files
+                    )
+                )
+            )
+        else:
+            parts.append(module.read_inspect_logs(inspect_files))
+    result = CollectResult.merge(parts).renamed(dict(rename or {}))
+    _check_harness_clash(result.records)
+    if not result.records.empty:
+        from metacog_metrics.records import validate_records
+
+        records = validate_records(result.records, source="collected records")
+        result = dataclasses.replace(result, records=records)
+    return result
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads`` that accepts the bare ``NaN`` tokens lm-eval writes (never evaluates)."""
+    return json.loads(text, parse_constant=lambda c: math.nan if c == "NaN" else float(c))

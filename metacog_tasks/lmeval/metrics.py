@@ -1,0 +1,139 @@
+"""Corpus-level aggregations of the metacog lm-eval tasks.
+
+lm-eval calls an aggregation with the list of per-document values of one metric key, in
+document order. The per-document values that :class:`~metacog_tasks.lmeval.task.MetacogTask`
+emits are:
+
+* ``acc``: 1.0 / 0.0 correctness (absent for an item that could not be graded);
+* ``yes_rate_<kind>``, ``unparseable_<kind>``: a float (NaN when the probe gave no verdict);
+* ``auroc_<kind>``, ``brier_<kind>``, ``ece_<kind>``, ``tetrachoric_<kind>``: a
+  ``(confidence, correct)`` pair, either of which may be NaN;
+* ``record``: the item's record (a dict), counted.
+
+The functions are plain module-level callables that the task returns from ``aggregation()``,
+so they resolve without any registry lookup. They are also registered in lm-eval's aggregation
+registry under ``metacog_<name>`` for users who write their own YAML around them. The statistics
+themselves come from :mod:`metacog_metrics` (no re-implementation here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from lm_eval.api.metrics import mean as _lm_mean
+from lm_eval.api.registry import AGGREGATION_REGISTRY, register_aggregation
+
+__all__ = [
+    "accuracy",
+    "auroc",
+    "brier",
+    "count_records",
+    "ece",
+    "rate",
+    "tetrachoric",
+]
+
+#: lm-eval's own ``mean``: the identity check in ``stderr_for_metric`` gives it a closed-form
+#: standard error, which any other callable would lose ("N/A").
+accuracy: Callable[[Sequence[float]], float] = _lm_mean
+
+
+def _pairs(items: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Split ``(confidence, correct)`` pairs into two float arrays (None becomes NaN)."""
+    if len(items) == 0:
+        return np.empty(0), np.empty(0)
+    arr = np.array(
+        [[math.nan if v is None else float(v) for v in pair] for pair in items], dtype=float
+    )
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"expected (confidence, correct) pairs, got shape {arr.shape}")
+    return arr[:, 0], arr[:, 1]
+
+
+def _valid(conf: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    keep = ~(np.isnan(conf) | np.isnan(correct))
+    return conf[keep], correct[keep]
+
+
+def rate(items: Sequence[float | None]) -> float:
+    """Mean of the non-missing per-document values (NaN when there are none).
+
+    Used for ``yes_rate_<kind>`` (mean confidence over parsed probes) and
+    ``unparseable_<kind>`` (share of probes without a verdict).
+    """
+    values = np.array([math.nan if v is None else float(v) for v in items], dtype=float)
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else math.nan
+
+
+def auroc(items: Sequence[Any]) -> float:
+    """AUROC of confidence for correctness (NaN when one class is absent)."""
+    from metacog_metrics.calibration import auroc as _auroc
+
+    conf, correct = _valid(*_pairs(items))
+    if conf.size == 0:
+        return math.nan
+    return float(_auroc(conf, correct))
+
+
+def brier(items: Sequence[Any]) -> float:
+    """Brier score of confidence against correctness (lower is better)."""
+    from metacog_metrics.calibration import brier_score
+
+    conf, correct = _valid(*_pairs(items))
+    if conf.size == 0:
+        return math.nan
+    return float(brier_score(conf, correct))
+
+
+def ece(items: Sequence[Any]) -> float:
+    """Expected calibration error, 10 equal-width bins (lower is better)."""
+    from metacog_metrics.calibration import ece as _ece
+
+    conf, correct = _valid(*_pairs(items))
+    if conf.size == 0:
+        return math.nan
+    return float(_ece(conf, correct, n_bins=10, strategy="uniform"))
+
+
+def tetrachoric(items: Sequence[Any]) -> float:
+    """Tetrachoric correlation of the yes/no confidence with correctness.
+
+    Continuous confidences (log-probability, sampled, numeric) are binarised at 0.5, as the
+    analysis does. NaN when either variable is constant.
+    """
+    from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
+
+    conf, correct = _valid(*_pairs(items))
+    if conf.size == 0:
+        return math.nan
+    return float(_tetrachoric((conf >= 0.5).astype(float), correct).rho)
+
+
+def count_records(items: Sequence[Any]) -> int:
+    """Number of per-item records (the ``record`` key carries them into the sample logs)."""
+    return len(items)
+
+
+_REGISTERED = {
+    "metacog_accuracy": accuracy,
+    "metacog_rate": rate,
+    "metacog_auroc": auroc,
+    "metacog_brier": brier,
+    "metacog_ece": ece,
+    "metacog_tetrachoric": tetrachoric,
+    "metacog_count": count_records,
+}
+
+
+def _register() -> None:
+    # Idempotent: lm-eval raises when an alias is re-registered with another object.
+    for name, fn in _REGISTERED.items():
+        if AGGREGATION_REGISTRY.get(name, None) is None:
+            register_aggregation(name)(fn)
+
+
+_register()

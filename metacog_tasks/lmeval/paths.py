@@ -1,0 +1,20 @@
+"""Where the metacog lm-eval task configs live (no lm-eval import)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+__all__ = ["tasks_dir"]
+
+
+def tasks_dir() -> Path:
+    """The folder of the metacog task YAMLs, for ``--include_path``.
+
+    In a wheel it is ``metacog_tasks/task_configs`` inside site-packages; in a source checkout,
+    ``task_configs/`` at the top of the repository.
+    """
+    spec = importlib.util.find_spec("metacog_tasks.task_configs")
+    if spec is None or spec.origin is None:  # pragma: no cover - broken install
+        raise FileNotFoundError("metacog_tasks.task_configs is not installed")
+    return Path(spec.origin).resolve().parent
