@@ -1,0 +1,265 @@
+"""Reader for Inspect logs (``.eval`` and JSON) written by the metacog Inspect tasks.
+
+Logs are read with Inspect's own readers (``read_eval_log`` for the header,
+``read_eval_log_samples`` streaming the samples), never by unzipping or unpickling. Every sample
+carries one score per (probe, confidence method) (see
+:mod:`metacog_tasks.inspect_tasks.scorers`): ``Score.value`` holds the confidence and the
+correctness, ``Score.metadata`` the record fields. One score becomes one record row; the model is
+the log's model name (``metacog-sim/m01`` for the simulated population, as in lm-eval logs).
+
+A sample that errored, has no metacog score, or has a malformed one is a *bad* sample: counted in
+the file report with its reason, never dropped silently. With ``--epochs n`` the record table
+holds one attempt per item: epoch 1 is read (``epoch=`` picks another) and the other epochs are
+reported. When several logs hold the same run (``eval-set`` retries, reruns of the same task,
+model and arguments), only the latest successful one is read and the others are reported as
+superseded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from metacog_tasks.collect import COLLECT_COLUMNS, MAX_ERRORS, CollectResult, FileReport
+
+__all__ = ["HARNESS", "read_inspect_logs"]
+
+HARNESS = "inspect"
+_SOLVE_SEPARATOR = "\n\n"  # as the lm-eval reader joins MathBench's rotated solves
+_METACOG_PREFIX = "metacog_tasks/"
+
+
+class _BadSample(ValueError):
+    pass
+
+
+def _float_or_nan(value: Any, what: str) -> float:
+    if value is None:
+        return math.nan
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise _BadSample(f"{what} is not a number: {value!r}") from None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list | tuple):
+        return _SOLVE_SEPARATOR.join(str(v) for v in value)
+    return str(value)
+
+
+def _is_metacog_score(score: Any) -> bool:
+    meta = getattr(score, "metadata", None) or {}
+    return isinstance(meta, Mapping) and "confidence_kind" in meta and "probe" in meta
+
+
+def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, Any]]:
+    if sample.error is not None:
+        message = getattr(sample.error, "message", None) or str(sample.error)
+        raise _BadSample(f"sample errored: {' '.join(str(message).split())[:160]}")
+    scores = sample.scores or {}
+    metacog = {name: s for name, s in scores.items() if _is_metacog_score(s)}
+    if not metacog:
+        raise _BadSample("no metacog score (not scored, or not a metacog scorer)")
+    rows = []
+    for name, score in metacog.items():
+        meta = score.metadata or {}
+        value = score.value
+        if not isinstance(value, Mapping) or "confidence" not in value or "correct" not in value:
+            raise _BadSample(f"score {name!r}: value lacks confidence/correct: {value!r}")
+        conf = _float_or_nan(value.get("confidence"), f"score {name!r} confidence")
+        if not math.isnan(conf) and not 0.0 <= conf <= 1.0:
+            raise _BadSample(f"score {name!r}: confidence {conf} is outside [0, 1]")
+        correct = _float_or_nan(value.get("correct"), f"score {name!r} correct")
+        if not (math.isnan(correct) or correct in (0.0, 1.0)):
+            raise _BadSample(f"score {name!r}: correct must be 0, 1 or NaN, got {correct}")
+        kind = str(meta["confidence_kind"])
+        probe_text = meta.get("probe_text")
+        if isinstance(probe_text, list):  # k sampled replies: the first, as the lm-eval reader
+            probe_text = probe_text[0] if probe_text else None
+        rows.append(
+            {
+                "model": model,
+                "benchmark": str(meta.get("benchmark") or ""),
+                "item_id": str(sample.id),
+                "probe": str(meta["probe"]),
+                "confidence": conf,
+                "confidence_kind": kind,
+                "correct": correct,
+                "question": _text(meta.get("question")),
+                "probe_text": _text(probe_text),
+                "solve_text": _text(meta.get("solve_text")),
+                "probe_status": str(meta.get("probe_status") or "ok"),
+                "grade_status": _text(meta.get("grade_status")),
+                "answer": _text(score.answer),
+                "harness": HARNESS,
+                "source": source,
+                "n_samples": float(meta.get("n_parsed", math.nan))
+                if kind == "sampled"
+                else math.nan,
+            }
+        )
+        if not rows[-1]["benchmark"]:
+            raise _BadSample(f"score {name!r}: metadata lacks the benchmark")
+    return rows
+
+
+def _header(path: Path) -> tuple[Any | None, str | None]:
+    from inspect_ai.log import read_eval_log
+
+    try:
+        return read_eval_log(str(path), header_only=True), None
+    except Exception as exc:  # any unreadable/corrupt log is reported, never fatal
+        return None, f"unreadable Inspect log: {type(exc).__name__}: {exc}"[:300]
+
+
+def _looks_metacog(log: Any) -> bool:
+    spec = log.eval
+    meta = spec.metadata or {}
+    if isinstance(meta, Mapping) and isinstance(meta.get("metacog"), Mapping):
+        return True
+    if str(spec.task or "").startswith(_METACOG_PREFIX):
+        return True
+    if str(getattr(spec, "task_registry_name", "") or "").startswith(_METACOG_PREFIX):
+        return True
+    # A user's own Task around the metacog scorers (named <probe>_<confidence>).
+    from metacog_tasks.inspect_tasks.solvers import CONFIDENCES, PROBE_KINDS, probe_key
+
+    ours = {probe_key(p, c) for p in PROBE_KINDS for c in CONFIDENCES}
+    return any(getattr(s, "name", None) in ours for s in (spec.scorers or []))
+
+
+def _run_key(log: Any) -> tuple[str, str, str]:
+    spec = log.eval
+    args = json.dumps(spec.task_args or {}, sort_keys=True, default=str)
+    return (str(spec.model), str(spec.task), args)
+
+
+def _read_samples(
+    path: Path, log: Any, epoch: int
+) -> tuple[list[dict[str, Any]], FileReport, list[str]]:
+    from inspect_ai.log import read_eval_log_samples
+
+    model = str(log.eval.model)
+    task = str(log.eval.task)
+    source = str(path)
+    rows: list[dict[str, Any]] = []
+    errors: list[str] = []
+    n_seen = n_bad = n_other_epochs = 0
+    seen: set[str] = set()
+    try:
+        for sample in read_eval_log_samples(
+            str(path), all_samples_required=False, resolve_attachments=True
+        ):
+            if sample.epoch != epoch:
+                n_other_epochs += 1
+                continue
+            n_seen += 1
+            where = f"sample {sample.id!r} (epoch {sample.epoch})"
+            try:
+                if str(sample.id) in seen:
+                    raise _BadSample("duplicate sample id")
+                seen.add(str(sample.id))
+                rows.extend(_rows_from_sample(sample, model, source))
+            except _BadSample as exc:
+                n_bad += 1
+                if len(errors) < MAX_ERRORS:
+                    errors.append(f"{where}: {exc}")
+    except Exception as exc:  # a truncated or corrupt file: keep what was read, report it
+        n_bad += 1
+        if len(errors) < MAX_ERRORS:
+            errors.append(f"reading stopped: {type(exc).__name__}: {exc}"[:300])
+    notes: list[str] = []
+    if log.status != "success":
+        notes.append(f"{path}: log status is {log.status!r}; read the samples it holds")
+    if n_other_epochs:
+        notes.append(
+            f"{path}: {n_other_epochs} sample(s) of other epochs not read (the record table "
+            f"holds one attempt per item; epoch {epoch} read)"
+        )
+    report = FileReport(
+        path=source,
+        harness=HARNESS,
+        model=model,
+        task=task,
+        n_lines=n_seen,
+        n_records=len(rows),
+        n_bad=n_bad,
+        errors=tuple(errors),
+    )
+    return rows, report, notes
+
+
+def read_inspect_logs(
+    paths: Iterable[str | PathLike[str]], *, latest_only: bool = True, epoch: int = 1
+) -> CollectResult:
+    """Read Inspect logs of the metacog tasks into records.
+
+    Args:
+        paths: ``.eval`` or Inspect JSON log files.
+        latest_only: Of several logs of the same run (same model, task and task arguments),
+            read only the latest successful one (else the latest) and report the others as
+            superseded.
+        epoch: The epoch to read from ``--epochs n`` runs (the record table holds one attempt
+            per item).
+
+    Returns:
+        A :class:`~metacog_tasks.collect.CollectResult` (records not yet validated): one row per
+        (model, item, probe, confidence kind), ``harness="inspect"``, ``source`` = the log file.
+    """
+    reports: list[FileReport] = []
+    warnings: list[str] = []
+    runs: dict[tuple[str, str, str], list[tuple[Path, Any]]] = defaultdict(list)
+    for raw in paths:
+        path = Path(raw)
+        log, problem = _header(path)
+        if log is None:
+            reports.append(FileReport(str(path), HARNESS, skipped=problem))
+            continue
+        if not _looks_metacog(log):
+            reports.append(
+                FileReport(
+                    str(path),
+                    HARNESS,
+                    model=str(log.eval.model),
+                    task=str(log.eval.task),
+                    skipped="not a metacog task",
+                )
+            )
+            continue
+        runs[_run_key(log)].append((path, log))
+
+    rows: list[dict[str, Any]] = []
+    for _, logs in sorted(runs.items()):
+        # Successful logs rank above unfinished ones, then by creation time.
+        logs.sort(key=lambda pl: (pl[1].status == "success", str(pl[1].eval.created)))
+        keep, superseded = (logs[-1:], logs[:-1]) if latest_only else (logs, [])
+        for path, log in superseded:
+            reports.append(
+                FileReport(
+                    str(path),
+                    HARNESS,
+                    model=str(log.eval.model),
+                    task=str(log.eval.task),
+                    skipped=f"superseded by {keep[-1][0].name} (same model, task and arguments; "
+                    f"this run: {log.status}, {log.eval.created})",
+                )
+            )
+        for path, log in keep:
+            new_rows, report, notes = _read_samples(path, log, epoch)
+            rows.extend(new_rows)
+            reports.append(report)
+            warnings.extend(notes)
+    records = pd.DataFrame(rows, columns=list(COLLECT_COLUMNS))
+    return CollectResult(records=records, files=tuple(reports), warnings=tuple(warnings))

@@ -1,0 +1,234 @@
+"""Inspect metrics over the metacog score value ``{"confidence", "correct", "parsed", "graded"}``.
+
+Inspect metrics only see ``Score`` objects (never ``state.metadata``), so the scorer puts the
+confidence, the correctness and the parse flags into ``Score.value`` and every metric here reads
+the whole dict. ``accuracy``/``stderr`` follow the task's epoch reducer (one value per sample);
+the calibration metrics are ``scores="unreduced"``: with ``--epochs n`` they see one
+(confidence, correct) pair per sample *per epoch*, so the mean reducer cannot turn correctness
+fractional under them. The statistics come from :mod:`metacog_metrics`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Value,
+    metric,
+)
+from inspect_ai.scorer import accuracy as _inspect_accuracy
+from inspect_ai.scorer import stderr as _inspect_stderr
+
+from metacog_tasks.inspect_tasks._naming import qualified
+
+__all__ = [
+    "accuracy",
+    "auroc",
+    "brier",
+    "default_metrics",
+    "ece",
+    "stderr",
+    "tetrachoric",
+    "unparseable_rate",
+    "yes_rate",
+]
+
+
+def _field(scores: Sequence[SampleScore], key: str) -> np.ndarray:
+    """One field of the dict values as floats (missing, None or non-numeric become NaN)."""
+    out = np.full(len(scores), math.nan)
+    for i, sample_score in enumerate(scores):
+        value = sample_score.score.value
+        if isinstance(value, dict):
+            item = value.get(key)
+            if isinstance(item, bool | int | float) and item is not None:
+                out[i] = float(item)
+    return out
+
+
+def _pairs(scores: Sequence[SampleScore]) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, correct) over the samples where both are known."""
+    conf, correct = _field(scores, "confidence"), _field(scores, "correct")
+    keep = ~(np.isnan(conf) | np.isnan(correct))
+    return conf[keep], correct[keep]
+
+
+def _projected(scores: Sequence[SampleScore], key: str) -> list[SampleScore]:
+    """Scores whose value is the scalar ``value[key]``, dropping samples where it is NaN."""
+    values = _field(scores, key)
+    return [
+        SampleScore(
+            score=Score(value=float(v)),
+            sample_id=s.sample_id,
+            sample_metadata=s.sample_metadata,
+            scorer=s.scorer,
+        )
+        for s, v in zip(scores, values)
+        if not math.isnan(v)
+    ]
+
+
+@metric(qualified("accuracy"))
+def accuracy() -> Metric:
+    """Share of graded items answered correctly (ungraded items are left out).
+
+    Returns:
+        The accuracy metric (Inspect's own ``accuracy`` over ``value["correct"]``).
+    """
+    inner = _inspect_accuracy()
+
+    def compute(scores: list[SampleScore]) -> Value:
+        projected = _projected(scores, "correct")
+        return inner(projected) if projected else math.nan
+
+    return compute
+
+
+@metric(qualified("stderr"))
+def stderr() -> Metric:
+    """Standard error of :func:`accuracy` (Inspect's ``stderr``; clustered by sample).
+
+    Returns:
+        The standard-error metric.
+    """
+    inner = _inspect_stderr()
+
+    def compute(scores: list[SampleScore]) -> Value:
+        projected = _projected(scores, "correct")
+        return inner(projected) if len(projected) > 1 else math.nan
+
+    return compute
+
+
+@metric(qualified("yes_rate"), scores="unreduced")
+def yes_rate() -> Metric:
+    """Mean confidence over parsed probes: the share of "yes" for a binary probe.
+
+    Returns:
+        The yes-rate metric.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        conf = _field(scores, "confidence")
+        conf = conf[~np.isnan(conf)]
+        return float(conf.mean()) if conf.size else math.nan
+
+    return compute
+
+
+@metric(qualified("unparseable_rate"), scores="unreduced")
+def unparseable_rate() -> Metric:
+    """Share of probes whose reply gave no verdict (``parsed == 0``).
+
+    Returns:
+        The unparseable-rate metric.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        parsed = _field(scores, "parsed")
+        parsed = parsed[~np.isnan(parsed)]
+        return float(1.0 - parsed.mean()) if parsed.size else math.nan
+
+    return compute
+
+
+@metric(qualified("auroc"), scores="unreduced")
+def auroc() -> Metric:
+    """AUROC of confidence for correctness (NaN when all answers are right or all wrong).
+
+    Returns:
+        The AUROC metric.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        from metacog_metrics.calibration import auroc as _auroc
+
+        conf, correct = _pairs(scores)
+        if conf.size == 0 or np.unique(correct).size < 2:
+            return math.nan
+        return float(_auroc(conf, correct))
+
+    return compute
+
+
+@metric(qualified("brier"), scores="unreduced")
+def brier() -> Metric:
+    """Brier score of confidence against correctness (lower is better).
+
+    Returns:
+        The Brier metric.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        from metacog_metrics.calibration import brier_score
+
+        conf, correct = _pairs(scores)
+        return float(brier_score(conf, correct)) if conf.size else math.nan
+
+    return compute
+
+
+@metric(qualified("ece"), scores="unreduced")
+def ece(n_bins: int = 10) -> Metric:
+    """Expected calibration error on equal-width bins (lower is better).
+
+    Args:
+        n_bins: Number of confidence bins (10, as in the lm-eval tasks).
+
+    Returns:
+        The ECE metric.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        from metacog_metrics.calibration import ece as _ece
+
+        conf, correct = _pairs(scores)
+        if conf.size == 0:
+            return math.nan
+        return float(_ece(conf, correct, n_bins=n_bins, strategy="uniform"))
+
+    return compute
+
+
+@metric(qualified("tetrachoric"), scores="unreduced")
+def tetrachoric() -> Metric:
+    """Tetrachoric correlation of confidence with correctness.
+
+    Continuous confidences (sampled, numeric) are binarised at 0.5, as in the analysis and the
+    lm-eval tasks. NaN when either variable is constant.
+
+    Returns:
+        The tetrachoric metric.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
+
+        conf, correct = _pairs(scores)
+        if conf.size == 0:
+            return math.nan
+        binary = (conf >= 0.5).astype(float)
+        if np.unique(binary).size < 2 or np.unique(correct).size < 2:
+            return math.nan
+        return float(_tetrachoric(binary, correct).rho)
+
+    return compute
+
+
+def default_metrics() -> list[Metric]:
+    """The metric set of the metacog scorers, in display order."""
+    return [
+        accuracy(),
+        stderr(),
+        yes_rate(),
+        auroc(),
+        brier(),
+        ece(),
+        tetrachoric(),
+        unparseable_rate(),
+    ]

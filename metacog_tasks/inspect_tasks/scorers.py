@@ -1,0 +1,263 @@
+"""Scorers: grade the solve through the benchmark, pair it with one probe's confidence.
+
+One scorer per (probe, confidence method), named after it (``prospective_verbal``,
+``counterfactual_sampled``, ...), so a task that asks several probes reports each with its own
+metrics. ``Score.value`` is ``{"confidence", "correct", "parsed", "graded"}`` (floats, NaN when
+unknown): Inspect metrics cannot see ``state.metadata``. The probe and solve texts, the parse and
+grade statuses and the record-table fields are in ``Score.metadata``; ``Score.explanation``
+shows the probe and the solve side by side in ``inspect view``.
+
+The item is graded once per sample (the grade is cached in the sample's store and shared by all
+scorers). SciCode code runs in the project's sandbox, or in the Inspect sandbox of the sample when
+one is configured (``sandbox="docker"``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
+
+from metacog_tasks.benchmarks.base import Grade
+from metacog_tasks.inspect_tasks._naming import qualified
+from metacog_tasks.inspect_tasks.dataset import load_benchmark_items
+from metacog_tasks.inspect_tasks.metrics import default_metrics
+from metacog_tasks.inspect_tasks.solvers import (
+    CONFIDENCES,
+    PROBE_KINDS,
+    probe_key,
+    probe_outcomes,
+    solve_replies,
+)
+
+__all__ = ["SCORE_KEYS", "grade_sample", "metacog_scorer"]
+
+log = logging.getLogger(__name__)
+
+#: The keys of ``Score.value``.
+SCORE_KEYS: tuple[str, ...] = ("confidence", "correct", "parsed", "graded")
+_STORE_GRADE = "metacog_grade"
+_EXCERPT = 2000
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + " [...]"
+
+
+def _grade_to_store(grade: Grade) -> dict[str, Any]:
+    out = grade.to_dict()
+    out["correct"] = None if math.isnan(grade.correct) else grade.correct
+    return out
+
+
+def _grade_from_store(data: Mapping[str, Any]) -> Grade:
+    correct = data.get("correct")
+    score = data.get("score")
+    return Grade(
+        correct=math.nan if correct is None else float(correct),
+        status=str(data.get("status") or "ok"),
+        extracted=data.get("extracted"),
+        score=None if score is None else float(score),
+        details=dict(data.get("details") or {}),
+    )
+
+
+async def grade_sample(
+    state: TaskState,
+    benchmark: str,
+    data: str | None = None,
+    split: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    sandbox: str | None = None,
+) -> Grade:
+    """Grade a sample's solve replies once (cached on the sample; shared by all scorers).
+
+    A grader that raises does not lose the run: the item is ungraded (``correct`` NaN,
+    ``status="grader_error"``), as in the lm-eval tasks.
+
+    Args:
+        state: The sample's state after :func:`~metacog_tasks.inspect_tasks.solvers.metacog_solve`.
+        benchmark: Benchmark name.
+        data: Item source.
+        split: Dataset split.
+        options: Benchmark options.
+        sandbox: ``None`` to grade with the benchmark (SciCode: the project's sandbox), or the
+            Inspect sandbox type the task configured (SciCode runs the tests there).
+
+    Returns:
+        The grade.
+    """
+    cached = state.store.get(_STORE_GRADE)
+    if cached:
+        return _grade_from_store(cached)
+    loaded = load_benchmark_items(benchmark, data=data, split=split, options=options)
+    item = loaded.item(state.sample_id)
+    _, replies = solve_replies(state)
+    if not replies:
+        grade = Grade(math.nan, status="no_solve", details={"error": "no solve reply stored"})
+    else:
+        try:
+            if sandbox is not None and loaded.benchmark.name == "scicode":
+                from metacog_tasks.inspect_tasks.sandbox import grade_in_inspect_sandbox
+
+                grade = await grade_in_inspect_sandbox(loaded.benchmark, item, replies)
+            else:
+                # Graders can be slow (sympy, model code in a subprocess): off the event loop.
+                grade = await anyio.to_thread.run_sync(
+                    loaded.benchmark.grade_responses, item, replies
+                )
+        except Exception as exc:  # a grader bug must not lose a finished run
+            log.exception("%s: grading item %s failed", benchmark, item.item_id)
+            grade = Grade(math.nan, status="grader_error", details={"error": repr(exc)})
+    state.store.set(_STORE_GRADE, _grade_to_store(grade))
+    return grade
+
+
+def _scorer_impl(
+    probe: str,
+    confidence: str,
+    benchmark: str,
+    data: str | None,
+    split: str | None,
+    options: Mapping[str, Any] | None,
+    sandbox: str | None,
+) -> Scorer:
+    key = probe_key(probe, confidence)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        grade = await grade_sample(state, benchmark, data, split, options, sandbox)
+        outcomes = probe_outcomes(state)
+        if key not in outcomes:
+            raise ValueError(
+                f"sample {state.sample_id!r}: no {key} probe was asked (the solver plan must "
+                f"run metacog_probe with probe={probe!r} and confidence={confidence!r})"
+            )
+        outcome = outcomes[key]
+        prompts, replies = solve_replies(state)
+        correct = float(grade.correct)
+        value: dict[str, float] = {
+            "confidence": outcome.confidence,
+            "correct": correct,
+            "parsed": 1.0 if not math.isnan(outcome.confidence) else 0.0,
+            "graded": 0.0 if math.isnan(correct) else 1.0,
+        }
+        probe_text = outcome.replies[0] if len(outcome.replies) == 1 else list(outcome.replies)
+        solve_text = replies[0] if len(replies) == 1 else replies
+        shown_probe = "\n---\n".join(_excerpt(r) for r in outcome.replies)
+        shown_solve = "\n---\n".join(_excerpt(r) for r in replies)
+        verdict = "unparseable" if math.isnan(outcome.confidence) else f"{outcome.confidence:g}"
+        correctness = "ungraded" if math.isnan(correct) else f"{correct:g}"
+        explanation = (
+            f"PROBE ({key}) -> confidence {verdict}\n{shown_probe}\n\n"
+            f"SOLVE -> correct {correctness} ({grade.status}; extracted {grade.extracted!r})\n"
+            f"{shown_solve}"
+        )
+        metadata: dict[str, Any] = {
+            "benchmark": benchmark,
+            "item_id": str(state.sample_id),
+            "probe": probe,
+            "confidence_method": confidence,
+            "confidence_kind": outcome.confidence_kind,
+            "probe_prompt": outcome.prompt,
+            "probe_text": probe_text,
+            "probe_status": _probe_status(outcome.statuses, outcome.parsed),
+            "probe_statuses": list(outcome.statuses),
+            "n_parsed": outcome.parsed,
+            "n_requested": len(outcome.replies),
+            "solve_prompt": prompts[0] if len(prompts) == 1 else prompts,
+            "solve_text": solve_text,
+            "grade_status": grade.status,
+            "grade_score": grade.score,
+            "question": str(state.metadata.get("question", "")),
+            "item_kind": state.metadata.get("item_kind"),
+        }
+        return Score(
+            value=value,  # type: ignore[arg-type]  # NaN floats are valid Score values
+            answer=grade.extracted,
+            explanation=explanation,
+            metadata=metadata,
+        )
+
+    return score
+
+
+def _probe_status(statuses: tuple[str, ...], parsed: int) -> str:
+    """One status for the probe: the reply's own, or for k samples ``ok`` if any parsed."""
+    if len(statuses) == 1:
+        return statuses[0]
+    if parsed:
+        return "ok"
+    if statuses and all(s == "empty" for s in statuses):
+        return "empty"
+    if any(s == "refusal" for s in statuses):
+        return "refusal"
+    return "unparseable"
+
+
+def _register(probe: str, confidence: str) -> Callable[..., Scorer]:
+    name = probe_key(probe, confidence)
+
+    def factory(
+        benchmark: str,
+        data: str | None = None,
+        split: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        sandbox: str | None = None,
+    ) -> Scorer:
+        return _scorer_impl(probe, confidence, benchmark, data, split, options, sandbox)
+
+    factory.__name__ = name
+    factory.__qualname__ = name
+    factory.__doc__ = (
+        f"Score the {probe} probe's {confidence} confidence against the graded solve.\n\n"
+        "Args:\n    benchmark: Benchmark name.\n    data: Item source.\n    split: Dataset "
+        "split.\n    options: Benchmark options.\n    sandbox: Inspect sandbox type (SciCode).\n"
+    )
+    return scorer(metrics=default_metrics(), name=qualified(name))(factory)
+
+
+#: The registered scorers, one per (probe, confidence method), importable by name.
+_SCORERS: dict[tuple[str, str], Callable[..., Scorer]] = {
+    (p, c): _register(p, c) for p in PROBE_KINDS for c in CONFIDENCES
+}
+
+
+def metacog_scorer(
+    benchmark: str,
+    probe: str = "prospective",
+    confidence: str = "verbal",
+    data: str | None = None,
+    split: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    sandbox: str | None = None,
+) -> Scorer:
+    """The scorer of one (probe, confidence method), named ``<probe>_<confidence>``.
+
+    Args:
+        benchmark: Benchmark name.
+        probe: ``prospective`` or ``counterfactual``.
+        confidence: ``verbal``, ``sampled`` or ``numeric``.
+        data: Item source (as for the task).
+        split: Dataset split.
+        options: Benchmark options.
+        sandbox: Inspect sandbox type when SciCode should run tests there.
+
+    Returns:
+        A registered Inspect scorer whose ``Score.value`` has :data:`SCORE_KEYS`.
+
+    Raises:
+        ValueError: An unknown probe or confidence method.
+    """
+    try:
+        factory = _SCORERS[(probe, confidence)]
+    except KeyError:
+        raise ValueError(
+            f"no scorer for probe {probe!r} with confidence {confidence!r}; probes: "
+            f"{', '.join(PROBE_KINDS)}; confidences: {', '.join(CONFIDENCES)}"
+        ) from None
+    return factory(benchmark, data=data, split=split, options=options, sandbox=sandbox)
