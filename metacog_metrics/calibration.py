@@ -1,0 +1,506 @@
+"""Per-model calibration: AUROC (own and population), Brier, ECE, AURC.
+
+The plain-float helpers (:func:`auroc`, :func:`brier_score`, :func:`ece`, :func:`aurc`) take
+array-likes, ignore pairs where either value is NaN and are what the harness metrics call.
+:func:`calibration_by_model` computes every metric per model from a long record table, each model
+on its own graded items, with the leave-one-out population-mean confidence ("Pop") as the
+baseline its own confidence ("Internal") must beat, and a paired bootstrap CI of the difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Mapping
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from sklearn.metrics import brier_score_loss, roc_auc_score
+
+from metacog_metrics._result import Result
+
+__all__ = [
+    "CalibrationResult",
+    "ModelCalibration",
+    "aurc",
+    "auroc",
+    "brier_score",
+    "calibration_by_model",
+    "eaurc",
+    "ece",
+    "population_confidence",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Input handling
+# --------------------------------------------------------------------------------------------
+
+
+def _pairs(
+    confidence: ArrayLike, correct: ArrayLike, *, unit: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Validate and align the two inputs; drop pairs where either is NaN."""
+    try:
+        c = np.asarray(confidence, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError("confidence must be numeric") from None
+    try:
+        y = np.asarray(correct, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError("correct must be numeric 0/1") from None
+    if c.shape != y.shape:
+        raise ValueError(f"confidence and correct differ in length: {c.size} vs {y.size}")
+    ok = ~np.isnan(c) & ~np.isnan(y)
+    c, y = c[ok], y[ok]
+    bad = (y != 0.0) & (y != 1.0)
+    if bad.any():
+        raise ValueError(f"correct must be 0 or 1 (NaN ignored); got e.g. {y[bad][:5].tolist()}")
+    if not np.all(np.isfinite(c)):
+        raise ValueError("confidence has infinite values")
+    if unit and c.size and (c.min() < 0.0 or c.max() > 1.0):
+        raise ValueError(f"confidence must lie in [0, 1]; got values in [{c.min():g}, {c.max():g}]")
+    return c, y
+
+
+# --------------------------------------------------------------------------------------------
+# Plain-float metrics
+# --------------------------------------------------------------------------------------------
+
+
+def auroc(confidence: ArrayLike, correct: ArrayLike) -> float:
+    """Area under the ROC curve of ``confidence`` as a score for ``correct`` (ties count 1/2).
+
+    Args:
+        confidence: Scores (any finite reals; NaN pairs ignored).
+        correct: 0/1 labels (NaN pairs ignored).
+
+    Returns:
+        The AUROC (``sklearn.metrics.roc_auc_score``), NaN when only one class is present.
+
+    Raises:
+        ValueError: On mismatched lengths, non-binary labels or infinite scores.
+    """
+    c, y = _pairs(confidence, correct, unit=False)
+    if y.size == 0 or y.min() == y.max():
+        return float("nan")
+    return float(roc_auc_score(y, c))
+
+
+def brier_score(confidence: ArrayLike, correct: ArrayLike) -> float:
+    """Mean squared difference between confidence and correctness.
+
+    Args:
+        confidence: Probabilities in [0, 1] (NaN pairs ignored).
+        correct: 0/1 labels (NaN pairs ignored).
+
+    Returns:
+        The Brier score (``sklearn.metrics.brier_score_loss``), NaN when no pair is left.
+
+    Raises:
+        ValueError: On mismatched lengths, non-binary labels or confidence outside [0, 1].
+    """
+    c, y = _pairs(confidence, correct, unit=True)
+    if y.size == 0:
+        return float("nan")
+    return float(brier_score_loss(y, c, labels=[0, 1]))
+
+
+def _bin_ids(c: NDArray, n_bins: int, strategy: str) -> NDArray[np.int64]:
+    if strategy == "uniform":
+        # Left-closed bins [k/B, (k+1)/B), the last one closed at 1. Rounding before the floor
+        # keeps grid values (0.7 * 10 = 7.000000000000001) in the bin their decimal form names.
+        return np.clip(np.floor(np.round(c * n_bins, 9)).astype(np.int64), 0, n_bins - 1)
+    if strategy == "quantile":
+        # Equal mass without splitting ties: each distinct confidence level goes whole into the
+        # bin its first position falls in, so tied scores never straddle an edge.
+        _, inverse, counts = np.unique(c, return_inverse=True, return_counts=True)
+        before = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        level_bin = np.minimum(before * n_bins // c.size, n_bins - 1)
+        return level_bin[inverse]
+    raise ValueError(f"strategy must be 'uniform' or 'quantile', got {strategy!r}")
+
+
+def ece(
+    confidence: ArrayLike,
+    correct: ArrayLike,
+    *,
+    n_bins: int = 10,
+    strategy: Literal["uniform", "quantile"] = "uniform",
+) -> float:
+    """Expected calibration error: ``sum_b (n_b / N) |accuracy_b - mean confidence_b|``.
+
+    Args:
+        confidence: Probabilities in [0, 1] (NaN pairs ignored).
+        correct: 0/1 labels (NaN pairs ignored).
+        n_bins: Number of bins.
+        strategy: ``"uniform"``: equal-width bins ``[k/B, (k+1)/B)`` (the last closed);
+            ``"quantile"``: equal-mass bins that never split tied confidences (so fewer than
+            ``n_bins`` bins when there are few distinct values).
+
+    Returns:
+        The ECE, NaN when no pair is left. For 0/1 confidence it equals the error rate
+        ``P(confidence != correct)`` whatever the binning.
+
+    Raises:
+        ValueError: On bad inputs, ``n_bins < 1`` or an unknown ``strategy``.
+    """
+    if int(n_bins) != n_bins or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
+    c, y = _pairs(confidence, correct, unit=True)
+    if y.size == 0:
+        return float("nan")
+    bins = _bin_ids(c, int(n_bins), strategy)
+    conf_b = np.bincount(bins, weights=c, minlength=n_bins)
+    acc_b = np.bincount(bins, weights=y, minlength=n_bins)
+    # sum_b (n_b/N) |acc_b/n_b - conf_b/n_b| = sum_b |acc_sum_b - conf_sum_b| / N
+    return float(np.abs(acc_b - conf_b).sum() / y.size)
+
+
+def _risk_curve(c: NDArray, y: NDArray) -> NDArray[np.float64]:
+    """Expected selective risk at coverage k/N, k = 1..N, averaging over orders of tied scores."""
+    n = c.size
+    order = np.argsort(-c, kind="stable")
+    cs, err = c[order], 1.0 - y[order]
+    starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    group_err = np.add.reduceat(err, starts)
+    err_before = np.concatenate([[0.0], np.cumsum(group_err)[:-1]])
+    group = np.repeat(np.arange(starts.size), sizes)
+    k = np.arange(1, n + 1)
+    expected_errors = err_before[group] + (k - starts[group]) * (group_err / sizes)[group]
+    return expected_errors / k
+
+
+def aurc(confidence: ArrayLike, correct: ArrayLike) -> float:
+    """Area under the risk-coverage curve (Geifman & El-Yaniv), tie-aware.
+
+    Items are accepted in decreasing confidence; the risk at coverage k/N is the error rate of
+    the k accepted items, averaged over k. Tied confidences are accepted in random order, and the
+    expected risk over those orders is used, so the value does not depend on how ties are sorted.
+
+    Args:
+        confidence: Scores (NaN pairs ignored).
+        correct: 0/1 labels (NaN pairs ignored).
+
+    Returns:
+        AURC in [0, 1] (lower is better), NaN when no pair is left.
+
+    Raises:
+        ValueError: On bad inputs.
+    """
+    c, y = _pairs(confidence, correct, unit=False)
+    if y.size == 0:
+        return float("nan")
+    return float(_risk_curve(c, y).mean())
+
+
+def eaurc(confidence: ArrayLike, correct: ArrayLike) -> float:
+    """Excess AURC: :func:`aurc` minus the AURC of an oracle that ranks every error last.
+
+    Args:
+        confidence: Scores (NaN pairs ignored).
+        correct: 0/1 labels (NaN pairs ignored).
+
+    Returns:
+        E-AURC (0 for a perfect ranking), NaN when no pair is left.
+    """
+    c, y = _pairs(confidence, correct, unit=False)
+    if y.size == 0:
+        return float("nan")
+    k = np.arange(1, y.size + 1)
+    oracle = np.maximum(0.0, k - y.sum()) / k
+    return float(_risk_curve(c, y).mean() - oracle.mean())
+
+
+# --------------------------------------------------------------------------------------------
+# Population confidence and the paired bootstrap
+# --------------------------------------------------------------------------------------------
+
+
+def population_confidence(records: pd.DataFrame) -> pd.Series:
+    """Leave-one-out population mean confidence of every record.
+
+    For each row, the mean confidence of the *other* models on the same item (models whose
+    confidence on that item is not NaN). NaN when no other model answered.
+
+    Args:
+        records: Long table with ``model``, ``item_id`` and ``confidence`` (one row per model and
+            item).
+
+    Returns:
+        A float Series aligned with ``records``.
+    """
+    conf = records["confidence"].astype(float)
+    answered = conf.notna()
+    keys = records["item_id"].astype(str)
+    total = conf.fillna(0.0).groupby(keys).transform("sum")
+    count = answered.astype(int).groupby(keys).transform("sum")
+    own = conf.fillna(0.0)
+    others = count - answered.astype(int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (total - own) / others.where(others > 0)
+    # The subtraction leaves last-bit noise (0.93 vs 0.9300000000000002) that would break the
+    # ties AUROC relies on; 12 decimals keep every real difference and drop the noise.
+    return out.astype(float).round(12)
+
+
+def _weighted_auc(levels: NDArray, y: NDArray, weights: NDArray) -> NDArray[np.float64]:
+    """AUROC of many resamples at once.
+
+    Args:
+        levels: ``(n,)`` index of each item's score among the sorted distinct scores.
+        y: ``(n,)`` 0/1 labels.
+        weights: ``(B, n)`` multiplicity of each item in each resample.
+
+    Returns:
+        ``(B,)`` AUROC values (NaN when a resample lacks a class).
+    """
+    b = weights.shape[0]
+    n_levels = int(levels.max()) + 1
+    flat = (np.arange(b)[:, None] * n_levels + levels[None, :]).ravel()
+    pos = np.bincount(flat, weights=(weights * y).ravel(), minlength=b * n_levels)
+    neg = np.bincount(flat, weights=(weights * (1 - y)).ravel(), minlength=b * n_levels)
+    pos = pos.reshape(b, n_levels)
+    neg = neg.reshape(b, n_levels)
+    neg_below = np.cumsum(neg, axis=1) - neg
+    num = (pos * (neg_below + 0.5 * neg)).sum(axis=1)
+    den = pos.sum(axis=1) * neg.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def _seed_for(seed: int, key: str) -> np.random.SeedSequence:
+    """A seed that depends on ``seed`` and ``key`` only (not on the other models present)."""
+    return np.random.SeedSequence([int(seed), zlib.crc32(key.encode("utf-8"))])
+
+
+# --------------------------------------------------------------------------------------------
+# Per-model results
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelCalibration(Result):
+    """Calibration of one model's confidence on its own graded items.
+
+    Attributes:
+        model: Model name.
+        n_items: Items with both a confidence and a grade.
+        n_unparseable: Rows whose confidence is NaN (unparseable probe reply).
+        n_ungraded: Rows with a confidence but no grade.
+        accuracy: Share correct.
+        yes_rate: Share of items with confidence >= 0.5 (the "yes" rate for binary probes).
+        mean_confidence: Mean confidence.
+        auroc_internal: AUROC of the model's own confidence for its correctness.
+        auroc_pop: AUROC of the leave-one-out population mean confidence on the items the model
+            answered (mean over the other models that answered each item).
+        n_items_pop: Items with a population confidence (some other model answered).
+        auroc_diff: Internal minus Pop on those items.
+        auroc_diff_ci: Paired bootstrap percentile interval of ``auroc_diff``.
+        auroc_diff_p: Two-sided bootstrap p-value of ``auroc_diff = 0``
+            (``2 min(P(diff* <= 0), P(diff* >= 0))``, clipped to 1).
+        brier: Brier score.
+        ece: ECE with equal-width bins.
+        ece_equal_mass: ECE with equal-mass (tie-safe) bins.
+        aurc: Area under the risk-coverage curve (tie-aware).
+        eaurc: AURC minus the oracle AURC.
+    """
+
+    model: str
+    n_items: int
+    n_unparseable: int
+    n_ungraded: int
+    accuracy: float
+    yes_rate: float
+    mean_confidence: float
+    auroc_internal: float
+    auroc_pop: float
+    n_items_pop: int
+    auroc_diff: float
+    auroc_diff_ci: tuple[float, float]
+    auroc_diff_p: float
+    brier: float
+    ece: float
+    ece_equal_mass: float
+    aurc: float
+    eaurc: float
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CalibrationResult(Result):
+    """Per-model calibration of one group of records.
+
+    Attributes:
+        models: Model names, in order.
+        per_model: ``{model: ModelCalibration}``.
+        n_boot: Bootstrap resamples for the Internal - Pop interval.
+        confidence_level: Level of that interval.
+        n_bins: Bins of the ECE.
+        seed: Seed of the bootstrap.
+    """
+
+    models: tuple[str, ...]
+    per_model: Mapping[str, ModelCalibration]
+    n_boot: int
+    confidence_level: float
+    n_bins: int
+    seed: int
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per model, one column per metric (the CI split into ``_low``/``_high``)."""
+        rows = []
+        for name in self.models:
+            d = dataclasses.asdict(self.per_model[name])
+            low, high = d.pop("auroc_diff_ci")
+            d["auroc_diff_ci_low"], d["auroc_diff_ci_high"] = low, high
+            rows.append(d)
+        return pd.DataFrame(rows)
+
+
+def _model_calibration(
+    model: str,
+    rows: pd.DataFrame,
+    pop: pd.Series,
+    *,
+    n_boot: int,
+    confidence_level: float,
+    n_bins: int,
+    seed: int,
+) -> ModelCalibration:
+    conf_all = rows["confidence"].to_numpy(dtype=float)
+    corr_all = rows["correct"].to_numpy(dtype=float)
+    n_unparseable = int(np.isnan(conf_all).sum())
+    n_ungraded = int((~np.isnan(conf_all) & np.isnan(corr_all)).sum())
+    ok = ~np.isnan(conf_all) & ~np.isnan(corr_all)
+    c, y = conf_all[ok], corr_all[ok]
+    p = pop.to_numpy(dtype=float)[ok]
+    nan = float("nan")
+    if y.size == 0:
+        return ModelCalibration(
+            model, 0, n_unparseable, n_ungraded, *([nan] * 5), 0, nan, (nan, nan), nan,
+            *([nan] * 5),
+        )  # fmt: skip
+    has_pop = ~np.isnan(p)
+    internal = auroc(c, y)
+    pop_auc = auroc(p[has_pop], y[has_pop])
+    diff = auroc(c[has_pop], y[has_pop]) - pop_auc
+    ci = (nan, nan)
+    p_value = nan
+    if n_boot > 0 and np.isfinite(diff):
+        rng = np.random.default_rng(_seed_for(seed, model))
+        cc, pp, yy = c[has_pop], p[has_pop], y[has_pop]
+        n = yy.size
+        diffs = np.empty(n_boot)
+        chunk = max(1, 2_000_000 // max(n, 1))
+        lev_c = np.unique(cc, return_inverse=True)[1]
+        lev_p = np.unique(pp, return_inverse=True)[1]
+        for start in range(0, n_boot, chunk):
+            b = min(chunk, n_boot - start)
+            idx = rng.integers(0, n, size=(b, n))
+            w = np.bincount((np.arange(b)[:, None] * n + idx).ravel(), minlength=b * n).reshape(
+                b, n
+            )
+            diffs[start : start + b] = _weighted_auc(lev_c, yy, w) - _weighted_auc(lev_p, yy, w)
+        diffs = diffs[np.isfinite(diffs)]
+        if diffs.size:
+            alpha = 1.0 - confidence_level
+            ci = (
+                float(np.quantile(diffs, alpha / 2)),
+                float(np.quantile(diffs, 1 - alpha / 2)),
+            )
+            p_value = float(min(1.0, 2 * min((diffs <= 0).mean(), (diffs >= 0).mean())))
+    return ModelCalibration(
+        model=model,
+        n_items=int(y.size),
+        n_unparseable=n_unparseable,
+        n_ungraded=n_ungraded,
+        accuracy=float(y.mean()),
+        yes_rate=float((c >= 0.5).mean()),
+        mean_confidence=float(c.mean()),
+        auroc_internal=internal,
+        auroc_pop=pop_auc,
+        n_items_pop=int(has_pop.sum()),
+        auroc_diff=float(diff),
+        auroc_diff_ci=ci,
+        auroc_diff_p=p_value,
+        brier=brier_score(c, y),
+        ece=ece(c, y, n_bins=n_bins, strategy="uniform"),
+        ece_equal_mass=ece(c, y, n_bins=n_bins, strategy="quantile"),
+        aurc=aurc(c, y),
+        eaurc=eaurc(c, y),
+    )
+
+
+def calibration_by_model(
+    records: pd.DataFrame,
+    *,
+    n_boot: int = 1000,
+    confidence_level: float = 0.95,
+    n_bins: int = 10,
+    seed: int = 0,
+) -> CalibrationResult:
+    """Calibration metrics of every model in one group of records.
+
+    Each model is scored on its own graded items (rows with a confidence and a grade), not on the
+    items every model shares, so partial coverage costs a model nothing. The population baseline
+    for a model is, per item it answered, the mean confidence of the other models that answered
+    that item (leave-one-out, so the model's own signal does not leak in). The Internal - Pop
+    AUROC difference gets a paired item bootstrap (the same resampled items for both scores),
+    seeded per model.
+
+    Args:
+        records: Long table of one benchmark/probe/confidence kind with ``model``, ``item_id``,
+            ``confidence`` and ``correct`` (one row per model and item).
+        n_boot: Bootstrap resamples (0 skips the interval).
+        confidence_level: Level of the bootstrap interval.
+        n_bins: ECE bins.
+        seed: Bootstrap seed; each model's stream depends only on this and its name.
+
+    Returns:
+        A :class:`CalibrationResult`.
+
+    Raises:
+        ValueError: If columns are missing or a model repeats an item.
+    """
+    missing = {"model", "item_id", "confidence", "correct"} - set(records.columns)
+    if missing:
+        raise ValueError(f"calibration_by_model: missing column(s) {sorted(missing)}")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
+    df = records[["model", "item_id", "confidence", "correct"]].copy()
+    df["model"] = df["model"].astype(str)
+    df["item_id"] = df["item_id"].astype(str)
+    dup = df.duplicated(["model", "item_id"], keep=False)
+    if dup.any():
+        first = df[dup].iloc[0]
+        raise ValueError(
+            f"calibration_by_model: {int(dup.sum())} rows repeat a (model, item_id), e.g. "
+            f"model {first['model']!r} item {first['item_id']!r}; pass one benchmark, probe and "
+            "confidence kind at a time"
+        )
+    pop = population_confidence(df)
+    models = tuple(pd.unique(df["model"]))
+    per_model = {}
+    for name in models:
+        mask = (df["model"] == name).to_numpy()
+        per_model[name] = _model_calibration(
+            name,
+            df[mask],
+            pop[mask],
+            n_boot=int(n_boot),
+            confidence_level=float(confidence_level),
+            n_bins=int(n_bins),
+            seed=int(seed),
+        )
+    return CalibrationResult(
+        models=models,
+        per_model=per_model,
+        n_boot=int(n_boot),
+        confidence_level=float(confidence_level),
+        n_bins=int(n_bins),
+        seed=int(seed),
+    )

@@ -1,0 +1,66 @@
+"""bvn_cdf against mvtnorm (stats_reference.json) and SciPy's exact 2-D CDF."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import multivariate_normal, norm
+
+from metacog_metrics.bvn import bvn_cdf, bvn_pdf
+
+
+def test_matches_mvtnorm_anchors(stats_reference):
+    anchors = stats_reference["R"]["bvn_cdf"]
+    h = np.array([a["h"] for a in anchors], dtype=float)
+    k = np.array([a["k"] for a in anchors], dtype=float)
+    rho = np.array([a["rho"] for a in anchors], dtype=float)
+    expected = np.array([a["Phi2"] for a in anchors])
+    # mvtnorm values are rounded to 13 significant digits.
+    np.testing.assert_allclose(bvn_cdf(h, k, rho), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_zero_limits_closed_form():
+    rho = np.linspace(-0.99, 0.99, 41)
+    np.testing.assert_allclose(
+        bvn_cdf(0.0, 0.0, rho), 0.25 + np.arcsin(rho) / (2 * np.pi), atol=1e-15
+    )
+
+
+def test_edge_cases():
+    assert bvn_cdf(0.3, 1.2, 1.0) == pytest.approx(norm.cdf(0.3), abs=1e-15)
+    assert bvn_cdf(0.3, 1.2, -1.0) == pytest.approx(norm.cdf(0.3) - norm.cdf(-1.2), abs=1e-15)
+    assert bvn_cdf(-0.3, -1.2, -1.0) == 0.0
+    assert bvn_cdf(np.inf, 0.4, 0.5) == pytest.approx(norm.cdf(0.4), abs=1e-15)
+    assert bvn_cdf(0.4, np.inf, 0.5) == pytest.approx(norm.cdf(0.4), abs=1e-15)
+    assert bvn_cdf(-np.inf, 0.4, 0.5) == 0.0
+    assert np.isnan(bvn_cdf(np.nan, 0.4, 0.5))
+    with pytest.raises(ValueError, match="rho"):
+        bvn_cdf(0.0, 0.0, 1.5)
+
+
+def test_one_limit_zero_against_scipy():
+    cases = [(0.0, 0.7, 0.3), (0.0, -0.7, 0.3), (0.7, 0.0, -0.5), (-0.7, 0.0, 0.9), (0, -2, -0.95)]
+    for h, k, r in cases:
+        ref = multivariate_normal.cdf([h, k], cov=[[1, r], [r, 1]])
+        assert bvn_cdf(h, k, r) == pytest.approx(ref, abs=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-6, 6), st.floats(-6, 6), st.floats(-0.999, 0.999, allow_nan=False))
+def test_random_points_against_scipy(h, k, r):
+    ref = multivariate_normal.cdf([h, k], cov=[[1, r], [r, 1]])
+    assert bvn_cdf(h, k, r) == pytest.approx(ref, abs=1e-12)
+    # symmetric in its two limits
+    assert bvn_cdf(h, k, r) == pytest.approx(float(bvn_cdf(k, h, r)), abs=1e-15)
+
+
+def test_broadcasts_and_pdf_is_rho_derivative():
+    h = np.array([[-1.0], [0.5]])
+    k = np.array([0.2, -0.3, 1.1])
+    out = bvn_cdf(h, k, 0.4)
+    assert out.shape == (2, 3)
+    eps = 1e-6
+    num = (bvn_cdf(h, k, 0.4 + eps) - bvn_cdf(h, k, 0.4 - eps)) / (2 * eps)
+    np.testing.assert_allclose(num, bvn_pdf(h, k, 0.4), rtol=1e-6)

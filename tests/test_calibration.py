@@ -1,0 +1,182 @@
+"""Calibration metrics: reference values, binary identities, realruns reproduction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
+
+from metacog_metrics.calibration import (
+    aurc,
+    auroc,
+    brier_score,
+    calibration_by_model,
+    eaurc,
+    ece,
+    population_confidence,
+)
+
+
+def test_auroc_reference_midrank(stats_reference):
+    ref = stats_reference["R"]["auroc"]
+    assert auroc(ref["score"], ref["label"]) == pytest.approx(ref["auc_midrank"], abs=1e-6)
+
+
+def test_nan_pairs_ignored_and_single_class_nan():
+    assert auroc([0.2, np.nan, 0.9, 0.4], [0, 1, 1, np.nan]) == 1.0
+    assert np.isnan(auroc([0.2, 0.3], [1, 1]))
+    assert np.isnan(brier_score([], []))
+    assert np.isnan(ece([np.nan], [1]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=2, max_size=80))
+def test_binary_confidence_identities(pairs):
+    c = np.array([p[0] for p in pairs], dtype=float)
+    y = np.array([p[1] for p in pairs], dtype=float)
+    error_rate = float(np.mean(c != y))
+    assert brier_score(c, y) == pytest.approx(error_rate)
+    assert ece(c, y) == pytest.approx(error_rate)
+    assert ece(c, y, strategy="quantile") == pytest.approx(error_rate)
+    assert ece(c, y, n_bins=3) == pytest.approx(error_rate)
+    if 0 < y.sum() < y.size:
+        tpr = np.mean(c[y == 1] == 1)
+        tnr = np.mean(c[y == 0] == 0)
+        assert auroc(c, y) == pytest.approx((tpr + tnr) / 2)
+
+
+def test_ece_bins_by_hand():
+    c = np.array([0.05, 0.15, 0.7, 0.75, 0.95, 1.0])
+    y = np.array([0, 1, 1, 0, 1, 1])
+    # uniform bins: [0,.1): .05 vs 0; [.1,.2): .15 vs 1; [.7,.8): .725 vs .5; [.9,1]: .975 vs 1
+    expected = (0.05 + 0.85 + 2 * 0.225 + 2 * 0.025) / 6
+    assert ece(c, y) == pytest.approx(expected)
+    # 0.7 * 10 = 7.000000000000001 in floating point: still the [.7, .8) bin
+    assert ece([0.7], [1], n_bins=10) == pytest.approx(0.3)
+
+
+def test_ece_quantile_never_splits_ties():
+    c = np.array([0.9] * 6 + [0.5] * 2 + [0.1] * 2)
+    y = np.array([1, 1, 1, 1, 0, 0, 1, 0, 0, 0])
+    # levels go whole into bins: {.1}, {.5}, {.9} whatever the number of bins asked for
+    expected = (2 * 0.1 + 0 + abs(4 - 5.4)) / 10
+    for n_bins in (3, 5, 10):
+        assert ece(c, y, n_bins=n_bins, strategy="quantile") == pytest.approx(expected)
+    # one bin: the calibration-in-the-large gap
+    assert ece(c, y, n_bins=1, strategy="quantile") == pytest.approx(abs(c.mean() - y.mean()))
+
+
+def test_ece_and_brier_validation():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        ece([1.2, 0.3], [1, 0])
+    with pytest.raises(ValueError, match="0 or 1"):
+        brier_score([0.2, 0.3], [2, 0])
+    with pytest.raises(ValueError, match="differ in length"):
+        auroc([0.2, 0.3], [1])
+    with pytest.raises(ValueError, match="strategy"):
+        ece([0.2], [1], strategy="kmeans")
+    with pytest.raises(ValueError, match="n_bins"):
+        ece([0.2], [1], n_bins=0)
+    # AUROC accepts any real score (e.g. a log-probability)
+    assert auroc([-3.0, -0.1], [0, 1]) == 1.0
+
+
+def test_aurc_by_hand_and_tie_invariance():
+    # sorted by confidence: correct, wrong, correct -> risks 0, 1/2, 1/3
+    assert aurc([0.9, 0.5, 0.1], [1, 0, 1]) == pytest.approx((0 + 0.5 + 1 / 3) / 3)
+    # all tied: expected risk at every coverage is the error rate
+    assert aurc([0.5] * 4, [1, 0, 0, 1]) == pytest.approx(0.5)
+    rng = np.random.default_rng(1)
+    c = rng.integers(0, 4, 60) / 3
+    y = (rng.random(60) < 0.3 + 0.5 * c).astype(float)
+    perm = rng.permutation(60)
+    assert aurc(c, y) == pytest.approx(aurc(c[perm], y[perm]), abs=1e-12)
+    # oracle ranking has zero excess
+    assert eaurc(y, y) == pytest.approx(0.0, abs=1e-12)
+    assert eaurc(c, y) > 0
+
+
+def test_population_confidence_leave_one_out():
+    df = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "a", "b", "c"],
+            "item_id": ["1", "1", "1", "2", "2", "2"],
+            "confidence": [1.0, 0.0, 0.5, np.nan, 1.0, 0.0],
+        }
+    )
+    pop = population_confidence(df).to_numpy()
+    np.testing.assert_allclose(pop, [0.25, 0.75, 0.5, 0.5, 0.0, 1.0])
+
+
+def _published(realruns_dir):
+    folder = realruns_dir / "cacioli_mmlu500_verbalized"
+    return pd.read_csv(folder / "tidy.csv"), pd.read_csv(folder / "published_summary_per_model.csv")
+
+
+def test_realruns_auroc_reproduces_published(realruns_dir):
+    tidy, published = _published(realruns_dir)
+    res = calibration_by_model(tidy, n_boot=200, seed=1)
+    known = set(published["model"])
+    # the summary drops one "@default" suffix that the item-level file keeps
+    table = res.table.assign(
+        model=lambda t: [m if m in known else m.replace("@default", "") for m in t["model"]]
+    )
+    merged = published.merge(table, on="model", suffixes=("_pub", ""))
+    # every item-level model is in the published summary (two published ones have no items)
+    assert len(merged) == tidy["model"].nunique() == 16
+    np.testing.assert_allclose(merged["auroc_internal"], merged["auroc"], atol=5e-5)
+    np.testing.assert_allclose(merged["accuracy"], merged["accuracy_pub"], atol=5e-5)
+    # partial coverage is each model's own (GLM-5 answered 186 items)
+    assert merged.set_index("model").loc["zai/glm-5", "n_items"] == 186
+    assert (merged["n_items"] == merged["n_items_pub"]).all()
+
+
+def test_realruns_pop_and_bootstrap(realruns_dir):
+    tidy, _ = _published(realruns_dir)
+    res = calibration_by_model(tidy, n_boot=300, seed=5)
+    again = calibration_by_model(tidy, n_boot=300, seed=5)
+    name = "anthropic/claude-opus-4-6@default"
+    m = res.per_model[name]
+    assert m.auroc_diff_ci == again.per_model[name].auroc_diff_ci  # seeded
+    assert m.auroc_diff_ci[0] <= m.auroc_diff <= m.auroc_diff_ci[1]
+    # Pop by hand: leave-one-out mean over the other models that answered each item
+    own = tidy[tidy["model"] == name].set_index("item_id")
+    # confidences are whole percents: exact integer sums give exactly tied means
+    pct = (tidy["confidence"] * 100).round().astype(int)
+    rest = tidy["model"] != name
+    others = pct[rest].groupby(tidy["item_id"][rest]).sum() / rest.groupby(tidy["item_id"]).sum()
+    expected = roc_auc_score(own["correct"], others.reindex(own.index))
+    assert m.auroc_pop == pytest.approx(expected, abs=1e-12)
+    # a model alone in a subset keeps its own metrics; other models' bootstrap streams are
+    # independent of who else is present
+    sub = tidy[tidy["model"].isin([name, "google/gemma-3-1b"])]
+    solo = calibration_by_model(sub, n_boot=300, seed=5).per_model[name]
+    assert solo.auroc_internal == m.auroc_internal and solo.brier == m.brier
+
+
+def test_calibration_by_model_errors():
+    df = pd.DataFrame(
+        {"model": ["a", "a"], "item_id": ["1", "1"], "confidence": [1, 0], "correct": [1, 0]}
+    )
+    with pytest.raises(ValueError, match="repeat"):
+        calibration_by_model(df)
+    with pytest.raises(ValueError, match="missing column"):
+        calibration_by_model(df.drop(columns="correct"))
+
+
+def test_unparseable_and_ungraded_counted():
+    df = pd.DataFrame(
+        {
+            "model": ["a"] * 5,
+            "item_id": list("12345"),
+            "confidence": [1.0, np.nan, 0.0, 1.0, 0.0],
+            "correct": [1.0, 1.0, np.nan, 0.0, 0.0],
+        }
+    )
+    m = calibration_by_model(df, n_boot=0).per_model["a"]
+    assert (m.n_items, m.n_unparseable, m.n_ungraded) == (3, 1, 1)
+    assert m.accuracy == pytest.approx(1 / 3) and m.yes_rate == pytest.approx(2 / 3)
+    assert np.isnan(m.auroc_pop)  # nobody else answered

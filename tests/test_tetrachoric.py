@@ -1,0 +1,225 @@
+"""Tetrachoric correlations against R psych / exact ML values in stats_reference.json."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from metacog_metrics.tetrachoric import (
+    cor_smooth,
+    tetrachoric,
+    tetrachoric_matrix,
+    tetrachoric_table,
+)
+
+PSYCH_ATOL = 5e-5
+EXACT_ATOL = 1e-6
+
+
+def _lsat6(ref):
+    table = ref["R"]["lsat6_pattern_table"]
+    return np.repeat(np.array(table["patterns"]), table["Ob6"], axis=0)
+
+
+def _raw_from_table(tab):
+    x = np.repeat([0, 0, 1, 1], tab)
+    y = np.repeat([0, 1, 0, 1], tab)
+    return x, y
+
+
+def test_lsat6_matrix(stats_reference):
+    ref = stats_reference["R"]["lsat6"]
+    res = tetrachoric_matrix(_lsat6(stats_reference), names=["Q1", "Q2", "Q3", "Q4", "Q5"])
+    np.testing.assert_allclose(res.rho, ref["exact_twostep_ml_rho"], atol=EXACT_ATOL)
+    np.testing.assert_allclose(res.rho, ref["psych_default_rho"], atol=PSYCH_ATOL)
+    np.testing.assert_allclose(res.tau, ref["psych_default_tau"], atol=1e-6)
+    np.testing.assert_allclose(
+        res.tau,
+        -np.array([__import__("scipy").stats.norm.ppf(m) for m in ref["colmeans"]]),
+        atol=1e-12,
+    )
+    assert res.names == ("Q1", "Q2", "Q3", "Q4", "Q5")
+    assert not res.smoothed and res.dropped == ()
+
+
+def test_lsat6_pair_matches_matrix(stats_reference):
+    data = _lsat6(stats_reference)
+    ref = stats_reference["R"]["lsat6"]["exact_twostep_ml_rho"]
+    res = tetrachoric(data[:, 0], data[:, 1])
+    assert res.rho == pytest.approx(ref[0][1], abs=EXACT_ATOL)
+    assert res.method == "raw" and res.reason is None and res.n == 1000
+    assert 0 < res.se < 0.2
+
+
+@pytest.mark.parametrize("case", ["no_zero", "one_zero", "psych_ex_mplus_0p24"])
+def test_2x2_tables(stats_reference, case):
+    t = stats_reference["R"]["tables_2x2"][case]
+    res = tetrachoric_table(t["tab"])
+    assert res.rho == pytest.approx(t["exact_table_correct05_rho"], abs=EXACT_ATOL)
+    assert res.rho == pytest.approx(t["psych_table_correct05_rho"], abs=PSYCH_ATOL)
+    np.testing.assert_allclose(res.tau, t["psych_table_correct05_tau"], atol=1e-6)
+    # the same table as a 2x2 matrix
+    assert tetrachoric_table(np.reshape(t["tab"], (2, 2))).rho == pytest.approx(res.rho, abs=1e-14)
+    if "exact_raw_default_rho" in t:
+        raw = tetrachoric(*_raw_from_table(t["tab"]))
+        assert raw.rho == pytest.approx(t["exact_raw_default_rho"], abs=EXACT_ATOL)
+        assert raw.rho == pytest.approx(t["psych_raw_default_rho"], abs=PSYCH_ATOL)
+        np.testing.assert_allclose(raw.tau, t["psych_raw_default_tau"], atol=1e-6)
+    if t["exact_table_correct0_rho"] is not None:
+        r0 = tetrachoric_table(t["tab"], correct=0)
+        assert r0.rho == pytest.approx(t["exact_table_correct0_rho"], abs=EXACT_ATOL)
+
+
+def test_raw_and_table_paths_differ_with_a_zero_cell(stats_reference):
+    t = stats_reference["R"]["tables_2x2"]["one_zero"]
+    raw = tetrachoric(*_raw_from_table(t["tab"]))
+    tab = tetrachoric_table(t["tab"])
+    assert raw.corrected and tab.corrected
+    assert abs(raw.rho - tab.rho) > 1e-3
+    assert raw.table == (12.0, 0.5, 7.0, 31.0)
+
+
+def test_uncorrected_zero_cell_goes_to_the_boundary(stats_reference):
+    # psych returns an arbitrary interior value here (-0.7096); the ML optimum is rho = -1.
+    t = stats_reference["R"]["tables_2x2"]["psych_ex_mplus_0p24"]
+    assert tetrachoric_table(t["tab"], correct=0).rho == pytest.approx(-1.0, abs=1e-9)
+
+
+def test_mplus_published_anchors(stats_reference):
+    for anchor in stats_reference["published_anchors"]["mplus_via_psych_docs"]:
+        c = anchor["matrix_c"]  # R matrix(c(n00, n10, n01, n11), 2, 2)
+        res = tetrachoric_table([c[0], c[2], c[1], c[3]])
+        # Mplus prints 2 decimals and treats the empty cell its own way: agree to 0.01.
+        assert res.rho == pytest.approx(anchor["mplus"], abs=0.01)
+
+
+def test_kirk_proportions(stats_reference):
+    for case in stats_reference["R"]["kirk1973"]:
+        res = tetrachoric_table(case["input"])
+        assert res.rho == pytest.approx(case["psych_rho"], abs=1e-5)
+        assert res.rho == pytest.approx(case["expected"], abs=1e-4)
+        assert not res.corrected  # proportions sum to 1: never corrected
+
+
+def test_degenerate_column_dropped(stats_reference):
+    ref = stats_reference["R"]["degenerate"]
+    res = tetrachoric_matrix(np.array(ref["data"]), names=["a", "b", "c"])
+    assert res.names == tuple(ref["kept_columns"])
+    assert res.dropped == ("a",)
+    assert "no variance" in res.dropped_reasons["a"]
+    np.testing.assert_allclose(res.rho, ref["rho"], atol=PSYCH_ATOL)
+    full = res.reindex(["a", "b", "c"])
+    assert np.isnan(full[0]).all() and full[1, 2] == pytest.approx(res.rho[0, 1])
+
+
+def test_degenerate_pair_reason():
+    res = tetrachoric([1, 1, 1, 1], [0, 1, 0, 1])
+    assert np.isnan(res.rho) and res.reason == "x has no variance"
+    res = tetrachoric([1, 0], [0, 1])
+    assert np.isnan(res.rho) and "fewer than 3" in res.reason
+    res = tetrachoric_table([10, 0, 5, 0], correct=0)
+    assert np.isnan(res.rho) and res.reason == "empty margin"
+
+
+def test_nan_pairs_ignored():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2, 200).astype(float)
+    y = (x + (rng.random(200) < 0.3)) % 2
+    full = tetrachoric(x, y)
+    x2, y2 = np.r_[x, np.nan, 1.0], np.r_[y, 0.0, np.nan]
+    assert tetrachoric(x2, y2).rho == full.rho
+    assert tetrachoric(x.astype(bool), y.astype(bool)).rho == full.rho
+
+
+def test_input_validation():
+    with pytest.raises(ValueError, match="only 0, 1 or NaN"):
+        tetrachoric([0, 1, 2], [0, 1, 1])
+    with pytest.raises(ValueError, match="differ in length"):
+        tetrachoric([0, 1, 1], [0, 1])
+    with pytest.raises(ValueError, match="correct"):
+        tetrachoric([0, 1, 1], [0, 1, 0], correct=-1)
+    with pytest.raises(ValueError, match="shape"):
+        tetrachoric_table([1, 2, 3, 4, 5])
+    with pytest.raises(ValueError, match=">= 0"):
+        tetrachoric_table([1, -2, 3, 4])
+    with pytest.raises(ValueError, match="2-D"):
+        tetrachoric_matrix([0, 1, 1])
+
+
+def test_cor_smooth(stats_reference):
+    ref = stats_reference["R"]["cor_smooth"]
+    res = cor_smooth(ref["input"])
+    assert res.smoothed
+    np.testing.assert_allclose(res.matrix, ref["smoothed"], atol=1e-6)
+    np.testing.assert_allclose(res.eigenvalues, ref["input_eigen"], atol=1e-6)
+    np.testing.assert_allclose(
+        np.linalg.eigvalsh(res.matrix)[::-1], ref["smoothed_eigen"], atol=1e-6
+    )
+    assert not cor_smooth(np.eye(3)).smoothed
+
+
+def test_matrix_smoothing_reported():
+    # Three variables that cannot all be as correlated as their pairs say: not PSD.
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(400, 1))
+    a = (z + 0.1 * rng.normal(size=(400, 1)) > 0).astype(float)
+    b = a.copy()
+    b[:40] = 1 - b[:40]
+    c = 1 - a
+    c[200:240] = 1 - c[200:240]
+    x = np.hstack([a, b, c, (rng.random((400, 1)) < 0.5)])
+    res = tetrachoric_matrix(x)
+    assert res.min_eigenvalue < np.finfo(float).eps
+    assert res.smoothed
+    assert np.linalg.eigvalsh(res.rho).min() > 0
+    assert not np.allclose(res.rho, res.raw_rho)
+    unsmoothed = tetrachoric_matrix(x, smooth=False)
+    assert not unsmoothed.smoothed
+    np.testing.assert_array_equal(unsmoothed.rho, res.raw_rho)
+
+
+def test_missing_values_pairwise_and_no_smoothing():
+    x = np.array([[0, 1, np.nan], [1, 1, np.nan], [1, 0, np.nan], [0, 0, 1], [1, 1, 0]] * 4)
+    res = tetrachoric_matrix(x)
+    # the third column has 8 observations; every pair has > 2 complete rows
+    assert res.n[2, 2] == 8 and res.n[0, 2] == 8
+    x2 = x.copy()
+    x2[:, 2] = np.nan
+    x2[0, 2], x2[3, 2] = 1, 0  # two observations: every pair with it has < 3 rows
+    res2 = tetrachoric_matrix(x2)
+    assert np.isnan(res2.rho[0, 2]) and res2.smoothing_note is not None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hnp.arrays(
+        np.int8, st.tuples(st.integers(5, 40), st.integers(2, 5)), elements=st.integers(0, 1)
+    )
+)
+def test_matrix_symmetric_bounded(x):
+    res = tetrachoric_matrix(x)
+    if res.rho.size:
+        assert np.allclose(res.rho, res.rho.T)
+        finite = res.rho[np.isfinite(res.rho)]
+        assert np.all(finite <= 1.0) and np.all(finite >= -1.0)
+        assert np.allclose(np.diag(res.rho), 1.0)
+    # swapping the columns transposes the matrix
+    flipped = tetrachoric_matrix(x[:, ::-1])
+    np.testing.assert_allclose(flipped.rho, res.rho[::-1, ::-1], atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=4, max_size=4).filter(lambda t: sum(t) > 3))
+def test_pair_symmetry_and_recoding(tab):
+    x, y = _raw_from_table(tab)
+    r = tetrachoric(x, y)
+    if np.isnan(r.rho):
+        return
+    assert -1.0 <= r.rho <= 1.0
+    assert tetrachoric(y, x).rho == pytest.approx(r.rho, abs=1e-12)
+    # flipping the coding of one variable flips the sign; flipping both keeps it
+    assert tetrachoric(1 - x, y).rho == pytest.approx(-r.rho, abs=1e-9)
+    assert tetrachoric(1 - x, 1 - y).rho == pytest.approx(r.rho, abs=1e-9)
