@@ -18,7 +18,7 @@ from metacog_tasks.benchmarks import (
 )
 
 #: Grows as benchmarks land.
-IMPLEMENTED = ("squad", "mmlu_pro", "mathbench", "omni_math")
+IMPLEMENTED = ("squad", "mmlu_pro", "legalbench", "mathbench", "omni_math")
 
 
 def test_names() -> None:
