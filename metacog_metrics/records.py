@@ -1,0 +1,690 @@
+"""The record table: one row per (model, benchmark, item, probe, confidence kind).
+
+Every harness run becomes rows of this long table and every analysis consumes it. This module
+reads it from Parquet or CSV, validates it with errors that name the file and the rows, writes it
+atomically, reads the per-model traits file, and turns one group of rows into aligned
+items x models matrices with the missing items reported, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from metacog_metrics._result import Result
+
+__all__ = [
+    "CONFIDENCE_KINDS",
+    "EXTRA_COLUMNS",
+    "KEY_COLUMNS",
+    "PROBE_STATUSES",
+    "RECORD_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "ItemMatrices",
+    "RecordError",
+    "RecordWarning",
+    "item_matrices",
+    "load_models_file",
+    "read_records",
+    "validate_records",
+    "write_records",
+]
+
+#: The record columns, in order.
+RECORD_COLUMNS: tuple[str, ...] = (
+    "model",
+    "benchmark",
+    "item_id",
+    "probe",
+    "confidence",
+    "confidence_kind",
+    "correct",
+    "question",
+    "probe_text",
+    "solve_text",
+    "reasoning",
+)
+#: Optional columns the collectors emit besides :data:`RECORD_COLUMNS`.
+EXTRA_COLUMNS: tuple[str, ...] = (
+    "probe_status",
+    "grade_status",
+    "answer",
+    "harness",
+    "source",
+    "epoch",
+    "n_samples",
+)
+#: Columns every record table must have (the minimal tidy CSV).
+REQUIRED_COLUMNS: tuple[str, ...] = ("model", "item_id", "confidence", "correct")
+#: A row is unique on these columns.
+KEY_COLUMNS: tuple[str, ...] = ("model", "benchmark", "item_id", "probe", "confidence_kind")
+#: Known confidence kinds. Binary ones hold 0/1 only.
+CONFIDENCE_KINDS: tuple[str, ...] = ("verbal_binary", "verbal_numeric", "sampled", "logprob")
+#: Values of ``probe_status``.
+PROBE_STATUSES: tuple[str, ...] = ("ok", "unparseable", "refusal", "empty")
+
+_TEXT_COLUMNS = ("question", "probe_text", "solve_text")
+_STR_COLUMNS = ("model", "benchmark", "item_id", "probe", "confidence_kind", *_TEXT_COLUMNS)
+_STR_COLUMNS += ("probe_status", "grade_status", "answer", "harness", "source")
+_DEFAULT_BENCHMARK = "all"
+_DEFAULT_PROBE = "prospective"
+_MAX_EXAMPLES = 5
+_TRUE = {"true", "1", "yes", "y", "t", "1.0"}
+_FALSE = {"false", "0", "no", "n", "f", "0.0"}
+
+
+class RecordError(ValueError):
+    """A record table (or models file) is malformed; the message names the file and rows."""
+
+
+class RecordWarning(UserWarning):
+    """Something in the records was odd but usable (unknown model in the models file, ...)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
+    """'rows 3, 8, 12 and 40 more' for the rows where ``mask`` is true (1-based data rows)."""
+    hits = row_numbers[np.asarray(mask, dtype=bool)]
+    shown = ", ".join(str(int(r)) for r in hits[:_MAX_EXAMPLES])
+    more = f" and {hits.size - _MAX_EXAMPLES} more" if hits.size > _MAX_EXAMPLES else ""
+    word = "row" if hits.size == 1 else "rows"
+    return f"{hits.size} {word} ({word} {shown}{more})"
+
+
+def _as_str(col: pd.Series) -> pd.Series:
+    """Text column as Python strings, NaN kept; integral floats (Parquet/NaN upcasts) lose '.0'."""
+    if pd.api.types.is_float_dtype(col):
+        vals = col.to_numpy(dtype=float)
+        integral = np.isfinite(vals) & (vals == np.round(vals))
+        if integral[~np.isnan(vals)].all():
+            out = pd.Series(
+                [None if np.isnan(v) else str(int(v)) for v in vals], index=col.index, dtype=object
+            )
+            return out
+    if pd.api.types.is_bool_dtype(col):
+        return col.map(lambda v: None if pd.isna(v) else str(bool(v)).lower()).astype(object)
+    out = col.astype(object).where(col.notna(), None)
+    return out.map(lambda v: v if v is None else str(v).strip()).astype(object)
+
+
+def _numeric(col: pd.Series, name: str, source: str, rows: np.ndarray) -> pd.Series:
+    """Float column; non-numeric entries are a RecordError naming the rows."""
+    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+        return col.astype(float)
+    as_obj = col.astype(object)
+    lowered = as_obj.map(lambda v: str(v).strip().lower() if isinstance(v, str) else v)
+    lowered = lowered.map(lambda v: 1.0 if v in ("true",) else (0.0 if v in ("false",) else v))
+    out = pd.to_numeric(lowered.where(lowered.map(lambda v: v != ""), np.nan), errors="coerce")
+    bad = out.isna() & col.notna() & (col.astype(str).str.strip() != "")
+    if bad.any():
+        examples = ", ".join(repr(v) for v in col[bad].head(3))
+        raise RecordError(
+            f"{source}: {name} is not a number in {_rows(bad, rows)}, e.g. {examples}"
+        )
+    return out.astype(float)
+
+
+def _flag(col: pd.Series, name: str, source: str, rows: np.ndarray) -> pd.Series:
+    """Nullable boolean column from bools, 0/1 or true/false/yes/no strings."""
+
+    def conv(v: Any) -> Any:
+        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
+            return pd.NA
+        if isinstance(v, bool | np.bool_):
+            return bool(v)
+        s = str(v).strip().lower()
+        if s == "":
+            return pd.NA
+        if s in _TRUE:
+            return True
+        if s in _FALSE:
+            return False
+        return "bad"
+
+    out = col.astype(object).map(conv)
+    bad = out.map(lambda v: isinstance(v, str))
+    if bad.any():
+        raise RecordError(f"{source}: {name} must be true/false in {_rows(bad, rows)}")
+    return out.astype("boolean")
+
+
+def _check_columns(df: pd.DataFrame, source: str) -> None:
+    known = set(RECORD_COLUMNS) | set(EXTRA_COLUMNS)
+    unknown = [c for c in df.columns if c not in known]
+    if unknown:
+        hints = []
+        for c in unknown:
+            close = difflib.get_close_matches(str(c), sorted(known), n=1, cutoff=0.6)
+            hints.append(f"{c!r} (did you mean {close[0]!r}?)" if close else repr(c))
+        raise RecordError(
+            f"{source}: unknown column(s) {', '.join(hints)}. A record table has the columns "
+            f"{', '.join(RECORD_COLUMNS)} and optionally {', '.join(EXTRA_COLUMNS)}; rename or "
+            "drop the others"
+        )
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise RecordError(
+            f"{source}: missing required column(s) {', '.join(missing)}; the minimal record "
+            f"table is {','.join(REQUIRED_COLUMNS)}"
+        )
+    dup = df.columns[df.columns.duplicated()].tolist()
+    if dup:
+        raise RecordError(f"{source}: repeated column(s) {', '.join(map(str, dup))}")
+
+
+def _duplicate_error(df: pd.DataFrame, where: Sequence[str]) -> str | None:
+    dup = df.duplicated(list(KEY_COLUMNS), keep=False).to_numpy()
+    if not dup.any():
+        return None
+    sub = df.loc[dup, list(KEY_COLUMNS)]
+    groups = sub.groupby(list(KEY_COLUMNS), sort=False).indices
+    examples = []
+    for key, idx in list(groups.items())[:3]:
+        places = ", ".join(where[dup.nonzero()[0][i]] for i in idx[:4])
+        examples.append(f"(model={key[0]!r}, item_id={key[2]!r}) at {places}")
+    return (
+        f"{int(dup.sum())} rows repeat a (model, benchmark, item_id, probe, confidence_kind) "
+        f"key in {len(groups)} group(s): {'; '.join(examples)}"
+    )
+
+
+def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.DataFrame:
+    """Check a record table and return a canonical copy.
+
+    Canonical means: every :data:`RECORD_COLUMNS` present in order (optional text columns and
+    ``reasoning`` filled with NA when absent), then any :data:`EXTRA_COLUMNS` given; ``benchmark``
+    defaults to ``"all"``, ``probe`` to ``"prospective"``, ``confidence_kind`` is inferred when
+    absent or empty (``"verbal_binary"`` when every confidence of the table is 0, 1 or NaN, else
+    ``"verbal_numeric"``); ``item_id`` and the other text columns are strings (a CSV ``0`` and a
+    Parquet ``0`` agree); ``confidence`` and ``correct`` are floats.
+
+    Args:
+        df: The records.
+        source: Name used in error messages (a file name).
+
+    Returns:
+        The validated table (a new DataFrame, default index).
+
+    Raises:
+        RecordError: On unknown or missing columns, an empty model or item id, a confidence that
+            is not a number or lies outside [0, 1] (NaN is allowed: unparseable), a non-binary
+            ``correct`` (NaN allowed: ungraded), a non-0/1 confidence in a ``verbal_binary`` row,
+            an unknown ``confidence_kind`` or ``probe_status``, a bad flag or count, or rows that
+            repeat a :data:`KEY_COLUMNS` key. Messages name ``source`` and the 1-based data rows.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise RecordError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
+    _check_columns(df, source)
+    df = df.reset_index(drop=True)
+    rows = np.arange(1, len(df) + 1)
+    out: dict[str, pd.Series] = {}
+
+    for name in _STR_COLUMNS:
+        if name in df.columns:
+            out[name] = _as_str(df[name])
+    for name in ("model", "item_id"):
+        empty = out[name].isna() | (out[name] == "")
+        if empty.any():
+            raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
+    for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", _DEFAULT_PROBE)):
+        col = out.get(name, pd.Series([None] * len(df), dtype=object))
+        out[name] = col.where(col.notna() & (col != ""), default).astype(object)
+
+    conf = _numeric(df["confidence"], "confidence", source, rows)
+    if np.isinf(conf).any():
+        raise RecordError(f"{source}: confidence is infinite in {_rows(np.isinf(conf), rows)}")
+    outside = (conf < 0) | (conf > 1)
+    if outside.any():
+        examples = ", ".join(f"{v:g}" for v in conf[outside].head(3))
+        raise RecordError(
+            f"{source}: confidence outside [0, 1] in {_rows(outside, rows)}, e.g. {examples}; "
+            "rescale percentages to [0, 1] (NaN marks an unparseable reply)"
+        )
+    out["confidence"] = conf
+    correct = _numeric(df["correct"], "correct", source, rows)
+    nonbinary = correct.notna() & (correct != 0) & (correct != 1)
+    if nonbinary.any():
+        examples = ", ".join(f"{v:g}" for v in correct[nonbinary].head(3))
+        raise RecordError(
+            f"{source}: correct must be 0 or 1 (NaN when ungraded) in {_rows(nonbinary, rows)}, "
+            f"e.g. {examples}"
+        )
+    out["correct"] = correct
+
+    binary = bool(conf.isna().all() or conf.dropna().isin([0.0, 1.0]).all())
+    inferred = "verbal_binary" if binary else "verbal_numeric"
+    kind = out.get("confidence_kind", pd.Series([None] * len(df), dtype=object))
+    kind = kind.where(kind.notna() & (kind != ""), inferred)
+    unknown = ~kind.isin(CONFIDENCE_KINDS)
+    if unknown.any():
+        raise RecordError(
+            f"{source}: unknown confidence_kind {sorted(set(kind[unknown]))} in "
+            f"{_rows(unknown, rows)}; use one of {', '.join(CONFIDENCE_KINDS)}"
+        )
+    out["confidence_kind"] = kind.astype(object)
+    not01 = (kind == "verbal_binary") & conf.notna() & ~conf.isin([0.0, 1.0])
+    if not01.any():
+        raise RecordError(
+            f"{source}: confidence_kind verbal_binary needs confidence 0 or 1, not in "
+            f"{_rows(not01, rows)}; use verbal_numeric for graded confidence"
+        )
+
+    if "probe_status" in out:
+        status = out["probe_status"]
+        bad = status.notna() & ~status.isin(PROBE_STATUSES)
+        if bad.any():
+            raise RecordError(
+                f"{source}: probe_status must be one of {', '.join(PROBE_STATUSES)} in "
+                f"{_rows(bad, rows)}"
+            )
+    out["reasoning"] = (
+        _flag(df["reasoning"], "reasoning", source, rows)
+        if "reasoning" in df.columns
+        else pd.Series(pd.NA, index=df.index, dtype="boolean")
+    )
+    for name, low in (("epoch", 0), ("n_samples", 1)):
+        if name in df.columns:
+            vals = _numeric(df[name], name, source, rows)
+            bad = vals.notna() & ((vals != np.round(vals)) | (vals < low))
+            if bad.any():
+                raise RecordError(
+                    f"{source}: {name} must be an integer >= {low} in {_rows(bad, rows)}"
+                )
+            out[name] = vals.astype("Int64")
+    for name in _TEXT_COLUMNS:
+        out.setdefault(name, pd.Series([None] * len(df), dtype=object))
+
+    columns = list(RECORD_COLUMNS) + [c for c in EXTRA_COLUMNS if c in out]
+    result = pd.DataFrame({c: out[c] for c in columns})
+    message = _duplicate_error(result, [f"row {r}" for r in rows])
+    if message:
+        raise RecordError(f"{source}: {message}")
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------
+
+
+def _format(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")):
+        return "csv"
+    raise RecordError(f"{path}: unsupported file type; use .parquet or .csv")
+
+
+def _read_one(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise FileNotFoundError(f"record file not found: {path}")
+    try:
+        if _format(path) == "parquet":
+            return pd.read_parquet(path)
+        # Everything as text first, so "0" item ids stay "0" and bad numbers can be named.
+        return pd.read_csv(path, dtype=str, keep_default_na=True)
+    except RecordError:
+        raise
+    except Exception as exc:  # pandas/pyarrow parse errors: name the file
+        raise RecordError(f"{path}: cannot be read as a record table: {exc}") from exc
+
+
+def load_models_file(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Read per-model traits from YAML.
+
+    Accepts ``{models: {name: {reasoning: true, ...}}}`` and the flat ``{name: {reasoning: true}}``.
+
+    Args:
+        path: The YAML file.
+
+    Returns:
+        ``{model: {trait: value}}``; ``reasoning`` (when given) is a bool.
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        RecordError: If the YAML is malformed or a trait has the wrong type (names the model).
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"models file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise RecordError(f"{path}: not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise RecordError(f"{path}: expected a mapping of model names to traits")
+    if "models" in data and isinstance(data["models"], Mapping | None):
+        data = data["models"] or {}
+    out: dict[str, dict[str, Any]] = {}
+    for name, traits in data.items():
+        if traits is None:
+            traits = {}
+        if not isinstance(traits, Mapping):
+            raise RecordError(
+                f"{path}: model {name!r}: expected a mapping of traits (e.g. reasoning: true), "
+                f"got {traits!r}"
+            )
+        traits = dict(traits)
+        if "reasoning" in traits and not isinstance(traits["reasoning"], bool):
+            raise RecordError(
+                f"{path}: model {name!r}: reasoning must be true or false, got "
+                f"{traits['reasoning']!r}"
+            )
+        out[str(name)] = traits
+    return out
+
+
+def _apply_traits(
+    df: pd.DataFrame, traits: Mapping[str, Mapping[str, Any]], source: str
+) -> list[str]:
+    """Fill ``reasoning`` from the traits (they win over the records); return warnings."""
+    notes = []
+    present = set(df["model"])
+    unknown = sorted(set(traits) - present)
+    if unknown:
+        notes.append(
+            f"{source}: {len(unknown)} model(s) not in the records: {', '.join(unknown[:10])}"
+            + (" ..." if len(unknown) > 10 else "")
+        )
+    flags = {m: t["reasoning"] for m, t in traits.items() if "reasoning" in t}
+    if flags:
+        mapped = df["model"].map(flags)
+        df["reasoning"] = mapped.where(mapped.notna(), df["reasoning"]).astype("boolean")
+    missing = sorted(present - set(flags)) if flags else []
+    if missing:
+        notes.append(
+            f"{source}: no reasoning flag for {len(missing)} model(s): {', '.join(missing[:10])}"
+            + (" ..." if len(missing) > 10 else "")
+        )
+    return notes
+
+
+def read_records(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    models_file: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """Read, validate and concatenate record tables (Parquet or CSV).
+
+    Args:
+        paths: One path or several; ``.parquet``/``.pq`` or ``.csv`` (optionally compressed).
+        models_file: YAML of per-model traits (see :func:`load_models_file`); its ``reasoning``
+            flags fill the ``reasoning`` column (and override it where both give one).
+
+    Returns:
+        The validated table. ``df.attrs["inputs"]`` lists the files and ``df.attrs["warnings"]``
+        the non-fatal problems (also issued as :class:`RecordWarning`).
+
+    Raises:
+        FileNotFoundError: If a file does not exist.
+        RecordError: On any invalid content (see :func:`validate_records`), including a key
+            repeated across files (both files and rows are named).
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise RecordError("no record files given")
+    frames, where = [], []
+    for path in paths:
+        frame = validate_records(_read_one(path), source=str(path))
+        frames.append(frame)
+        where.extend(f"{path} row {i}" for i in range(1, len(frame) + 1))
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) > 1:
+        # optional columns present in some files only: restore dtypes lost to NaN padding
+        df["reasoning"] = df["reasoning"].astype("boolean")
+        message = _duplicate_error(df, where)
+        if message:
+            raise RecordError(message)
+    notes: list[str] = []
+    if models_file is not None:
+        notes += _apply_traits(df, load_models_file(models_file), str(models_file))
+    n_unparseable = int(df["confidence"].isna().sum())
+    if n_unparseable:
+        notes.append(f"{n_unparseable} record(s) with an unparseable (NaN) confidence")
+    for note in notes:
+        warnings.warn(note, RecordWarning, stacklevel=2)
+    df.attrs["inputs"] = [str(p) for p in paths]
+    df.attrs["warnings"] = notes
+    return df
+
+
+def write_records(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Validate and write a record table atomically (temporary file, then ``os.replace``).
+
+    Args:
+        df: The records.
+        path: Target; ``.parquet``/``.pq`` writes Parquet, ``.csv`` writes CSV.
+
+    Returns:
+        The path written.
+
+    Raises:
+        RecordError: If the table is invalid or the suffix unknown.
+    """
+    path = Path(path)
+    fmt = _format(path)
+    table = validate_records(df, source=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if fmt == "parquet":
+            table.to_parquet(tmp, index=False)
+        else:
+            table.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# Items x models matrices
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ItemMatrices(Result):
+    """Aligned items x models matrices of one (benchmark, probe, confidence kind) group.
+
+    Attributes:
+        models: Model names (columns), in order of first appearance.
+        item_ids: Item ids (rows).
+        confidence: ``(items, models)`` confidence; NaN only with ``missing="keep"``.
+        correct: ``(items, models)`` 0/1 correctness; NaN only with ``missing="keep"``.
+        reasoning: Per model, its reasoning flag or None when unknown.
+        benchmark: The benchmark.
+        probe: The probe.
+        confidence_kind: The confidence kind.
+        missing: The missing-item policy (``"complete"`` or ``"keep"``).
+        n_items_total: Items of the group (any model, any state).
+        n_items_dropped: Items dropped because some model lacked them (complete-case).
+        dropped_by_model: ``{model: items of the group it lacks}``; "lacks" means no row, a NaN
+            confidence (unparseable) or a NaN grade.
+        unparseable_by_model: ``{model: rows with a NaN confidence}``.
+        ungraded_by_model: ``{model: rows with a confidence but a NaN grade}``.
+        models_dropped: ``{model: reason}`` for models left out entirely (no usable item).
+    """
+
+    models: tuple[str, ...]
+    item_ids: tuple[str, ...]
+    confidence: np.ndarray
+    correct: np.ndarray
+    reasoning: tuple[bool | None, ...]
+    benchmark: str
+    probe: str
+    confidence_kind: str
+    missing: str
+    n_items_total: int
+    n_items_dropped: int
+    dropped_by_model: dict[str, int]
+    unparseable_by_model: dict[str, int]
+    ungraded_by_model: dict[str, int]
+    models_dropped: dict[str, str]
+
+    @property
+    def n_items(self) -> int:
+        """Number of items (rows)."""
+        return len(self.item_ids)
+
+    @property
+    def n_models(self) -> int:
+        """Number of models (columns)."""
+        return len(self.models)
+
+    def binary_confidence(self, threshold: float = 0.5) -> np.ndarray:
+        """Confidence as 0/1: 1 where ``confidence >= threshold`` (NaN kept)."""
+        out = (self.confidence >= threshold).astype(float)
+        out[np.isnan(self.confidence)] = np.nan
+        return out
+
+
+def _select(df: pd.DataFrame, column: str, value: str | None) -> pd.DataFrame:
+    if value is None:
+        return df
+    out = df[df[column] == value]
+    if out.empty:
+        raise RecordError(
+            f"no records with {column} {value!r}; present: {sorted(map(str, set(df[column])))}"
+        )
+    return out
+
+
+def item_matrices(
+    df: pd.DataFrame,
+    *,
+    benchmark: str | None = None,
+    probe: str | None = None,
+    confidence_kind: str | None = None,
+    missing: Literal["complete", "keep"] = "complete",
+    models: Sequence[str] | None = None,
+) -> ItemMatrices:
+    """Build aligned items x models matrices for one (benchmark, probe, confidence kind).
+
+    Args:
+        df: Records (validated or with at least the required columns).
+        benchmark: Benchmark to take; may be None when the records hold one.
+        probe: Probe to take; may be None when the records hold one.
+        confidence_kind: Confidence kind to take; may be None when the records hold one.
+        missing: ``"complete"`` keeps only items every model answered and graded (the count
+            dropped is reported); ``"keep"`` keeps every item with NaN holes.
+        models: Models to take, in this order (default: all, in order of appearance).
+
+    Returns:
+        An :class:`ItemMatrices`.
+
+    Raises:
+        RecordError: If the selection is empty or still holds several groups, a model appears
+            with conflicting reasoning flags, or a requested model is absent.
+        ValueError: On an unknown ``missing`` policy.
+    """
+    if missing not in ("complete", "keep"):
+        raise ValueError(f"missing must be 'complete' or 'keep', got {missing!r}")
+    absent = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if absent:
+        raise RecordError(f"records lack column(s) {', '.join(absent)}")
+    df = df.copy()
+    for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", _DEFAULT_PROBE)):
+        if name not in df.columns:
+            df[name] = default
+    if "confidence_kind" not in df.columns:
+        df["confidence_kind"] = validate_records(df[list(REQUIRED_COLUMNS)], source="records")[
+            "confidence_kind"
+        ].to_numpy()
+    df["model"] = df["model"].astype(str)
+    df["item_id"] = _as_str(df["item_id"])
+    df = _select(df, "benchmark", benchmark)
+    df = _select(df, "probe", probe)
+    df = _select(df, "confidence_kind", confidence_kind)
+    groups = df[["benchmark", "probe", "confidence_kind"]].drop_duplicates()
+    if len(groups) != 1:
+        listed = "; ".join("/".join(map(str, g)) for g in groups.itertuples(index=False))
+        raise RecordError(
+            f"the records hold {len(groups)} (benchmark, probe, confidence_kind) groups "
+            f"({listed}); choose one with benchmark=, probe= and confidence_kind="
+        )
+    bench, prb, kind = (str(v) for v in groups.iloc[0])
+    if df.duplicated(["model", "item_id"]).any():
+        raise RecordError(f"{bench}/{prb}/{kind}: a model repeats an item_id")
+
+    all_models = list(pd.unique(df["model"]))
+    if models is not None:
+        wanted = [str(m) for m in models]
+        lacking = [m for m in wanted if m not in all_models]
+        if lacking:
+            raise RecordError(f"{bench}/{prb}/{kind}: no records for model(s) {lacking}")
+        df = df[df["model"].isin(wanted)]
+        all_models = wanted
+    items = list(pd.unique(df["item_id"]))
+    conf = df["confidence"].astype(float)
+    corr = df["correct"].astype(float)
+    unparseable = conf.isna().groupby(df["model"]).sum()
+    ungraded = (conf.notna() & corr.isna()).groupby(df["model"]).sum()
+    usable = df[conf.notna() & corr.notna()]
+    conf_w = usable.pivot(index="item_id", columns="model", values="confidence")
+    corr_w = usable.pivot(index="item_id", columns="model", values="correct")
+    models_dropped = {
+        m: "no item with both a confidence and a grade"
+        for m in all_models
+        if m not in conf_w.columns
+    }
+    kept = [m for m in all_models if m not in models_dropped]
+    conf_w = conf_w.reindex(index=items, columns=kept).astype(float)
+    corr_w = corr_w.reindex(index=items, columns=kept).astype(float)
+    have = conf_w.notna().to_numpy()
+    dropped_by_model = {m: int((~have[:, j]).sum()) for j, m in enumerate(kept)}
+    if missing == "complete":
+        full = have.all(axis=1) if kept else np.zeros(len(items), dtype=bool)
+        conf_w, corr_w = conf_w[full], corr_w[full]
+    n_dropped = len(items) - len(conf_w)
+
+    reasoning: list[bool | None] = []
+    if "reasoning" in df.columns:
+        flags = df[["model", "reasoning"]].dropna().drop_duplicates()
+        clash = flags["model"][flags["model"].duplicated()].unique().tolist()
+        if clash:
+            raise RecordError(
+                f"{bench}/{prb}/{kind}: conflicting reasoning flags for model(s) {clash}"
+            )
+        by_model = dict(zip(flags["model"], flags["reasoning"]))
+        reasoning = [bool(by_model[m]) if m in by_model else None for m in kept]
+    else:
+        reasoning = [None] * len(kept)
+    return ItemMatrices(
+        models=tuple(kept),
+        item_ids=tuple(conf_w.index),
+        confidence=conf_w.to_numpy(dtype=float),
+        correct=corr_w.to_numpy(dtype=float),
+        reasoning=tuple(reasoning),
+        benchmark=bench,
+        probe=prb,
+        confidence_kind=kind,
+        missing=missing,
+        n_items_total=len(items),
+        n_items_dropped=int(n_dropped),
+        dropped_by_model=dropped_by_model,
+        unparseable_by_model={m: int(unparseable.get(m, 0)) for m in all_models},
+        ungraded_by_model={m: int(ungraded.get(m, 0)) for m in all_models},
+        models_dropped=models_dropped,
+    )
