@@ -59,6 +59,13 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
+def _n_samples(kind: str, n_parsed: Any) -> float:
+    """Parsed replies behind a sampled confidence; NaN for other kinds or when none parsed."""
+    if kind != "sampled" or not isinstance(n_parsed, int | float) or n_parsed < 1:
+        return math.nan
+    return float(n_parsed)
+
+
 def _is_metacog_score(score: Any) -> bool:
     meta = getattr(score, "metadata", None) or {}
     return isinstance(meta, Mapping) and "confidence_kind" in meta and "probe" in meta
@@ -105,9 +112,7 @@ def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, An
                 "answer": _text(score.answer),
                 "harness": HARNESS,
                 "source": source,
-                "n_samples": float(meta.get("n_parsed", math.nan))
-                if kind == "sampled"
-                else math.nan,
+                "n_samples": _n_samples(kind, meta.get("n_parsed")),
             }
         )
         if not rows[-1]["benchmark"]:

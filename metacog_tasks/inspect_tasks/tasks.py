@@ -67,6 +67,14 @@ def _options(options: Mapping[str, Any] | None, **named: Any) -> dict[str, Any]:
     return out
 
 
+def _names(value: str | Sequence[str] | None) -> list[str] | None:
+    """A name list from ``-T x=a,b`` (Inspect splits it), ``-T x=a`` or a list."""
+    if value is None:
+        return None
+    parts = [value] if isinstance(value, str) else list(value)
+    return [p.strip() for part in parts for p in str(part).split(",") if p.strip()]
+
+
 def metacog_task(
     benchmark: str,
     *,
@@ -159,7 +167,7 @@ def squad(
     seed: int | None = 0,
     data: str | None = None,
     split: str | None = None,
-    prompts: str | None = None,
+    prompts: str | dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
     open_book: bool | None = None,
     version: str | None = None,
@@ -207,7 +215,7 @@ def mmlu_pro(
     seed: int | None = 0,
     data: str | None = None,
     split: str | None = None,
-    prompts: str | None = None,
+    prompts: str | dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
 ) -> Task:
     """MMLU-Pro: the probe shows the question without its ten options.
@@ -251,9 +259,10 @@ def legalbench(
     seed: int | None = 0,
     data: str | None = None,
     split: str | None = None,
-    prompts: str | None = None,
+    prompts: str | dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
     tasks: str | list[str] | None = None,
+    fewshot: int | None = None,
 ) -> Task:
     """LegalBench: per-task instructions and graders.
 
@@ -269,6 +278,7 @@ def legalbench(
         prompts: Prompt-template overrides (YAML/JSON file).
         options: Other benchmark options (a mapping).
         tasks: LegalBench task names to run (``-T tasks=proa,hearsay``; default: all).
+        fewshot: In-context examples per prompt from each task's train split (default 0).
 
     Returns:
         The task.
@@ -283,7 +293,7 @@ def legalbench(
         seed=seed,
         data=data,
         split=split,
-        options=_options(options, prompts=prompts, tasks=tasks),
+        options=_options(options, prompts=prompts, tasks=_names(tasks), fewshot=fewshot),
     )
 
 
@@ -297,10 +307,11 @@ def mathbench(
     seed: int | None = 0,
     data: str | None = None,
     split: str | None = None,
-    prompts: str | None = None,
+    prompts: str | dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
     circular: bool | None = None,
     languages: str | list[str] | None = None,
+    stages: str | list[str] | None = None,
 ) -> Task:
     """MathBench: single-choice items under circular evaluation, each rotation its own solve.
 
@@ -317,6 +328,7 @@ def mathbench(
         options: Other benchmark options (a mapping).
         circular: Circular evaluation of single-choice items (benchmark default when unset).
         languages: Languages to keep (``en``, ``cn``).
+        stages: MathBench stages to keep (default: all).
 
     Returns:
         The task.
@@ -331,7 +343,13 @@ def mathbench(
         seed=seed,
         data=data,
         split=split,
-        options=_options(options, prompts=prompts, circular=circular, languages=languages),
+        options=_options(
+            options,
+            prompts=prompts,
+            circular=circular,
+            languages=_names(languages),
+            stages=_names(stages),
+        ),
     )
 
 
@@ -345,8 +363,10 @@ def omni_math(
     seed: int | None = 0,
     data: str | None = None,
     split: str | None = None,
-    prompts: str | None = None,
+    prompts: str | dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
+    judge_on: str | None = None,
+    verify_timeout_s: int | None = None,
 ) -> Task:
     """Omni-MATH: olympiad problems graded by symbolic equivalence.
 
@@ -360,7 +380,9 @@ def omni_math(
         data: ``bundled``, a local path, or unset for the Hugging Face dataset.
         split: Dataset split.
         prompts: Prompt-template overrides (YAML/JSON file).
-        options: Other benchmark options (a mapping, e.g. ``judge``).
+        options: Other benchmark options (a mapping).
+        judge_on: When a judge grades: ``unsettled`` (rules cannot decide) or ``wrong``.
+        verify_timeout_s: Seconds allowed to each math-verify step.
 
     Returns:
         The task.
@@ -375,7 +397,9 @@ def omni_math(
         seed=seed,
         data=data,
         split=split,
-        options=_options(options, prompts=prompts),
+        options=_options(
+            options, prompts=prompts, judge_on=judge_on, verify_timeout_s=verify_timeout_s
+        ),
     )
 
 
@@ -389,7 +413,7 @@ def scicode(
     seed: int | None = 0,
     data: str | None = None,
     split: str | None = None,
-    prompts: str | None = None,
+    prompts: str | dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
     with_background: bool | None = None,
     h5_path: str | None = None,
