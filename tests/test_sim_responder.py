@@ -319,3 +319,55 @@ def test_inline_solving_shows_derivations_only_when_it_happens():
     for item in items:
         for sim in sims:
             assert "Step 1:" not in sim.respond(bench.probe_prompt(item))
+
+
+# --- both harnesses log the same latent state ----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_lmeval_and_inspect_runs_log_the_population_latent_state(tmp_path, monkeypatch):
+    """The real harnesses, driven by the simulated models, log exactly the latent state."""
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from metacog_tasks.collect.inspect_logs import read_inspect_logs
+    from metacog_tasks.collect.lmeval import read_lmeval
+    from metacog_tasks.inspect_tasks import mathbench, mmlu_pro
+    from metacog_tasks.lmeval import run_lmeval
+
+    members = ["m01", "m04"]  # m04 is a reasoning model (inline solving on MathBench)
+    runs = run_lmeval(
+        [{"model": "metacog-sim", "model_args": f"model={m},preset=paper,seed=0"} for m in members],
+        ["metacog_mmlu_pro", "metacog_mathbench"],
+        output_path=tmp_path / "lm",
+        metadata={"metacog_data": "bundled"},
+        apply_chat_template=True,
+        system_instruction="Answer carefully.",
+    )
+    lm = read_lmeval([p for r in runs for p in (r.results_path, *r.samples_paths)]).records
+    logs = inspect_eval(
+        [mmlu_pro(data="bundled"), mathbench(data="bundled")],
+        model=[get_model(f"metacog-sim/{m}", preset="paper", seed=0) for m in members],
+        display="none",
+        log_dir=str(tmp_path / "inspect"),
+    )
+    ins = read_inspect_logs([log.location for log in logs]).records
+
+    pop = Population(get_preset("paper"), 4, seed=0)
+    for records in (lm, ins):
+        verbal = records[records["confidence_kind"] == "verbal_binary"]
+        assert set(verbal["benchmark"]) == {"mmlu_pro", "mathbench"}
+        assert verbal["confidence"].notna().all()
+        for (bench, model), rows in verbal.groupby(["benchmark", "model"]):
+            member = str(model).rsplit("/", 1)[-1]
+            state = pop.latent(bench, list(rows["item_id"]), models=[member])
+            np.testing.assert_array_equal(rows["correct"], state.correct[:, 0].astype(float))
+            np.testing.assert_array_equal(rows["confidence"], state.confidence[:, 0].astype(float))
+    key = ["model", "benchmark", "item_id", "probe"]
+    a = lm[lm["confidence_kind"] == "verbal_binary"].set_index(key).sort_index()
+    b = ins[ins["confidence_kind"] == "verbal_binary"].set_index(key).sort_index()
+    assert a.index.equals(b.index)
+    np.testing.assert_array_equal(a["confidence"], b["confidence"])
+    np.testing.assert_array_equal(a["correct"], b["correct"])
