@@ -7,14 +7,18 @@ threshold. For item ``i`` and model ``j`` on benchmark ``b``::
     ability      a_jb = ability_j + benchmark_ability_sd * z_jb
     residual     r_ij = residual_sd * z_ij                         (what j privately knows of i)
     correct      y_ij = 1[a_jb - d_i + r_ij + u_ij > 0],  u ~ N(0, 1)   (probit)
-    reading      x_ij = legibility_b * (mu_b - d_i) + shift_b + individuated * r_ij
+    misreading   m_i  = misreading_sd * z'_i                         (shared by all models)
+    reading      x_ij = legibility_b * (mu_b - d_i) + m_i + shift_b + individuated * r_ij
     confidence   c_ij = 1[x_ij + s_j * e_ij > t_j],  e ~ N(0, 1)
 
 ``t_j`` is the model's response threshold and ``s_j`` its reading noise, which grows with the
 distance of ``t_j`` from the population's central threshold (models with extreme yes-rates read
 the item less), so the first-factor loadings of the confidence matrix form an inverted parabola
-over thresholds. With ``individuated == 0`` the confidence carries no private signal: it is
-the shared difficulty read through each model's threshold, the regime the paper found. A
+over thresholds. The shared misreading ``m_i`` is how an item looks harder or easier than it is
+to every model alike (its surface), so confidence and correctness share their extremes (items
+all models get right, or wrong) but part company in between, on the contentious items. With
+``individuated == 0`` the confidence carries no private signal: it is the shared, partly
+mistaken, reading of difficulty through each model's threshold, the regime the paper found. A
 reasoning model on a benchmark that allows inline solving solves the item inside the probe with
 probability ``inline_rate``; its probe then follows its own correctness,
 ``c_ij = 1[inline_strength * (2 y_ij - 1) + e_ij > 0]``.
@@ -102,17 +106,17 @@ class BenchmarkProfile:
 def _default_profiles() -> Mapping[str, BenchmarkProfile]:
     return MappingProxyType(
         {
-            "squad": BenchmarkProfile(difficulty_mean=0.0, difficulty_sd=1.0),
-            "mmlu_pro": BenchmarkProfile(difficulty_mean=0.2, difficulty_sd=1.0),
-            "legalbench": BenchmarkProfile(difficulty_mean=-0.3, difficulty_sd=0.9, legibility=0.8),
+            "squad": BenchmarkProfile(difficulty_mean=0.0, difficulty_sd=1.5),
+            "mmlu_pro": BenchmarkProfile(difficulty_mean=0.2, difficulty_sd=1.5),
+            "legalbench": BenchmarkProfile(difficulty_mean=-0.4, difficulty_sd=1.4, legibility=0.8),
             "mathbench": BenchmarkProfile(
-                difficulty_mean=0.0, difficulty_sd=1.0, confidence_shift=0.1, inline=True
+                difficulty_mean=0.0, difficulty_sd=1.5, confidence_shift=0.1, inline=True
             ),
             "omni_math": BenchmarkProfile(
-                difficulty_mean=1.0, difficulty_sd=1.0, confidence_shift=-0.3, inline=True
+                difficulty_mean=1.4, difficulty_sd=1.5, confidence_shift=-0.4, inline=True
             ),
             "scicode": BenchmarkProfile(
-                difficulty_mean=1.4, difficulty_sd=0.8, legibility=0.8, confidence_shift=-0.4
+                difficulty_mean=1.8, difficulty_sd=1.2, legibility=0.8, confidence_shift=-0.5
             ),
         }
     )
@@ -139,6 +143,7 @@ class SimulationParams:
         residual_sd: Standard deviation of the model-specific item residual ``r_ij``.
         individuated: Weight of the model's own residual in its confidence (0: no individuated
             metacognition, the paper's finding).
+        misreading_sd: Spread of the shared misreading of difficulty (the same for every model).
         reading_noise_sd: Reading noise ``s_j`` of a model at the central threshold.
         extremity_noise: Growth of the reading noise variance with the squared standardised
             distance of the threshold from the centre (the inverted parabola of loadings).
@@ -162,7 +167,8 @@ class SimulationParams:
     ability_threshold_corr: float = 0.8
     residual_sd: float = 0.8
     individuated: float = 0.0
-    reading_noise_sd: float = 0.8
+    misreading_sd: float = 1.2
+    reading_noise_sd: float = 1.3
     extremity_noise: float = 1.5
     noise_jitter: float = 0.08
     probe_noise_sd: float = 0.35
@@ -172,7 +178,9 @@ class SimulationParams:
     benchmarks: Mapping[str, BenchmarkProfile] = dataclasses.field(
         default_factory=_default_profiles
     )
-    default_profile: BenchmarkProfile = dataclasses.field(default_factory=BenchmarkProfile)
+    default_profile: BenchmarkProfile = dataclasses.field(
+        default_factory=lambda: BenchmarkProfile(difficulty_sd=1.5)
+    )
 
     def __post_init__(self) -> None:
         nonneg = (
@@ -180,6 +188,7 @@ class SimulationParams:
             "benchmark_ability_sd",
             "threshold_sd",
             "residual_sd",
+            "misreading_sd",
             "extremity_noise",
             "noise_jitter",
             "probe_noise_sd",
@@ -245,7 +254,7 @@ PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
             benchmarks={
                 k: dataclasses.replace(v, legibility=0.0) for k, v in _default_profiles().items()
             },
-            default_profile=BenchmarkProfile(legibility=0.0),
+            default_profile=BenchmarkProfile(difficulty_sd=1.5, legibility=0.0),
         ),
     }
 )
@@ -319,7 +328,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 # Stream tags of the per-cell random numbers.
 _S_RESIDUAL, _S_SOLVE, _S_READ, _S_INLINE, _S_PROBE, _S_ABILITY = 1, 2, 3, 4, 5, 6
-_S_TRAIT_ABILITY, _S_TRAIT_THRESHOLD, _S_TRAIT_NOISE, _S_DIFFICULTY, _S_TEXT = 11, 12, 13, 14, 15
+_S_TRAIT_ABILITY, _S_TRAIT_THRESHOLD, _S_TRAIT_NOISE, _S_DIFFICULTY, _S_MISREAD = 11, 12, 13, 14, 15
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -394,6 +403,7 @@ def _cells(
     z_solve: np.ndarray,
     z_read: np.ndarray,
     u_inline: np.ndarray,
+    z_misread: np.ndarray | float = 0.0,
 ) -> dict[str, np.ndarray]:
     """Correctness and the prospective confidence margin, broadcast over (..., items, models)."""
     d = profile.difficulty_mean + profile.difficulty_sd * z_difficulty
@@ -404,6 +414,7 @@ def _cells(
         profile.legibility * (profile.difficulty_mean - d)
         + profile.confidence_shift
         + params.individuated * residual
+        + params.misreading_sd * z_misread
     )
     margin = (reading - traits.threshold) / traits.noise + z_read
     if profile.inline and params.inline_rate > 0:
@@ -617,6 +628,7 @@ class Population:
             _normal(_combine(cell, _S_SOLVE)),
             _normal(_combine(cell, _S_READ)),
             _uniform(_combine(cell, _S_INLINE)),
+            _normal(_combine(items, _S_MISREAD)),
         )
         margin = out["margin"]
         if probe == "counterfactual":
@@ -830,6 +842,7 @@ def simulate_arrays(
         rng.standard_normal(shape),
         rng.standard_normal(shape),
         u_inline,
+        rng.standard_normal((reps, n_items, 1)),
     )
     ability = traits.ability + params.benchmark_ability_sd * z_bench
     return SimulatedArrays(

@@ -213,7 +213,7 @@ def test_reasoning_models_get_the_ability_bonus():
 
 
 def test_yes_rate_matches_the_threshold_model():
-    """P(yes) = Phi((shift - t) / sqrt(leg^2 sd_d^2 + w^2 sd_r^2 + s^2)) off inline benchmarks."""
+    """P(yes) = Phi((shift - t) / sqrt(leg^2 sd_d^2 + w^2 sd_r^2 + sd_m^2 + s^2)), no inlining."""
     params = get_preset("paper", individuated=0.5)
     pop = Population(params, 8, seed=11)
     n = 20_000
@@ -224,6 +224,7 @@ def test_yes_rate_matches_the_threshold_model():
         scale = math.sqrt(
             (prof.legibility * prof.difficulty_sd) ** 2
             + (params.individuated * params.residual_sd) ** 2
+            + params.misreading_sd**2
             + row["reading_noise"] ** 2
         )
         expected = special.ndtr((prof.confidence_shift - row["threshold"]) / scale)
