@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,7 @@ class SandboxResult(Result):
             or ``None``.
         duration: Wall-clock seconds.
         isolation: Which containment layers were active (``network``, ``processes``, ...).
+        files: The files named in ``collect`` that the script left in its directory (text).
     """
 
     returncode: int | None
@@ -172,6 +173,7 @@ class SandboxResult(Result):
     killed_reason: str | None
     duration: float
     isolation: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    files: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -295,6 +297,7 @@ def run_python(
     env: Mapping[str, str] | None = None,
     network: bool = False,
     python: str | None = None,
+    collect: Sequence[str] = (),
 ) -> SandboxResult:
     """Run Python source in a sandboxed subprocess.
 
@@ -310,6 +313,8 @@ def run_python(
         env: Extra environment variables (the environment is otherwise scrubbed).
         network: Keep the network (default ``False``: new network namespace + audit block).
         python: Interpreter (default: this one).
+        collect: Files to read back from the sandbox directory before it is removed (each at
+            most ``file_size_mb``; missing ones are left out).
 
     Returns:
         A :class:`SandboxResult`; a script that fails, times out or breaks a rule gives a
@@ -444,7 +449,12 @@ def run_python(
             reason = "memory"
         elif rc and "[Errno 27] File too large" in stderr:  # Python ignores SIGXFSZ
             reason = "file_size"
-        return SandboxResult(rc, stdout, stderr, timed_out, reason, duration, isolation)
+        collected = {}
+        for name in collect:
+            path = (root / name).resolve()
+            if root in path.parents and path.is_file() and not path.is_symlink():
+                collected[name] = path.read_bytes()[:fsize].decode("utf-8", "replace")
+        return SandboxResult(rc, stdout, stderr, timed_out, reason, duration, isolation, collected)
     finally:
         _remove_cgroup(cgroup)
         shutil.rmtree(root, ignore_errors=True)

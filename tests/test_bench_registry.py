@@ -18,7 +18,7 @@ from metacog_tasks.benchmarks import (
 )
 
 #: Grows as benchmarks land.
-IMPLEMENTED = ("squad", "mmlu_pro", "legalbench", "mathbench", "omni_math")
+IMPLEMENTED = BENCHMARK_NAMES
 
 
 def test_names() -> None:
