@@ -82,6 +82,9 @@ def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, An
     rows = []
     for name, score in metacog.items():
         meta = score.metadata or {}
+        if isinstance(meta.get("steps"), list):  # SciCode mode=problem: one row per sub-step
+            rows.extend(_step_rows(name, meta, model, source))
+            continue
         value = score.value
         if not isinstance(value, Mapping) or "confidence" not in value or "correct" not in value:
             raise _BadSample(f"score {name!r}: value lacks confidence/correct: {value!r}")
@@ -117,6 +120,45 @@ def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, An
         )
         if not rows[-1]["benchmark"]:
             raise _BadSample(f"score {name!r}: metadata lacks the benchmark")
+    return rows
+
+
+def _step_rows(name: str, meta: Mapping[str, Any], model: str, source: str) -> list[dict[str, Any]]:
+    kind = str(meta["confidence_kind"])
+    rows = []
+    for step in meta["steps"]:
+        if not isinstance(step, Mapping) or not step.get("item_id"):
+            raise _BadSample(f"score {name!r}: a step record lacks its item_id")
+        where = f"score {name!r} step {step['item_id']}"
+        conf = _float_or_nan(step.get("confidence"), f"{where} confidence")
+        correct = _float_or_nan(step.get("correct"), f"{where} correct")
+        if not math.isnan(conf) and not 0.0 <= conf <= 1.0:
+            raise _BadSample(f"{where}: confidence {conf} is outside [0, 1]")
+        if not (math.isnan(correct) or correct in (0.0, 1.0)):
+            raise _BadSample(f"{where}: correct must be 0, 1 or NaN, got {correct}")
+        probe_text = step.get("probe_text")
+        if isinstance(probe_text, list):
+            probe_text = probe_text[0] if probe_text else None
+        rows.append(
+            {
+                "model": model,
+                "benchmark": str(meta.get("benchmark") or "scicode"),
+                "item_id": str(step["item_id"]),
+                "probe": str(meta["probe"]),
+                "confidence": conf,
+                "confidence_kind": kind,
+                "correct": correct,
+                "question": _text(step.get("question")),
+                "probe_text": _text(probe_text),
+                "solve_text": _text(step.get("solve_text")),
+                "probe_status": str(step.get("probe_status") or "ok"),
+                "grade_status": _text(step.get("grade_status")),
+                "answer": _text(step.get("answer")),
+                "harness": HARNESS,
+                "source": source,
+                "n_samples": _n_samples(kind, step.get("n_parsed")),
+            }
+        )
     return rows
 
 

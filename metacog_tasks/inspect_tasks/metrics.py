@@ -39,36 +39,47 @@ __all__ = [
 ]
 
 
+def _values(value: object, key: str) -> list[float]:
+    """``value[key]`` as floats; a multi-step value (SciCode ``mode=problem``) gives one per step.
+
+    Missing, ``None`` or non-numeric entries become NaN.
+    """
+
+    def num(x: object) -> float:
+        return float(x) if isinstance(x, bool | int | float) else math.nan
+
+    if not isinstance(value, dict):
+        return [math.nan]
+    n_steps = value.get("n_steps")
+    if isinstance(n_steps, int | float) and not isinstance(n_steps, bool) and n_steps >= 1:
+        return [num(value.get(f"{key}_{i}")) for i in range(1, round(n_steps) + 1)]
+    return [num(value.get(key))]
+
+
 def _field(scores: Sequence[SampleScore], key: str) -> np.ndarray:
-    """One field of the dict values as floats (missing, None or non-numeric become NaN)."""
-    out = np.full(len(scores), math.nan)
-    for i, sample_score in enumerate(scores):
-        value = sample_score.score.value
-        if isinstance(value, dict):
-            item = value.get(key)
-            if isinstance(item, bool | int | float) and item is not None:
-                out[i] = float(item)
-    return out
+    """One field of the dict values as floats, per sample (per step in multi-step values)."""
+    out = [v for s in scores for v in _values(s.score.value, key)]
+    return np.asarray(out, dtype=float)
 
 
 def _pairs(scores: Sequence[SampleScore]) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence, correct) over the samples where both are known."""
+    """(confidence, correct) over the samples (steps) where both are known."""
     conf, correct = _field(scores, "confidence"), _field(scores, "correct")
     keep = ~(np.isnan(conf) | np.isnan(correct))
     return conf[keep], correct[keep]
 
 
 def _projected(scores: Sequence[SampleScore], key: str) -> list[SampleScore]:
-    """Scores whose value is the scalar ``value[key]``, dropping samples where it is NaN."""
-    values = _field(scores, key)
+    """Scores whose value is the scalar ``value[key]`` (one per step), dropping NaN."""
     return [
         SampleScore(
-            score=Score(value=float(v)),
+            score=Score(value=v),
             sample_id=s.sample_id,
             sample_metadata=s.sample_metadata,
             scorer=s.scorer,
         )
-        for s, v in zip(scores, values)
+        for s in scores
+        for v in _values(s.score.value, key)
         if not math.isnan(v)
     ]
 

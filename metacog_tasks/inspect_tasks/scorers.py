@@ -29,6 +29,7 @@ from metacog_tasks.inspect_tasks.dataset import load_benchmark_items
 from metacog_tasks.inspect_tasks.metrics import default_metrics
 from metacog_tasks.inspect_tasks.solvers import (
     CONFIDENCES,
+    KIND_NAMES,
     PROBE_KINDS,
     probe_key,
     probe_outcomes,
@@ -105,7 +106,7 @@ async def grade_sample(
             if sandbox is not None and loaded.benchmark.name == "scicode":
                 from metacog_tasks.inspect_tasks.sandbox import grade_in_inspect_sandbox
 
-                grade = await grade_in_inspect_sandbox(loaded.benchmark, item, replies)
+                grade = await grade_in_inspect_sandbox(loaded.benchmark, item, replies, sandbox)
             else:
                 # Graders can be slow (sympy, model code in a subprocess): off the event loop.
                 grade = await anyio.to_thread.run_sync(
@@ -130,6 +131,10 @@ def _scorer_impl(
     key = probe_key(probe, confidence)
 
     async def score(state: TaskState, target: Target) -> Score:
+        from metacog_tasks.inspect_tasks.scicode import stored_steps
+
+        if stored_steps(state) is not None:  # SciCode mode=problem: one score, per-step values
+            return await _score_problem(state, probe, confidence, data, split, options, sandbox)
         grade = await grade_sample(state, benchmark, data, split, options, sandbox)
         outcomes = probe_outcomes(state)
         if key not in outcomes:
@@ -184,6 +189,82 @@ def _scorer_impl(
         )
 
     return score
+
+
+async def _score_problem(
+    state: TaskState,
+    probe: str,
+    confidence: str,
+    data: str | None,
+    split: str | None,
+    options: Mapping[str, Any] | None,
+    sandbox: str | None,
+) -> Score:
+    """Score a multi-turn SciCode problem: one (confidence, correct) pair per tested step.
+
+    ``Score.value`` has ``n_steps`` and ``confidence_<i>``, ``correct_<i>``, ``parsed_<i>``,
+    ``graded_<i>`` per step (the metrics read them step by step), plus problem-level
+    ``confidence`` (mean over steps), ``correct`` (every step passed: SciCode's main-problem
+    score), ``parsed`` and ``graded``. ``Score.metadata["steps"]`` holds the step records.
+    """
+    from metacog_tasks.inspect_tasks.scicode import grade_problem_steps, step_outcomes
+
+    key = probe_key(probe, confidence)
+    grades = await grade_problem_steps(state, data, split, options, sandbox)
+    steps = step_outcomes(state, key)
+    if not steps or any(step["outcome"] is None for step in steps):
+        raise ValueError(f"sample {state.sample_id!r}: no {key} probe was asked for every step")
+    value: dict[str, float] = {"n_steps": float(len(steps))}
+    records = []
+    lines = []
+    for i, step in enumerate(steps, start=1):
+        item_id, outcome, reply = step["item_id"], step["outcome"], step["reply"]
+        grade = grades.get(item_id) or Grade(math.nan, "no_solve")
+        conf, correct = outcome.confidence, float(grade.correct)
+        value[f"confidence_{i}"] = conf
+        value[f"correct_{i}"] = correct
+        value[f"parsed_{i}"] = 0.0 if math.isnan(conf) else 1.0
+        value[f"graded_{i}"] = 0.0 if math.isnan(correct) else 1.0
+        records.append(
+            {
+                "item_id": item_id,
+                "question": step["question"],
+                "confidence": None if math.isnan(conf) else conf,
+                "correct": None if math.isnan(correct) else correct,
+                "probe_prompt": outcome.prompt,
+                "probe_text": outcome.replies[0]
+                if len(outcome.replies) == 1
+                else list(outcome.replies),
+                "probe_status": _probe_status(outcome.statuses, outcome.parsed),
+                "n_parsed": outcome.parsed,
+                "solve_text": reply,
+                "grade_status": grade.status,
+                "answer": grade.extracted,
+            }
+        )
+        lines.append(f"step {item_id}: confidence {conf:g}, correct {correct:g} ({grade.status})")
+    confs = [value[f"confidence_{i}"] for i in range(1, len(steps) + 1)]
+    corrects = [value[f"correct_{i}"] for i in range(1, len(steps) + 1)]
+    known = [c for c in confs if not math.isnan(c)]
+    value["confidence"] = sum(known) / len(known) if known else math.nan
+    graded = [c for c in corrects if not math.isnan(c)]
+    value["correct"] = math.nan if len(graded) < len(corrects) else float(all(graded))
+    value["parsed"] = float(len(known) == len(confs))
+    value["graded"] = float(len(graded) == len(corrects))
+    return Score(
+        value=value,  # type: ignore[arg-type]
+        explanation=f"PROBES ({key}) and SOLVES, step by step\n" + "\n".join(lines),
+        metadata={
+            "benchmark": "scicode",
+            "item_id": str(state.sample_id),
+            "probe": probe,
+            "confidence_method": confidence,
+            "confidence_kind": KIND_NAMES[confidence],
+            "mode": "problem",
+            "question": str(state.metadata.get("question", "")),
+            "steps": records,
+        },
+    )
 
 
 def _probe_status(statuses: tuple[str, ...], parsed: int) -> str:

@@ -35,6 +35,8 @@ from inspect_ai.model import GenerateConfig
 
 from metacog_tasks.inspect_tasks._naming import qualified
 from metacog_tasks.inspect_tasks.dataset import benchmark_dataset, load_benchmark_items
+from metacog_tasks.inspect_tasks.sandbox import scicode_sandbox
+from metacog_tasks.inspect_tasks.scicode import problem_dataset, scicode_multiturn
 from metacog_tasks.inspect_tasks.scorers import metacog_scorer
 from metacog_tasks.inspect_tasks.solvers import (
     KIND_NAMES,
@@ -88,6 +90,7 @@ def metacog_task(
     split: str | None = None,
     options: Mapping[str, Any] | None = None,
     sandbox: str | None = None,
+    mode: str = "step",
 ) -> Task:
     """Build the probe-then-solve task of any registered benchmark.
 
@@ -103,6 +106,9 @@ def metacog_task(
         split: Dataset split.
         options: Benchmark options for ``get_benchmark``.
         sandbox: Inspect sandbox for model code (SciCode only), e.g. ``"docker"``.
+        mode: ``step`` (one sample per item) or, for SciCode, ``problem`` (one sample per main
+            problem, its sub-steps solved in one conversation; see
+            :mod:`metacog_tasks.inspect_tasks.scicode`).
 
     Returns:
         The task; one scorer per (probe, confidence) pair.
@@ -120,25 +126,33 @@ def metacog_task(
     bench_name = loaded.benchmark.name
     if sandbox is not None and bench_name != "scicode":
         raise ValueError(f"{bench_name}: an Inspect sandbox is only used by scicode")
+    allowed = ("step", "problem") if bench_name == "scicode" else ("step",)
+    if mode not in allowed:
+        raise ValueError(f"{bench_name}: mode must be one of {allowed}, got {mode!r}")
     common: dict[str, Any] = {"data": data, "split": split, "options": opts}
+    probe_args: dict[str, Any] = {
+        "probe": list(probes),
+        "confidence": list(methods),
+        "k": k,
+        "temperature": temperature,
+        "max_tokens": probe_max_tokens,
+        "seed": seed,
+    }
+    if mode == "problem":
+        dataset = problem_dataset(loaded)
+        plan_solver = scicode_multiturn(**probe_args, **common)
+    else:
+        dataset = benchmark_dataset(loaded)
+        plan_solver = probe_then_solve(bench_name, **probe_args, **common)
     return Task(
-        dataset=benchmark_dataset(loaded),
-        solver=probe_then_solve(
-            bench_name,
-            probe=list(probes),
-            confidence=list(methods),
-            k=k,
-            temperature=temperature,
-            max_tokens=probe_max_tokens,
-            seed=seed,
-            **common,
-        ),
+        dataset=dataset,
+        solver=plan_solver,
         scorer=[
             metacog_scorer(bench_name, probe=p, confidence=c, sandbox=sandbox, **common)
             for p, c in plan
         ],
         config=GenerateConfig(temperature=0.0),
-        sandbox=sandbox,
+        sandbox=scicode_sandbox(sandbox) if sandbox is not None else None,
         version=_TASK_VERSION,
         metadata={
             "metacog": {
@@ -152,6 +166,7 @@ def metacog_task(
                 "samples": k if "sampled" in methods else None,
                 "temperature": temperature if "sampled" in methods else None,
                 "probe_max_tokens": probe_max_tokens,
+                "mode": mode,
             }
         },
     )
@@ -420,6 +435,7 @@ def scicode(
     timeout_s: float | None = None,
     memory_mb: int | None = None,
     sandbox: str | None = None,
+    mode: str = "step",
 ) -> Task:
     """SciCode: one sample per sub-step; the model's function runs against the step's tests.
 
@@ -438,8 +454,11 @@ def scicode(
         h5_path: SciCode's ``test_data.h5`` (needed for the official test cases).
         timeout_s: Time limit of one test run.
         memory_mb: Memory limit of one test run.
-        sandbox: Run the tests in this Inspect sandbox (``docker``) instead of the project's
-            local sandbox.
+        sandbox: Run the tests in this Inspect sandbox (``docker``, ``docker:<compose.yaml>``,
+            another provider) instead of the project's sandbox.
+        mode: ``step`` (default: one sample per sub-step, previous steps shown with gold code,
+            as in lm-eval) or ``problem`` (one sample per main problem, sub-steps solved in one
+            conversation on the model's own earlier code, each probed first).
 
     Returns:
         The task.
@@ -463,4 +482,5 @@ def scicode(
             memory_mb=memory_mb,
         ),
         sandbox=sandbox,
+        mode=mode,
     )

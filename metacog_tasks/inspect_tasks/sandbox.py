@@ -1,0 +1,190 @@
+"""SciCode tests in an Inspect sandbox (``-T sandbox=docker``) instead of the project's sandbox.
+
+By default the SciCode scorer grades through the benchmark, which runs each test script in
+:func:`metacog_tasks.sandbox.run_python` (rlimits, network namespace, audit hook) on the host.
+With ``-T sandbox=docker`` the same scripts (built by
+:func:`metacog_tasks.benchmarks.scicode.build_test_script`) run in the sample's Inspect sandbox
+instead: a container built from a small image (Python 3.11 with numpy, scipy, sympy and h5py)
+without network. ``-T sandbox=docker:<compose.yaml>`` uses your own compose file; any other
+Inspect sandbox provider name (``k8s``, ``local``, ...) is passed through. ``local`` runs the
+model's code on the host without isolation; use it only with trusted models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from inspect_ai.util import SandboxEnvironmentSpec, sandbox
+
+from metacog_tasks.benchmarks.base import Benchmark, Grade, Item
+from metacog_tasks.sandbox import SandboxResult
+
+__all__ = ["COMPOSE_YAML", "DOCKERFILE", "grade_in_inspect_sandbox", "scicode_sandbox"]
+
+#: Image of the default docker sandbox: SciCode's required dependencies, nothing else.
+DOCKERFILE = """\
+FROM python:3.11-slim
+RUN pip install --no-cache-dir "numpy<3" "scipy>=1.10" "sympy>=1.12" "h5py>=3.10"
+RUN useradd --create-home runner
+USER runner
+WORKDIR /home/runner
+"""
+#: Compose file of the default docker sandbox: no network, bounded memory and CPU.
+COMPOSE_YAML = """\
+services:
+  default:
+    build: .
+    init: true
+    command: tail -f /dev/null
+    network_mode: none
+    mem_limit: 4gb
+    cpus: 1.0
+"""
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _docker_config_dir() -> Path:
+    import platformdirs  # an Inspect dependency
+
+    folder = Path(platformdirs.user_cache_dir("metacog-eval")) / "inspect-scicode-docker"
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_atomic(folder / "Dockerfile", DOCKERFILE)
+    _write_atomic(folder / "compose.yaml", COMPOSE_YAML)
+    return folder
+
+
+def scicode_sandbox(spec: str) -> str | SandboxEnvironmentSpec:
+    """The Inspect sandbox for a ``-T sandbox=...`` value.
+
+    Args:
+        spec: ``docker`` (the project's image, written to the user cache on first use),
+            ``docker:<compose file>`` (yours), or another provider name passed through.
+
+    Returns:
+        A value for ``Task(sandbox=...)``.
+
+    Raises:
+        ValueError: An empty spec, or a compose file that does not exist.
+    """
+    spec = str(spec).strip()
+    if not spec:
+        raise ValueError("sandbox: empty value; use docker, docker:<compose.yaml> or a provider")
+    kind, _, config = spec.partition(":")
+    if kind == "docker" and not config:
+        return SandboxEnvironmentSpec("docker", str(_docker_config_dir() / "compose.yaml"))
+    if config:
+        path = Path(config).expanduser()
+        if not path.is_file():
+            raise ValueError(f"sandbox {kind}: config file not found: {config}")
+        return SandboxEnvironmentSpec(kind, str(path.resolve()))
+    return spec
+
+
+class _InspectRunner:
+    """``SciCode.run_script`` replacement that runs scripts in an Inspect sandbox.
+
+    ``SciCode.grade`` is synchronous and runs in a worker thread; each script is handed back to
+    the event loop (``anyio.from_thread.run``), where the sandbox's async API lives.
+    """
+
+    def __init__(self, env: Any, python: str, timeout_s: float) -> None:
+        self.env = env
+        self.python = python
+        self.timeout_s = timeout_s
+        self.kind = type(env).__name__
+
+    def __call__(
+        self, script: str, targets: list[Any] | None = None, collect: Sequence[str] = ()
+    ) -> SandboxResult:
+        return anyio.from_thread.run(self._run, script, targets, tuple(collect))
+
+    async def _run(
+        self, script: str, targets: list[Any] | None, collect: tuple[str, ...]
+    ) -> SandboxResult:
+        from metacog_tasks.benchmarks import _scicode_support
+        from metacog_tasks.benchmarks.scicode import _scicode_package
+
+        folder = f"metacog-scicode-{uuid.uuid4().hex}"
+        files = dict(_scicode_package())
+        if targets is not None:
+            files["targets.json"] = _scicode_support.codec["dump_targets"](targets)
+        files["main.py"] = script
+        isolation = {"sandbox": f"inspect:{self.kind}"}
+        start = time.monotonic()
+        try:
+            for name, content in files.items():
+                await self.env.write_file(f"{folder}/{name}", content)
+            try:
+                res = await self.env.exec(
+                    [self.python, "-B", "main.py"],
+                    cwd=folder,
+                    timeout=max(1, round(self.timeout_s)),
+                )
+            except TimeoutError:
+                return SandboxResult(
+                    None, "", "", True, "timeout", time.monotonic() - start, isolation
+                )
+            collected: dict[str, str] = {}
+            for name in collect:  # files the script left behind (generated targets)
+                with contextlib.suppress(FileNotFoundError):
+                    collected[name] = await self.env.read_file(f"{folder}/{name}")
+            return SandboxResult(
+                res.returncode,
+                res.stdout,
+                res.stderr,
+                False,
+                None,
+                time.monotonic() - start,
+                isolation,
+                collected,
+            )
+        finally:
+            # Cleanup is best effort: the sandbox itself is per sample.
+            with contextlib.suppress(Exception):
+                await self.env.exec(["rm", "-rf", folder], timeout=60)
+
+
+def _python_for(sandbox_spec: str) -> str:
+    """The interpreter inside the sandbox: this one for ``local``, else the image's ``python``."""
+    return sys.executable if str(sandbox_spec).split(":")[0] == "local" else "python"
+
+
+async def grade_in_inspect_sandbox(
+    bench: Benchmark, item: Item, replies: list[str], sandbox_spec: str
+) -> Grade:
+    """Grade SciCode replies with the test scripts run in the sample's Inspect sandbox.
+
+    Args:
+        bench: The SciCode benchmark (its grading logic is reused unchanged).
+        item: The sub-step.
+        replies: The solve replies.
+        sandbox_spec: The task's ``sandbox`` value (``local`` runs this interpreter).
+
+    Returns:
+        The grade, as the benchmark computes it.
+    """
+    runner = _InspectRunner(
+        sandbox(), _python_for(sandbox_spec), float(getattr(bench, "timeout_s", 120.0))
+    )
+    # A shallow copy per call: the target cache stays shared, run_script is this sample's.
+    graded = copy.copy(bench)
+    graded.run_script = runner  # type: ignore[method-assign]
+    return await anyio.to_thread.run_sync(graded.grade_responses, item, replies)

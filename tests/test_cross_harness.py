@@ -1,0 +1,126 @@
+"""The same simulated model on the same pack gives identical records through lm-eval and Inspect.
+
+Both harnesses ask the benchmark layer's prompts, the simulated model answers from its latent
+state, and ``metacog collect`` reads both logs; every record column except ``harness`` and
+``source`` must agree: item ids, probes, confidence kinds, confidences, correctness, the texts,
+the parse and grade statuses and the extracted answers.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from metacog_metrics.records import KEY_COLUMNS, read_records
+from metacog_tasks.collect import collect
+
+BIN = Path(sys.executable).parent
+_HARNESS_COLUMNS = ("harness", "source")
+
+
+def _compare(lm: pd.DataFrame, ins: pd.DataFrame) -> None:
+    assert len(lm) and len(lm) == len(ins)
+    assert set(lm["harness"]) == {"lm-eval"} and set(ins["harness"]) == {"inspect"}
+    key = list(KEY_COLUMNS)
+    a = lm.drop(columns=list(_HARNESS_COLUMNS)).sort_values(key).reset_index(drop=True)
+    b = ins.drop(columns=list(_HARNESS_COLUMNS)).sort_values(key).reset_index(drop=True)
+    assert list(a.columns) == list(b.columns)
+    pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+def _lm_eval_in_process(tmp_path: Path, model: str, tasks: list[str], meta: dict) -> Path:
+    from metacog_tasks.lmeval.runner import run_lmeval
+
+    out = tmp_path / "lm"
+    run_lmeval(
+        [{"model": "metacog-sim", "model_args": {"model": model, "data": "bundled"}}],
+        tasks,
+        output_path=out,
+        metadata=meta,
+    )
+    return out
+
+
+def test_same_records_in_process(tmp_path) -> None:
+    """lm-eval's simple_evaluate and Inspect's eval(), one process; circular MathBench."""
+    from inspect_ai import eval as inspect_eval
+
+    from metacog_tasks.inspect_tasks import mathbench, mmlu_pro
+
+    meta = {"metacog_data": "bundled", "metacog_confidence": "verbal,sampled", "metacog_samples": 2}
+    lm_dir = _lm_eval_in_process(
+        tmp_path, "m06", ["metacog_mmlu_pro", "metacog_mathbench", "metacog_mathbench_cf"], meta
+    )
+    args = {"data": "bundled", "confidence": "verbal,sampled", "k": 2}
+    inspect_eval(
+        [
+            mmlu_pro(**args),
+            mathbench(probe="prospective,counterfactual", **args),
+        ],
+        model="metacog-sim/m06",
+        display="none",
+        log_dir=str(tmp_path / "inspect"),
+    )
+    lm, ins = collect([lm_dir]), collect([tmp_path / "inspect"])
+    assert lm.n_bad == 0 and ins.n_bad == 0
+    assert set(ins.records["benchmark"]) == {"mmlu_pro", "mathbench"}
+    _compare(lm.records, ins.records)
+
+
+def _run(args: list[str], cwd: Path) -> None:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"{args[:3]}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+
+
+BENCHMARKS = ("squad", "mmlu_pro", "legalbench", "mathbench", "omni_math", "scicode")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["m03", "m12"])
+def test_same_records_through_both_clis(tmp_path, model) -> None:
+    """``metacog lm-eval run`` vs ``inspect eval-set`` on every bundled pack, both probes,
+    verbal, sampled and numeric confidence; then ``metacog collect`` on each log folder."""
+    lm_tasks = ",".join(f"metacog_{b}{sfx}" for b in BENCHMARKS for sfx in ("", "_cf"))
+    meta = (
+        '{"metacog_data": "bundled", "metacog_confidence": "verbal,sampled,numeric", '
+        '"metacog_samples": 2}'
+    )
+    _run(
+        [
+            str(BIN / "metacog"), "lm-eval", "run", "--model", "metacog-sim",
+            "--model_args", f"model={model},data=bundled", "--tasks", lm_tasks,
+            "--metadata", meta, "--output_path", "lm", "--log_samples",
+        ],
+        tmp_path,
+    )  # fmt: skip
+    _run(
+        [
+            str(BIN / "inspect"), "eval-set", *(f"metacog_tasks/{b}" for b in BENCHMARKS),
+            "--model", f"metacog-sim/{model}", "-T", "data=bundled",
+            "-T", "probe=prospective,counterfactual", "-T", "confidence=verbal,sampled,numeric",
+            "-T", "k=2", "--log-dir", "inspect", "--display", "none",
+        ],
+        tmp_path,
+    )  # fmt: skip
+    for name in ("lm", "inspect"):
+        _run([str(BIN / "metacog"), "collect", name, "--out", f"{name}.parquet"], tmp_path)
+    lm, ins = read_records(tmp_path / "lm.parquet"), read_records(tmp_path / "inspect.parquet")
+    assert set(ins["benchmark"]) == set(BENCHMARKS)
+    assert set(ins["confidence_kind"]) == {"verbal_binary", "sampled", "verbal_numeric"}
+    _compare(lm, ins)
+
+    # One table from both folders needs the model renamed on one side.
+    both = [str(BIN / "metacog"), "collect", "lm", "inspect", "--out", "both.parquet"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    proc = subprocess.run(both, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode != 0 and "appear in both lm-eval and Inspect logs" in proc.stderr
+    name = f"metacog-sim/{model}"
+    _run([*both, "--rename", f"{name}={name}@lm-eval"], tmp_path)
+    merged = read_records(tmp_path / "both.parquet")
+    assert len(merged) == 2 * len(ins)
