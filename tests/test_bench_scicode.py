@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metacog_tasks.benchmarks import get_benchmark
 from metacog_tasks.benchmarks._scicode_support import capture_targets_source, codec
@@ -168,3 +170,11 @@ def test_every_pack_step(bench) -> None:
     for item in items:
         assert bench.grade(item, bench.reference_response(item)).correct == 1.0
         assert bench.grade(item, bench.wrong_response(item, rng)).correct == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_code_extraction_never_raises(text: str) -> None:
+    code = extract_code(text)
+    assert code is None or code.strip()
+    capture_targets_source(text)

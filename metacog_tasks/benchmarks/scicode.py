@@ -38,7 +38,13 @@ from metacog_tasks.benchmarks._scicode_support import (
 from metacog_tasks.benchmarks.base import Grade, Item
 from metacog_tasks.sandbox import SandboxResult, run_python
 
-__all__ = ["SciCode", "build_target_script", "build_test_script", "extract_code"]
+__all__ = [
+    "SciCode",
+    "build_target_script",
+    "build_test_script",
+    "extract_code",
+    "support_files",
+]
 
 HF_ID = "SciCode1/SciCode"
 FIELDS = ("problem_id", "sub_steps", "required_dependencies")
@@ -107,6 +113,14 @@ def _scicode_package() -> dict[str, str]:
         "scicode/parse/parse.py": "",
         "_metacog_codec.py": CODEC_SOURCE,
     }
+
+
+def support_files() -> dict[str, str]:
+    """Files a test or target script needs beside it (``scicode.compare.cmp``, the codec).
+
+    Another sandbox (e.g. Inspect's) writes these next to ``main.py`` and ``targets.json``.
+    """
+    return _scicode_package()
 
 
 def build_test_script(item: Item, code: str, prior_code: str = "") -> str:
