@@ -82,7 +82,7 @@ BENCHMARKS = ("squad", "mmlu_pro", "legalbench", "mathbench", "omni_math", "scic
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["m03", "m12"])
+@pytest.mark.parametrize("model", ["m03"])
 def test_same_records_through_both_clis(tmp_path, model) -> None:
     """``metacog lm-eval run`` vs ``inspect eval-set`` on every bundled pack, both probes,
     verbal, sampled and numeric confidence; then ``metacog collect`` on each log folder."""
@@ -115,12 +115,8 @@ def test_same_records_through_both_clis(tmp_path, model) -> None:
     assert set(ins["confidence_kind"]) == {"verbal_binary", "sampled", "verbal_numeric"}
     _compare(lm, ins)
 
-    # One table from both folders needs the model renamed on one side.
+    # Both folders at once: the same model name from two harnesses is refused, not merged.
     both = [str(BIN / "metacog"), "collect", "lm", "inspect", "--out", "both.parquet"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     proc = subprocess.run(both, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert proc.returncode != 0 and "appear in both lm-eval and Inspect logs" in proc.stderr
-    name = f"metacog-sim/{model}"
-    _run([*both, "--rename", f"{name}={name}@lm-eval"], tmp_path)
-    merged = read_records(tmp_path / "both.parquet")
-    assert len(merged) == 2 * len(ins)
