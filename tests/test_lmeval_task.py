@@ -7,6 +7,7 @@ are recomputed here independently (scikit-learn, numpy) from the script.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import Counter
@@ -383,3 +384,33 @@ def test_unknown_metadata_key_fails_when_the_task_is_built() -> None:
     )
     with pytest.raises(OptionsError, match="metacog_confidense"):
         manager.load(["metacog_mmlu_pro"])
+
+
+def test_missing_data_names_the_task_and_the_metadata_key(tmp_path) -> None:
+    from metacog_tasks.lmeval.task import TaskDataError
+
+    missing = tmp_path / "nowhere.jsonl"
+    manager = TaskManager(
+        include_path=str(tasks_dir()),
+        include_defaults=False,
+        metadata={"metacog_data": {"squad": str(missing)}},
+    )
+    with pytest.raises(TaskDataError, match="metacog_squad_cf") as info:
+        manager.load(["metacog_squad_cf"])
+    assert str(missing) in str(info.value)
+    assert '--metadata \'{"metacog_data": {"squad": "PATH"}}\'' in str(info.value)
+
+
+def test_local_jsonl_in_the_original_format(tmp_path) -> None:
+    """``metacog_data`` pointing at a file in MMLU-Pro's own field names."""
+    src = get_benchmark("mmlu_pro")
+    rows = [dict(i.record) for i in src.load("bundled")[:3]]
+    path = tmp_path / "mmlu_pro_subset.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    manager = TaskManager(
+        include_path=str(tasks_dir()),
+        include_defaults=False,
+        metadata={"metacog_data": {"mmlu_pro": str(path)}},
+    )
+    task = manager.load(["metacog_mmlu_pro"])["tasks"]["metacog_mmlu_pro"]
+    assert [d["item_id"] for d in task.eval_docs] == [str(r["question_id"]) for r in rows]

@@ -34,7 +34,7 @@ from lm_eval.api.metrics import bypass_agg
 from lm_eval.api.task import ConfigurableTask
 from scipy.special import expit
 
-from metacog_tasks.benchmarks import get_benchmark
+from metacog_tasks.benchmarks import DataUnavailableError, get_benchmark
 from metacog_tasks.benchmarks.base import Grade, Item
 from metacog_tasks.lmeval import metrics as _m
 from metacog_tasks.lmeval.options import KIND_NAMES, OptionsError, TaskOptions
@@ -144,7 +144,14 @@ class MetacogTask(ConfigurableTask):
         """Load the items through the benchmark layer into a one-split ``DatasetDict``."""
         source = self._options.data
         where = source or "the Hugging Face dataset"
-        items = self._bench.load(source, split=self._options.split)
+        try:
+            items = self._bench.load(source, split=self._options.split)
+        except DataUnavailableError as exc:
+            raise TaskDataError(
+                f"task {self._task}: {exc}\nWith lm-eval, point the task at local data with "
+                f'--metadata \'{{"metacog_data": {{"{self._benchmark_name}": "PATH"}}}}\', '
+                f'or use "bundled" for the mini pack shipped with metacog-eval.'
+            ) from exc
         if not items:
             raise TaskDataError(f"task {self._task}: no items loaded from {where}")
         by_id: dict[str, Item] = {}

@@ -80,7 +80,8 @@ def run_lm_eval_cli(argv: Sequence[str]) -> int:
         argv: lm-eval arguments, e.g. ``["run", "--model", "hf", "--tasks", "metacog_*"]``.
 
     Returns:
-        The exit status (0 on success, 2 on a usage error this wrapper recognises).
+        The exit status: 0 on success, 2 on a bad metacog option or data source, or on a
+        backend without log-likelihoods asked for log-prob confidence.
     """
     from lm_eval._cli import HarnessCLI
     from lm_eval.utils import setup_logging
@@ -106,9 +107,23 @@ def run_lm_eval_cli(argv: Sequence[str]) -> int:
         and _only_metacog_tasks(getattr(args, "tasks", None))
         and os.environ.get("METACOG_LMEVAL_FULL_INDEX", "") in ("", "0")
     )
+    from metacog_tasks.benchmarks import DataUnavailableError, PromptError, UnknownBenchmarkError
+    from metacog_tasks.lmeval.options import OptionsError
+    from metacog_tasks.lmeval.task import TaskDataError
+
     try:
         with _metacog_index_only(index_only):
             parser.execute(args)
+    except (
+        OptionsError,
+        TaskDataError,
+        DataUnavailableError,
+        PromptError,
+        UnknownBenchmarkError,
+    ) as exc:
+        # Bad metacog options or data: one line naming the task, not a traceback.
+        print(f"metacog lm-eval: error: {exc}", file=sys.stderr)
+        return 2
     except NotImplementedError as exc:
         text = str(exc).lower()
         if any(w in text for w in ("loglikelihood", "log-likelihood", "logit")):
