@@ -255,3 +255,41 @@ def test_probe_and_solve_are_visible_in_the_transcript(tmp_path) -> None:
     meta = log.samples[0].metadata
     assert meta["prospective_verbal_reply"].endswith("Answer: Yes")
     assert meta["solve_reply"] == log.samples[0].output.completion
+
+
+def test_own_solver_composes_with_the_probe_and_scorer(tmp_path) -> None:
+    """A custom solve step (here: the benchmark prompt plus a system note) graded by the scorer."""
+    from inspect_ai import Task
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+    from inspect_ai.solver import solver
+
+    from metacog_tasks.inspect_tasks import (
+        benchmark_dataset,
+        metacog_probe,
+        metacog_scorer,
+        store_solve,
+    )
+
+    script = Script(YES, RIGHT)
+    loaded = load_benchmark_items(BENCH, data="bundled")
+
+    @solver
+    def my_solver():
+        async def solve(state, generate):
+            prompt = loaded.benchmark.solve_prompt(loaded.item(state.sample_id))
+            state.messages = [ChatMessageUser(content=prompt)]
+            state = await generate(state)
+            state.messages.insert(0, ChatMessageSystem(content="(logged only)"))
+            store_solve(state, [prompt], [state.output.completion])
+            return state
+
+        return solve
+
+    task = Task(
+        dataset=benchmark_dataset(loaded),
+        solver=[metacog_probe(BENCH, data="bundled"), my_solver()],
+        scorer=metacog_scorer(BENCH, data="bundled"),
+    )
+    log = _run(task, script, tmp_path, limit=6)
+    got = [s.scores["prospective_verbal"].value["correct"] for s in log.samples]
+    assert got == [float(r) for r in RIGHT[:6]]

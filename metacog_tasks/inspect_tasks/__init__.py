@@ -35,6 +35,8 @@ from metacog_tasks.inspect_tasks.solvers import (
     probe_key,
     probe_plan,
     probe_then_solve,
+    solve_replies,
+    store_solve,
 )
 from metacog_tasks.inspect_tasks.tasks import (
     legalbench,
@@ -76,8 +78,10 @@ __all__ = [
     "probe_plan",
     "probe_then_solve",
     "scicode",
+    "solve_replies",
     "squad",
     "stderr",
+    "store_solve",
     "tetrachoric",
     "unparseable_rate",
     "yes_rate",

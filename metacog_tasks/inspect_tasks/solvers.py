@@ -30,6 +30,8 @@ __all__ = [
     "probe_key",
     "probe_plan",
     "probe_then_solve",
+    "solve_replies",
+    "store_solve",
 ]
 
 #: Probes an Inspect task can ask (``numeric`` is a confidence method, not a probe).
@@ -213,6 +215,24 @@ def probe_outcomes(state: TaskState) -> dict[str, ProbeOutcome]:
     return {key: ProbeOutcome.from_store(value) for key, value in raw.items()}
 
 
+def store_solve(state: TaskState, prompts: Sequence[str], replies: Sequence[str]) -> None:
+    """Record a sample's solve prompts and replies for the metacog scorers.
+
+    :func:`metacog_solve` calls this; a solver of your own (an agent, a different prompt) that
+    replaces it calls it too, with the replies in the order of the benchmark's
+    ``solve_prompts(item)`` (the grader reads them in that order).
+
+    Args:
+        state: The sample's state.
+        prompts: The solve messages asked.
+        replies: The final reply to each.
+    """
+    prompts, replies = list(prompts), list(replies)
+    state.store.set(_STORE_SOLVE, {"prompts": prompts, "replies": replies})
+    state.metadata["solve_prompt"] = prompts[0] if len(prompts) == 1 else prompts
+    state.metadata["solve_reply"] = replies[0] if len(replies) == 1 else replies
+
+
 def solve_replies(state: TaskState) -> tuple[list[str], list[str]]:
     """The solve prompts and replies :func:`metacog_solve` stored on a sample."""
     raw = state.store.get(_STORE_SOLVE, {}) or {}
@@ -329,9 +349,7 @@ def metacog_solve(
                 replies.append(state.output.completion)
             else:
                 replies.append(await _ask(prompt, GenerateConfig(), label))
-        state.store.set(_STORE_SOLVE, {"prompts": prompts, "replies": replies})
-        state.metadata["solve_prompt"] = prompts[0] if len(prompts) == 1 else prompts
-        state.metadata["solve_reply"] = replies[0] if len(replies) == 1 else replies
+        store_solve(state, prompts, replies)
         return state
 
     return solve
