@@ -293,3 +293,55 @@ def test_own_solver_composes_with_the_probe_and_scorer(tmp_path) -> None:
     log = _run(task, script, tmp_path, limit=6)
     got = [s.scores["prospective_verbal"].value["correct"] for s in log.samples]
     assert got == [float(r) for r in RIGHT[:6]]
+
+
+def test_omni_math_judge_is_an_inspect_model_role(tmp_path) -> None:
+    """Text answers math-verify calls wrong go to the grader role (judge_on=wrong)."""
+    from metacog_tasks.inspect_tasks import omni_math
+    from metacog_tasks.inspect_tasks.judge import parse_judgement
+
+    bench = get_benchmark("omni_math")
+    items = bench.load("bundled")[:4]
+    solve = {bench.solve_prompt(it): i for i, it in enumerate(items)}
+    judged: list[str] = []
+
+    def model(input, tools, tool_choice, config):
+        text = input[0].text
+        if text in solve:  # item i answers in words: rules say wrong, the judge decides
+            reply = f"Working...\nSo the answer is $\\boxed{{answer in words {solve[text]}}}$."
+        else:
+            reply = "Rationale.\nAnswer: Yes"
+        return _usage(ModelOutput.from_content("mockllm", reply))
+
+    def grader(input, tools, tool_choice, config):
+        text = input[0].text
+        judged.append(text)
+        verdict = "TRUE" if "answer in words 0" in text or "answer in words 2" in text else "FALSE"
+        reply = f"Checked.\nEquivalence Judgement: {verdict}"
+        return _usage(ModelOutput.from_content("grader", reply))
+
+    task = omni_math(data="bundled", judge="role:grader", judge_on="wrong")
+    logs = inspect_eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=model),
+        model_roles={"grader": get_model("mockllm/model", custom_outputs=grader)},
+        display="none",
+        log_dir=str(tmp_path),
+        limit=4,
+    )
+    log = logs[0]
+    assert log.status == "success", log.error
+    assert len(judged) == 4
+    for i, item in enumerate(items):  # samples run concurrently: match prompts by answer
+        (prompt,) = [p for p in judged if f"answer in words {i}}}" in p]
+        assert f"## Reference answer\n{item.target}\n" in prompt
+    scores = {s.id: s.scores["prospective_verbal"] for s in log.samples}
+    assert {i: scores[it.item_id].value["correct"] for i, it in enumerate(items)} == {
+        0: 1.0,
+        1: 0.0,
+        2: 1.0,
+        3: 0.0,
+    }
+    assert {s.metadata["grade_status"] for s in scores.values()} == {"judged"}
+    assert parse_judgement("x\n**Equivalence Judgement:** FALSE") is False
+    assert parse_judgement("no verdict") is None

@@ -97,6 +97,10 @@ def _load_cached(benchmark: str, data: str | None, split: str | None, key: str) 
     from metacog_tasks.benchmarks import get_benchmark
 
     options = json.loads(key)
+    if isinstance(options.get("judge"), str):  # Omni-MATH: an Inspect model as the judge
+        from metacog_tasks.inspect_tasks.judge import inspect_judge
+
+        options["judge"] = inspect_judge(options["judge"])
     try:
         bench = get_benchmark(benchmark, **options)
     except TypeError as exc:  # an unknown option reaches the benchmark's constructor

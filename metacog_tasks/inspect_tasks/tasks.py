@@ -382,6 +382,7 @@ def omni_math(
     options: dict[str, Any] | None = None,
     judge_on: str | None = None,
     verify_timeout_s: int | None = None,
+    judge: str | None = None,
 ) -> Task:
     """Omni-MATH: olympiad problems graded by symbolic equivalence.
 
@@ -396,7 +397,9 @@ def omni_math(
         split: Dataset split.
         prompts: Prompt-template overrides (YAML/JSON file).
         options: Other benchmark options (a mapping).
-        judge_on: When a judge grades: ``unsettled`` (rules cannot decide) or ``wrong``.
+        judge: A model that judges the answers math-verify cannot settle: an Inspect model
+            name (``openai/gpt-4o``) or ``role:<name>`` (``--model-role <name>=...``).
+        judge_on: When the judge grades: ``unsettled`` (rules cannot decide) or ``wrong`` too.
         verify_timeout_s: Seconds allowed to each math-verify step.
 
     Returns:
@@ -413,7 +416,11 @@ def omni_math(
         data=data,
         split=split,
         options=_options(
-            options, prompts=prompts, judge_on=judge_on, verify_timeout_s=verify_timeout_s
+            options,
+            prompts=prompts,
+            judge=judge,
+            judge_on=judge_on,
+            verify_timeout_s=verify_timeout_s,
         ),
     )
 
