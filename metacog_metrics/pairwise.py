@@ -1,0 +1,1260 @@
+"""Pairwise calibration: does model A's confidence *relative to B* track its performance relative
+to B, item by item, beyond what base rates and each model's own calibration explain?
+
+For every model pair (A, B) the statistic is Kendall's tau-b between ``dconf = conf_A - conf_B``
+and ``dperf = perf_A - perf_B`` over the items. Two permutation nulls answer different questions:
+
+* ``base_rate`` (base-rate-matched): the association is broken while every base rate is kept.
+  Per pair, ``dconf`` is permuted against ``dperf``; for the mean over pairs, each model's
+  confidence and correctness vectors are each shuffled on their own.
+* ``calibration_preserving``: each model keeps its own (confidence, correctness) pairs and only
+  the matching of items across models is shuffled; the mean is drawn by shuffling each model's
+  item order. With a shared difficulty axis this null sits far above zero (shared difficulty
+  cancels in the observed differences but not after scrambling), so compare against it, not 0.
+
+Per-pair p-values use ``(1 + #{null >= observed}) / (B + 1)`` and BH-FDR across pairs. The mean
+over all pairs needs *joint* draws (all pairs recomputed from the same shuffled matrices), since
+pairs sharing a model are dependent: independent per-pair draws understate the variance of the
+base-rate mean null about two-fold.
+
+Binary confidence has a fast engine. A pair's 3x3 table of (dconf, dperf) comes from four matrix
+products over all pairs at once, so a joint draw costs a few BLAS calls; per-pair draws are random
+contingency tables with the fixed margins (3x3 for the base-rate null, the 4x4 table of A's by
+B's (conf, perf) category for the calibration-preserving null) drawn by sequential hypergeometric
+sampling, so their cost does not depend on the number of items. Continuous confidence (logprob,
+sampled, numeric) takes an exact but slower path: permutations of the items, with tau-b from
+bincounts when the confidences lie on a grid (k / Q, Q <= 1000) and from a sort otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from metacog_metrics._result import Result
+
+__all__ = [
+    "DEFAULT_DELTAS",
+    "NULLS",
+    "PAIR_TYPES",
+    "DeltaCurve",
+    "MeanTauNull",
+    "PairTestResult",
+    "PairTypeSummary",
+    "PairwiseResult",
+    "joint_null_draws",
+    "pair_permutation_test",
+    "pairwise_calibration",
+    "pairwise_taus",
+    "tau_b_from_table",
+]
+
+Null = Literal["base_rate", "calibration_preserving"]
+Alternative = Literal["two-sided", "greater", "less"]
+SeedLike = int | np.random.Generator | np.random.SeedSequence | None
+
+#: The two permutation nulls.
+NULLS: tuple[str, ...] = ("base_rate", "calibration_preserving")
+#: Accuracy-gap grid of the delta curve.
+DEFAULT_DELTAS: tuple[float, ...] = (
+    0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0,
+)  # fmt: skip
+#: Pair types by the reasoning flag of the two models.
+PAIR_TYPES: tuple[str, ...] = ("R-R", "R-NR", "NR-NR")
+
+_TABLES_PER_CHUNK = 1 << 19  # random tables per chunk (bounded memory, fixed for determinism)
+_ELEMENTS_PER_CHUNK = 1 << 22  # items x rows per chunk on the exact paths
+_MAX_GRID = 1000
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs, seeds, small helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _check(conf: ArrayLike, perf: ArrayLike) -> tuple[NDArray, NDArray, bool]:
+    """Validate items x models arrays (optionally with leading batch axes)."""
+    c = np.asarray(conf, dtype=float)
+    p = np.asarray(perf, dtype=float)
+    if c.shape != p.shape:
+        raise ValueError(f"conf {c.shape} and perf {p.shape} must have the same shape")
+    if c.ndim < 2 or c.shape[-1] < 2 or c.shape[-2] < 2:
+        raise ValueError(f"need (..., items >= 2, models >= 2) arrays, got shape {c.shape}")
+    if np.isnan(c).any() or np.isnan(p).any():
+        raise ValueError("conf and perf must be complete (no NaN); build complete-case matrices")
+    if not np.isfinite(c).all():
+        raise ValueError("conf has infinite values")
+    if not np.isin(p, (0.0, 1.0)).all():
+        raise ValueError("perf must hold only 0 and 1")
+    binary = bool(np.isin(c, (0.0, 1.0)).all())
+    return c, p, binary
+
+
+def _seed_sequence(seed: SeedLike) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    return np.random.SeedSequence(seed)
+
+
+def _blas_limits(flops_per_product: int) -> Any:
+    """One BLAS thread for small products: OpenBLAS's threads cost more than they save there
+    (measured 9x slower for 20 x 5000 x 20 products on a busy 2-core machine)."""
+    if flops_per_product >= 50_000_000:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _pairs(n_models: int, pairs: Any = None) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    if pairs is None:
+        return np.triu_indices(n_models, k=1)
+    ia, ib = (np.asarray(v, dtype=np.intp) for v in pairs)
+    if ia.shape != ib.shape or ia.ndim != 1:
+        raise ValueError("pairs must be two equal-length 1-D index arrays (a, b)")
+    if ia.size and (min(ia.min(), ib.min()) < 0 or max(ia.max(), ib.max()) >= n_models):
+        raise ValueError("pair index out of range")
+    if np.any(ia == ib):
+        raise ValueError("a pair must join two different models")
+    return ia, ib
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="draw", leave=False)
+
+
+def _p_values(ge: NDArray, le: NDArray, n: NDArray, alternative: str) -> tuple[NDArray, ...]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_greater = np.where(n > 0, (ge + 1.0) / (n + 1.0), np.nan)
+        p_less = np.where(n > 0, (le + 1.0) / (n + 1.0), np.nan)
+    two = np.minimum(1.0, 2.0 * np.minimum(p_greater, p_less))
+    chosen = {"two-sided": two, "greater": p_greater, "less": p_less}[alternative]
+    return chosen, p_greater, p_less
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(
+            f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}"
+        )
+
+
+def _check_null(null: str) -> None:
+    if null not in NULLS:
+        raise ValueError(f"null must be one of {NULLS}, got {null!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Kendall tau-b from contingency tables
+# --------------------------------------------------------------------------------------------
+
+
+def tau_b_from_table(table: ArrayLike) -> NDArray[np.float64]:
+    """Kendall's tau-b of ordered contingency tables (rows and columns in increasing order).
+
+    ``tau_b = (C - D) / sqrt((n0 - n1)(n0 - n2))`` with C and D the concordant and discordant
+    pairs, ``n0 = N(N-1)/2`` and ``n1``, ``n2`` the pairs tied on the row and column variable.
+    Equal to ``scipy.stats.kendalltau`` on the expanded data.
+
+    Args:
+        table: ``(..., R, C)`` counts.
+
+    Returns:
+        ``(...)`` tau-b values; NaN where a margin is constant.
+    """
+    t = np.asarray(table, dtype=float)
+    if t.ndim < 2:
+        raise ValueError("table must have at least 2 dimensions (rows, columns)")
+    below = np.cumsum(t, axis=-2) - t  # rows strictly above (smaller row value)
+    left = np.cumsum(below, axis=-1) - below  # ... and strictly smaller column
+    total_below = below.sum(axis=-1, keepdims=True)
+    right = total_below - left - below  # strictly larger column
+    s = (t * (left - right)).sum(axis=(-2, -1))
+    return _tau_from_s(s, t.sum(axis=-1), t.sum(axis=-2))
+
+
+def _tau_from_s(s: NDArray, rows: NDArray, cols: NDArray) -> NDArray:
+    n = rows.sum(axis=-1)
+    n0 = n * (n - 1) / 2.0
+    n1 = (rows * (rows - 1) / 2.0).sum(axis=-1)
+    n2 = (cols * (cols - 1) / 2.0).sum(axis=-1)
+    den = (n0 - n1) * (n0 - n2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, s / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
+
+
+def _tau_b_3x3(t: NDArray) -> NDArray:
+    """tau-b of (..., 3, 3) tables, written out (the hot loop of the per-pair nulls)."""
+    t = t.astype(float, copy=False)
+    n00, n01, n02 = t[..., 0, 0], t[..., 0, 1], t[..., 0, 2]
+    n10, n11, n12 = t[..., 1, 0], t[..., 1, 1], t[..., 1, 2]
+    n20, n21, n22 = t[..., 2, 0], t[..., 2, 1], t[..., 2, 2]
+    c = n00 * (n11 + n12 + n21 + n22) + n01 * (n12 + n22) + n10 * (n21 + n22) + n11 * n22
+    d = n02 * (n10 + n11 + n20 + n21) + n01 * (n10 + n20) + n12 * (n20 + n21) + n11 * n20
+    return _tau_from_s(c - d, t.sum(axis=-1), t.sum(axis=-2))
+
+
+# --------------------------------------------------------------------------------------------
+# Observed tables and taus
+# --------------------------------------------------------------------------------------------
+
+
+def _binary_tables(c: NDArray, p: NDArray, ia: NDArray, ib: NDArray) -> NDArray[np.int64]:
+    """(dconf, dperf) 3x3 tables of pairs (ia, ib) from (..., N, M) 0/1 arrays."""
+    dtype = np.float32 if c.shape[-2] < (1 << 24) else np.float64
+    cm = np.ascontiguousarray(np.swapaxes(c, -1, -2), dtype=dtype)
+    pm = np.ascontiguousarray(np.swapaxes(p, -1, -2), dtype=dtype)
+    return _binary_tables_mn(cm, pm, ia, ib)
+
+
+def _binary_tables_mn(cm: NDArray, pm: NDArray, ia: NDArray, ib: NDArray) -> NDArray[np.int64]:
+    """The tables from C-contiguous (..., M, N) float 0/1 arrays (models x items).
+
+    Four products give every table: ``e11 e00'`` (A in (1,1), B in (0,0): cell (+1,+1); its
+    transpose cell (-1,-1)), ``e10 e01'`` (cells (+1,-1) and (-1,+1)), ``c c'`` and ``p p'``
+    (the margins). float32 products of 0/1 are exact integers up to 2^24 items; the (M, N)
+    layout keeps every stacked product on BLAS.
+    """
+    n = cm.shape[-1]
+    e11 = cm * pm
+    e10 = cm - e11
+    e01 = pm - e11
+    e00 = 1 - cm - pm + e11
+
+    def gram(x: NDArray, y: NDArray) -> NDArray[np.int64]:
+        return np.rint(x @ np.swapaxes(y, -1, -2)).astype(np.int64)
+
+    a = gram(e11, e00)
+    b = gram(e10, e01)
+    cc = gram(cm, cm)
+    pp = gram(pm, pm)
+    kc = np.rint(cm.sum(axis=-1)).astype(np.int64)
+    kp = np.rint(pm.sum(axis=-1)).astype(np.int64)
+    shape = (*cm.shape[:-2], ia.size, 3, 3)
+    t = np.empty(shape, dtype=np.int64)
+    t[..., 2, 2] = a[..., ia, ib]
+    t[..., 0, 0] = a[..., ib, ia]
+    t[..., 2, 0] = b[..., ia, ib]
+    t[..., 0, 2] = b[..., ib, ia]
+    r2 = kc[..., ia] - cc[..., ia, ib]  # dconf = +1
+    r0 = kc[..., ib] - cc[..., ia, ib]  # dconf = -1
+    c2 = kp[..., ia] - pp[..., ia, ib]
+    c0 = kp[..., ib] - pp[..., ia, ib]
+    t[..., 2, 1] = r2 - t[..., 2, 2] - t[..., 2, 0]
+    t[..., 0, 1] = r0 - t[..., 0, 0] - t[..., 0, 2]
+    t[..., 1, 2] = c2 - t[..., 2, 2] - t[..., 0, 2]
+    t[..., 1, 0] = c0 - t[..., 0, 0] - t[..., 2, 0]
+    t[..., 1, 1] = n - r2 - r0 - t[..., 1, 2] - t[..., 1, 0]
+    return t
+
+
+def _grid(conf: NDArray) -> tuple[NDArray[np.int64], int] | None:
+    """Integer codes k with conf = k / Q for the smallest Q <= 1000, or None (no grid)."""
+    levels = np.unique(conf)
+    if levels.size > 4 * _MAX_GRID:
+        return None
+    for q in range(1, _MAX_GRID + 1):
+        scaled = levels * q
+        if np.all(np.abs(scaled - np.rint(scaled)) < 1e-9 * max(1.0, q)):
+            return np.rint(conf * q).astype(np.int64), q
+    return None
+
+
+def _tau_b_codes(dx: NDArray, dy: NDArray, n_levels: int) -> NDArray:
+    """tau-b of (..., N) integer codes dx in [0, L) and dy in {0, 1, 2} via (L x 3) bincounts."""
+    lead = dx.shape[:-1]
+    rows = int(np.prod(lead)) if lead else 1
+    flat = (np.arange(rows)[:, None] * (n_levels * 3) + (dx.reshape(rows, -1) * 3)
+            + dy.reshape(rows, -1)).ravel()  # fmt: skip
+    tables = np.bincount(flat, minlength=rows * n_levels * 3).reshape(rows, n_levels, 3)
+    return tau_b_from_table(tables).reshape(lead)
+
+
+def _tau_b_sorted(x: NDArray, y: NDArray, *, presorted: bool = False) -> NDArray:
+    """Exact tau-b of (..., N) real x against y in {0, 1, 2}, ties in x handled, O(N log N)."""
+    if not presorted:
+        order = np.argsort(x, axis=-1, kind="stable")
+        x = np.take_along_axis(x, order, axis=-1)
+        y = np.take_along_axis(y, order, axis=-1)
+    n = x.shape[-1]
+    idx = np.arange(n)
+    new = np.ones(x.shape, dtype=bool)
+    new[..., 1:] = x[..., 1:] != x[..., :-1]
+    start = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
+    onehot = (y[..., None] == np.arange(3)).astype(np.int64)
+    before = np.cumsum(onehot, axis=-2) - onehot  # counts at positions strictly before
+    at_start = np.take_along_axis(before, start[..., None], axis=-2)  # strictly smaller x
+    lower = np.where(y >= 1, at_start[..., 0], 0) + np.where(y == 2, at_start[..., 1], 0)
+    upper = np.where(y <= 1, at_start[..., 2], 0) + np.where(y == 0, at_start[..., 1], 0)
+    s = (lower - upper).sum(axis=-1).astype(float)
+    n0 = n * (n - 1) / 2.0
+    n1 = (idx - start).sum(axis=-1).astype(float)  # pairs tied in x
+    counts = onehot.sum(axis=-2).astype(float)
+    n2 = (counts * (counts - 1) / 2.0).sum(axis=-1)
+    den = (n0 - n1) * (n0 - n2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, s / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
+
+
+def _dconf(c: NDArray, ia: NDArray, ib: NDArray) -> NDArray:
+    """Confidence differences, rounded to 12 decimals so that decimal ties stay ties."""
+    return np.round(c[..., ia] - c[..., ib], 12)
+
+
+def _continuous_taus(
+    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, grid: tuple[NDArray, int] | None
+) -> NDArray:
+    """Exact tau-b of every pair for real-valued confidence; returns (..., P)."""
+    dy = np.rint(np.swapaxes(p[..., ia] - p[..., ib], -1, -2) + 1).astype(np.int64)
+    if grid is not None:
+        codes, q = grid
+        dx = np.swapaxes(codes[..., ia] - codes[..., ib], -1, -2) + q
+        return _tau_b_codes(dx, dy, 2 * q + 1)
+    x = np.swapaxes(_dconf(c, ia, ib), -1, -2)
+    return _tau_b_sorted(x, dy)
+
+
+def _taus_chunked(c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, grid: Any) -> NDArray:
+    """_continuous_taus over pair chunks to bound memory; (..., N, M) -> (..., P)."""
+    n = c.shape[-2]
+    lead = int(np.prod(c.shape[:-2])) if c.ndim > 2 else 1
+    step = max(1, _ELEMENTS_PER_CHUNK // max(1, n * lead))
+    parts = [
+        _continuous_taus(c, p, ia[s : s + step], ib[s : s + step], grid)
+        for s in range(0, ia.size, step)
+    ]
+    return np.concatenate(parts, axis=-1) if parts else np.zeros((*c.shape[:-2], 0))
+
+
+def pairwise_taus(conf: ArrayLike, perf: ArrayLike, *, pairs: Any = None) -> NDArray[np.float64]:
+    """Kendall tau-b of ``dconf`` vs ``dperf`` for every model pair.
+
+    Args:
+        conf: ``(..., items, models)`` confidence (leading axes are a batch).
+        perf: ``(..., items, models)`` 0/1 correctness.
+        pairs: ``(a, b)`` model index arrays (default: all ``a < b`` in ``np.triu_indices``
+            order).
+
+    Returns:
+        ``(..., pairs)`` tau-b; NaN for a pair whose ``dconf`` or ``dperf`` is constant.
+
+    Raises:
+        ValueError: On NaN, non-binary ``perf``, mismatched shapes or bad pair indices.
+    """
+    c, p, binary = _check(conf, perf)
+    ia, ib = _pairs(c.shape[-1], pairs)
+    if binary:
+        return _tau_b_3x3(_binary_tables(c, p, ia, ib))
+    return _taus_chunked(c, p, ia, ib, _grid(c))
+
+
+# --------------------------------------------------------------------------------------------
+# Random draws
+# --------------------------------------------------------------------------------------------
+
+
+def _random_tables(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator) -> NDArray:
+    """Random contingency tables with fixed margins, by sequential hypergeometric sampling.
+
+    Row by row, the row's count is split over the columns still available, one hypergeometric
+    draw per cell (the last cell of a row and the last row follow). The tables are distributed as
+    under a random permutation of the items (multivariate hypergeometric), and the cost per table
+    does not depend on the number of items.
+
+    Args:
+        rows: ``(P, R)`` row sums.
+        cols: ``(P, C)`` column sums (same totals).
+        n: Tables per margin set.
+        rng: Generator.
+
+    Returns:
+        ``(R, C, P, n)`` int64 cells (each cell a contiguous ``(P, n)`` array, which keeps the
+        arithmetic that follows fast).
+    """
+    n_pairs, n_rows = rows.shape
+    n_cols = cols.shape[1]
+    out = np.empty((n_rows, n_cols, n_pairs, n), dtype=np.int64)
+    remaining = np.repeat(cols.T[:, :, None], n, axis=2).astype(np.int64)  # (C, P, n)
+    for r in range(n_rows - 1):
+        left = np.repeat(rows[:, r : r + 1], n, axis=1).astype(np.int64)
+        pool = remaining.sum(axis=0)
+        for k in range(n_cols - 1):
+            good = remaining[k]
+            pool -= good
+            x = rng.hypergeometric(good, pool, left)
+            out[r, k] = x
+            left -= x
+            good -= x
+        out[r, n_cols - 1] = left
+        remaining[n_cols - 1] -= left
+    out[n_rows - 1] = remaining
+    return out
+
+
+def _s_3x3(t: NDArray) -> NDArray:
+    """Kendall's S = C - D of (3, 3, ...) cell arrays (integer arithmetic, exact)."""
+    (n00, n01, n02), (n10, n11, n12), (n20, n21, n22) = t
+    c = n00 * (n11 + n12 + n21 + n22) + n01 * (n12 + n22) + n10 * (n21 + n22) + n11 * n22
+    d = n02 * (n10 + n11 + n20 + n21) + n01 * (n10 + n20) + n12 * (n20 + n21) + n11 * n20
+    return c - d
+
+
+def _tau_cells(t: NDArray) -> NDArray:
+    """tau-b of (3, 3, ...) cell arrays."""
+    rows = np.stack([t[0].sum(axis=0), t[1].sum(axis=0), t[2].sum(axis=0)], axis=-1)
+    cols = np.stack([t[:, 0].sum(axis=0), t[:, 1].sum(axis=0), t[:, 2].sum(axis=0)], axis=-1)
+    return _tau_from_s(_s_3x3(t).astype(float), rows.astype(float), cols.astype(float))
+
+
+# (ca, pa) x (cb, pb) category (code 2c + p) -> (dconf, dperf) cell of the 3x3 table
+_CAT_TO_CELL = [
+    ((ka >> 1) - (kb >> 1) + 1, (ka & 1) - (kb & 1) + 1) for ka in range(4) for kb in range(4)
+]
+
+
+def _collapse_4x4(t4: NDArray) -> NDArray:
+    """(4, 4, ...) category cells -> (3, 3, ...) (dconf, dperf) cells."""
+    out = np.zeros((3, 3, *t4.shape[2:]), dtype=t4.dtype)
+    for i, (r, c) in enumerate(_CAT_TO_CELL):
+        out[r, c] += t4[i // 4, i % 4]
+    return out
+
+
+def _exact_counts(
+    bits: NDArray[np.bool_],
+    target: NDArray,
+    eligible: NDArray[np.bool_] | None,
+    rng: np.random.Generator,
+) -> None:
+    """Flip uniformly chosen positions so row r has exactly target[r] True within ``eligible``.
+
+    ``bits`` was drawn i.i.d. (exchangeable over positions) with about the right rate; flipping
+    a uniformly random subset of the surplus ones (or missing zeros) keeps exchangeability, so
+    each row ends as a uniformly random target-subset of its eligible positions. Done for all
+    rows at once by rejection sampling of positions (no per-row Python loop).
+    """
+    n_rows, n = bits.shape
+    inside = bits if eligible is None else bits & eligible
+    diff = inside.sum(axis=1) - target
+    avail_false = (n if eligible is None else eligible.sum(axis=1)) - inside.sum(axis=1)
+    todo = np.flatnonzero(diff != 0)
+    while todo.size:
+        d = np.abs(diff[todo])
+        want = diff[todo] > 0  # True: turn ones off; False: turn zeros on
+        pool = np.where(want, inside.sum(axis=1)[todo], avail_false[todo])
+        draws = np.ceil(1.5 * d * n / np.maximum(pool, 1) + 16).astype(np.int64)
+        row = np.repeat(todo, draws)
+        pos = rng.integers(0, n, size=row.size)
+        ok = bits[row, pos] == np.repeat(want, draws)
+        if eligible is not None:
+            ok &= eligible[row, pos]
+        row, pos = row[ok], pos[ok]
+        key = row * n + pos
+        _, first = np.unique(key, return_index=True)
+        first.sort()  # keep the first occurrence of each position, in drawing order
+        row, pos = row[first], pos[first]
+        # rank of each accepted position within its row, in drawing order
+        order = np.argsort(row, kind="stable")
+        row, pos = row[order], pos[order]
+        starts = np.searchsorted(row, todo)
+        rank = np.arange(row.size) - np.repeat(starts, np.bincount(row, minlength=n_rows)[todo])
+        need = np.zeros(n_rows, dtype=np.int64)
+        need[todo] = d
+        take = rank < need[row]
+        bits[row[take], pos[take]] = ~bits[row[take], pos[take]]
+        got = np.bincount(row[take], minlength=n_rows)[todo]
+        diff[todo] -= np.where(want, got, -got)
+        inside = bits if eligible is None else bits & eligible
+        avail_false = (n if eligible is None else eligible.sum(axis=1)) - inside.sum(axis=1)
+        todo = todo[diff[todo] != 0]
+
+
+def _random_bits(
+    n: int, ones: NDArray, rng: np.random.Generator, *, eligible: NDArray | None = None
+) -> NDArray[np.bool_]:
+    """(R, n) rows with exactly ones[r] True, placed uniformly (within ``eligible`` if given)."""
+    avail = np.full(ones.shape, n) if eligible is None else eligible.sum(axis=1)
+    rate = np.where(avail > 0, ones / np.maximum(avail, 1), 0.0)
+    threshold = np.rint(rate * 65536).astype(np.int32)[:, None]
+    bits = rng.integers(0, 65536, size=(ones.size, n), dtype=np.uint16) < threshold
+    if eligible is not None:
+        bits &= eligible
+    _exact_counts(bits, ones, eligible, rng)
+    return bits
+
+
+def _shuffled_binary(
+    c: NDArray, p: NDArray, null: str, n: int, rng: np.random.Generator
+) -> tuple[NDArray, NDArray]:
+    """n joint draws of the models x items 0/1 matrices under ``null``: (n, M, N) float32.
+
+    Every model's vector is a uniformly random arrangement of its own counts: for the base-rate
+    null conf and perf on their own; for the calibration-preserving null the (conf, perf)
+    category vector as a whole (conf first, then perf within conf = 1 and conf = 0).
+    """
+    n_items, m = c.shape
+    kc = np.tile(c.sum(axis=0).astype(np.int64), n)
+    cs = _random_bits(n_items, kc, rng)
+    if null == "base_rate":
+        ps = _random_bits(n_items, np.tile(p.sum(axis=0).astype(np.int64), n), rng)
+    else:
+        n11 = np.tile((c * p).sum(axis=0).astype(np.int64), n)
+        n01 = np.tile(((1 - c) * p).sum(axis=0).astype(np.int64), n)
+        ps = _random_bits(n_items, n11, rng, eligible=cs)
+        ps |= _random_bits(n_items, n01, rng, eligible=~cs)
+    shape = (n, m, n_items)
+    return cs.reshape(shape).astype(np.float32), ps.reshape(shape).astype(np.float32)
+
+
+def _shuffled_values(
+    c: NDArray, p: NDArray, null: str, n: int, rng: np.random.Generator
+) -> tuple[NDArray, NDArray]:
+    """n joint draws for real-valued confidence: (n, N, M) each, by permuting the items."""
+    cs = np.repeat(c.T[None], n, axis=0)  # (n, M, N)
+    ps = np.repeat(p.T[None], n, axis=0)
+    if null == "base_rate":
+        rng.permuted(cs, axis=-1, out=cs)
+        rng.permuted(ps, axis=-1, out=ps)
+    else:
+        idx = np.broadcast_to(np.arange(c.shape[0]), cs.shape).copy()
+        rng.permuted(idx, axis=-1, out=idx)
+        cs = np.take_along_axis(cs, idx, axis=-1)
+        ps = np.take_along_axis(ps, idx, axis=-1)
+    return np.swapaxes(cs, 1, 2), np.swapaxes(ps, 1, 2)
+
+
+# --------------------------------------------------------------------------------------------
+# Joint draws (the null of the mean over pairs)
+# --------------------------------------------------------------------------------------------
+
+
+def joint_null_draws(
+    conf: ArrayLike,
+    perf: ArrayLike,
+    *,
+    null: Null = "base_rate",
+    n: int = 1000,
+    seed: SeedLike = None,
+    pairs: Any = None,
+    progress: bool = False,
+) -> NDArray[np.float64]:
+    """Joint permutation draws of every pair's tau-b (for the null of the mean over pairs).
+
+    Each draw shuffles every model's vectors once (``base_rate``: confidence and correctness
+    each on its own; ``calibration_preserving``: the model's item order, keeping its
+    (conf, perf) pairs) and recomputes *all* pairs from that one draw, so the dependence between
+    pairs that share a model is kept. Binary confidence: four batched matrix products per
+    batch of draws; real-valued confidence: the exact path.
+
+    Args:
+        conf: ``(items, models)`` confidence.
+        perf: ``(items, models)`` 0/1 correctness.
+        null: ``"base_rate"`` or ``"calibration_preserving"``.
+        n: Number of draws.
+        seed: Seed, ``SeedSequence`` or ``Generator`` (draws are reproducible from it).
+        pairs: ``(a, b)`` model indices (default all pairs).
+        progress: Show a progress bar.
+
+    Returns:
+        ``(n, pairs)`` tau-b of every pair in every draw.
+
+    Raises:
+        ValueError: On bad inputs or an unknown null.
+    """
+    _check_null(null)
+    c, p, binary = _check(conf, perf)
+    if c.ndim != 2:
+        raise ValueError("joint_null_draws takes 2-D (items, models) arrays")
+    ia, ib = _pairs(c.shape[1], pairs)
+    n_items, m = c.shape
+    per_draw = n_items * m * (4 if binary else 3 * max(1, ia.size // max(m, 1)))
+    batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
+    starts = list(range(0, n, batch))
+    seeds = _seed_sequence(seed).spawn(len(starts))
+    grid = None if binary else _grid(c)
+    out = np.empty((n, ia.size))
+    bar = _progress(n, f"joint {null}", progress)
+    try:
+        with _blas_limits(m * m * n_items):
+            for start, ss in zip(starts, seeds):
+                rng = np.random.default_rng(ss)
+                b = min(batch, n - start)
+                if binary:
+                    cs, ps = _shuffled_binary(c, p, null, b, rng)
+                    out[start : start + b] = _tau_b_3x3(_binary_tables_mn(cs, ps, ia, ib))
+                else:
+                    cs, ps = _shuffled_values(c, p, null, b, rng)
+                    g = None
+                    if grid is not None:
+                        g = (np.rint(cs * grid[1]).astype(np.int64), grid[1])
+                    out[start : start + b] = _taus_chunked(cs, ps, ia, ib, g)
+                if bar is not None:
+                    bar.update(b)
+    finally:
+        if bar is not None:
+            bar.close()
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Per-pair permutation tests
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PairTestResult(Result):
+    """Per-pair permutation test of tau-b under one null.
+
+    Attributes:
+        null: The null.
+        alternative: ``"two-sided"``, ``"greater"`` or ``"less"``.
+        permutations: Draws per pair.
+        tau: Observed tau-b per pair.
+        p_value: p-value of the chosen alternative, ``(1 + count) / (B + 1)``; two-sided is
+            ``2 min(p_greater, p_less)`` clipped to 1 (SciPy's convention).
+        p_greater: ``(1 + #{null >= tau}) / (B + 1)``.
+        p_less: ``(1 + #{null <= tau}) / (B + 1)``.
+        q_value: Benjamini-Hochberg adjusted ``p_value`` across the pairs with a p-value.
+        null_mean: Mean of the pair's null draws.
+        null_sd: Standard deviation of the pair's null draws.
+        n_valid: Draws with a defined tau-b.
+    """
+
+    null: str
+    alternative: str
+    permutations: int
+    tau: NDArray[np.float64]
+    p_value: NDArray[np.float64]
+    p_greater: NDArray[np.float64]
+    p_less: NDArray[np.float64]
+    q_value: NDArray[np.float64]
+    null_mean: NDArray[np.float64]
+    null_sd: NDArray[np.float64]
+    n_valid: NDArray[np.int64]
+
+
+def _accumulate(obs: NDArray, draws: NDArray) -> NDArray:
+    """Per row of (P, B) draws: [#>=obs, #<=obs, n_valid, sum, sum of squares]."""
+    # SciPy's permutation_test tolerance: equal up to 100 ulps counts as a tie.
+    gamma = np.abs(obs) * np.finfo(float).eps * 100
+    valid = np.isfinite(draws)
+    ge = ((draws >= (obs - gamma)[:, None]) & valid).sum(axis=1)
+    le = ((draws <= (obs + gamma)[:, None]) & valid).sum(axis=1)
+    d = np.where(valid, draws, 0.0)
+    return np.stack([ge, le, valid.sum(axis=1), d.sum(axis=1), (d * d).sum(axis=1)], axis=1)
+
+
+def _binary_pair_task(
+    tables: NDArray, cats: tuple[NDArray, NDArray] | None, null: str, n: int, ss: Any
+) -> NDArray:
+    rng = np.random.default_rng(ss)
+    obs = _tau_b_3x3(tables)
+    if null == "base_rate":
+        # Margins are fixed, so tau-b is S times a constant: compare the integer S exactly.
+        draws = _random_tables(tables.sum(axis=-1), tables.sum(axis=-2), n, rng)
+        s_obs = _s_3x3(np.moveaxis(tables, (-2, -1), (0, 1)))
+        s_null = _s_3x3(draws)
+        rows = tables.sum(axis=-1).astype(float)
+        cols = tables.sum(axis=-2).astype(float)
+        scale = _tau_from_s(np.ones(obs.shape), rows, cols)  # 1 / sqrt(denominator), or NaN
+        ok = np.isfinite(scale)
+        ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
+        le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
+        s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
+        s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
+        return np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float)
+    draws = _collapse_4x4(_random_tables(cats[0], cats[1], n, rng))
+    return _accumulate(obs, _tau_cells(draws))
+
+
+def _exact_pair_task(
+    x: NDArray,
+    y: NDArray,
+    xb: NDArray | None,
+    null: str,
+    n: int,
+    ss: Any,
+    levels: int | None,
+) -> NDArray:
+    """One pair on the exact path; x, y are A's and B's columns or (dconf, dperf)."""
+    rng = np.random.default_rng(ss)
+    n_items = x.shape[-1] if null == "base_rate" else x[0].shape[0]
+    step = max(1, _ELEMENTS_PER_CHUNK // n_items)
+    acc = np.zeros(5)
+    if null == "base_rate":
+        dx, dy = x, y  # dconf (codes or reals) and dperf codes
+        if levels is None:
+            order = np.argsort(dx, kind="stable")
+            dx, dy = dx[order], dy[order]
+        obs = (
+            _tau_b_codes(dx[None], dy[None], levels)
+            if levels is not None
+            else _tau_b_sorted(dx[None], dy[None], presorted=True)
+        )
+        for s in range(0, n, step):
+            b = min(step, n - s)
+            ys = rng.permuted(np.repeat(dy[None], b, axis=0), axis=-1)
+            xs = np.broadcast_to(dx, ys.shape)
+            t = (
+                _tau_b_codes(xs, ys, levels)
+                if levels is not None
+                else _tau_b_sorted(xs, ys, presorted=True)
+            )
+            acc += _accumulate(obs, t[None])[0]
+        return acc
+    # calibration-preserving: x = (conf_A, perf_A), xb = (conf_B, perf_B); permute B's items
+    ca, pa = x
+    cb, pb = xb
+    obs = np.atleast_1d(_exact_obs(ca, pa, cb, pb, levels))
+    for s in range(0, n, step):
+        b = min(step, n - s)
+        idx = rng.permuted(np.broadcast_to(np.arange(n_items), (b, n_items)), axis=-1)
+        t = _exact_obs(ca, pa, cb[idx], pb[idx], levels)
+        acc += _accumulate(obs, np.atleast_1d(t)[None])[0]
+    return acc
+
+
+def _exact_obs(ca: NDArray, pa: NDArray, cb: NDArray, pb: NDArray, levels: int | None) -> NDArray:
+    dy = np.rint(pa - pb + 1).astype(np.int64)
+    if levels is not None:
+        q = (levels - 1) // 2
+        return _tau_b_codes(np.rint(ca - cb).astype(np.int64) + q, dy, levels)
+    return _tau_b_sorted(np.round(ca - cb, 12), dy)
+
+
+def _run_tasks(tasks: list[Callable[[], NDArray]], sizes: list[int], workers: int | None,
+               bar: Any) -> list[NDArray]:  # fmt: skip
+    workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    if workers == 1 or len(tasks) == 1:
+        out = []
+        for task, size in zip(tasks, sizes):
+            out.append(task())
+            if bar is not None:
+                bar.update(size)
+        return out
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(t) for t in tasks]
+        out = []
+        for fut, size in zip(futures, sizes):
+            out.append(fut.result())
+            if bar is not None:
+                bar.update(size)
+        return out
+
+
+def pair_permutation_test(
+    conf: ArrayLike,
+    perf: ArrayLike,
+    *,
+    null: Null = "base_rate",
+    permutations: int = 10_000,
+    alternative: Alternative = "two-sided",
+    seed: SeedLike = None,
+    pairs: Any = None,
+    progress: bool = False,
+    workers: int | None = None,
+) -> PairTestResult:
+    """Permutation p-value of every pair's tau-b under one null.
+
+    ``base_rate``: ``dconf`` permuted against ``dperf`` within the pair. For binary confidence a
+    draw is a random 3x3 (dconf x dperf) table with the observed margins.
+    ``calibration_preserving``: B's items permuted against A's, each model keeping its own
+    (conf, perf) pairs; for binary confidence a draw is a random 4x4 table of A's by B's
+    category with both category counts fixed. Either way a draw never touches the items, so the
+    cost does not grow with them. Real-valued confidence permutes the items (exact path).
+
+    Draws are made in fixed chunks, each with its own child seed, and spread over ``workers``
+    threads; results do not depend on the number of workers.
+
+    Args:
+        conf: ``(items, models)`` confidence.
+        perf: ``(items, models)`` 0/1 correctness.
+        null: ``"base_rate"`` or ``"calibration_preserving"``.
+        permutations: Draws per pair (B).
+        alternative: ``"two-sided"``, ``"greater"`` (tau above the null) or ``"less"``.
+        seed: Seed, ``SeedSequence`` or ``Generator``.
+        pairs: ``(a, b)`` model indices (default all pairs).
+        progress: Show a progress bar.
+        workers: Threads (default: the CPU count).
+
+    Returns:
+        A :class:`PairTestResult`.
+
+    Raises:
+        ValueError: On bad inputs, null or alternative.
+    """
+    _check_null(null)
+    _check_alternative(alternative)
+    if permutations < 1:
+        raise ValueError("permutations must be >= 1")
+    c, p, binary = _check(conf, perf)
+    if c.ndim != 2:
+        raise ValueError("pair_permutation_test takes 2-D (items, models) arrays")
+    ia, ib = _pairs(c.shape[1], pairs)
+    n_pairs = ia.size
+    tasks: list[Callable[[], NDArray]] = []
+    sizes: list[int] = []
+    if binary:
+        tables = _binary_tables(c, p, ia, ib)
+        cats = None
+        if null == "calibration_preserving":
+            code = (2 * c + p).astype(np.int64)
+            counts = np.stack([(code == k).sum(axis=0) for k in range(4)], axis=1)
+            cats = (counts[ia], counts[ib])
+        step = max(1, _TABLES_PER_CHUNK // permutations)
+        starts = list(range(0, n_pairs, step))
+        seeds = _seed_sequence(seed).spawn(len(starts))
+        for s, ss in zip(starts, seeds):
+            sl = slice(s, s + step)
+            part = None if cats is None else (cats[0][sl], cats[1][sl])
+            tasks.append(
+                lambda t=tables[sl], k=part, ss=ss: _binary_pair_task(t, k, null, permutations, ss)
+            )
+            sizes.append(min(step, n_pairs - s) * permutations)
+        tau = _tau_b_3x3(tables)
+    else:
+        grid = _grid(c)
+        seeds = _seed_sequence(seed).spawn(n_pairs)
+        levels = None if grid is None else 2 * grid[1] + 1
+        vals = c if grid is None else grid[0].astype(float)
+        for j, (a, b) in enumerate(zip(ia, ib)):
+            if null == "base_rate":
+                dy = np.rint(p[:, a] - p[:, b] + 1).astype(np.int64)
+                if grid is None:
+                    dx = np.round(c[:, a] - c[:, b], 12)
+                else:
+                    dx = grid[0][:, a] - grid[0][:, b] + grid[1]
+                tasks.append(
+                    lambda dx=dx, dy=dy, ss=seeds[j]: _exact_pair_task(
+                        dx, dy, None, null, permutations, ss, levels
+                    )
+                )
+            else:
+                xa = (vals[:, a], p[:, a])
+                xb = (vals[:, b], p[:, b])
+                tasks.append(
+                    lambda xa=xa, xb=xb, ss=seeds[j]: _exact_pair_task(
+                        xa, None, xb, null, permutations, ss, levels
+                    )
+                )
+            sizes.append(permutations)
+        tau = pairwise_taus(c, p, pairs=(ia, ib))
+    bar = _progress(n_pairs * permutations, f"pairs {null}", progress)
+    try:
+        acc = np.concatenate([np.atleast_2d(r) for r in _run_tasks(tasks, sizes, workers, bar)])
+    finally:
+        if bar is not None:
+            bar.close()
+    ge, le, nv, s1, s2 = acc.T
+    p_value, p_greater, p_less = _p_values(ge, le, nv, alternative)
+    p_value = np.where(np.isfinite(tau), p_value, np.nan)
+    p_greater = np.where(np.isfinite(tau), p_greater, np.nan)
+    p_less = np.where(np.isfinite(tau), p_less, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(nv > 0, s1 / nv, np.nan)
+        sd = np.sqrt(np.maximum(np.where(nv > 1, (s2 - nv * mean**2) / (nv - 1), np.nan), 0.0))
+    return PairTestResult(
+        null=null,
+        alternative=alternative,
+        permutations=int(permutations),
+        tau=tau,
+        p_value=p_value,
+        p_greater=p_greater,
+        p_less=p_less,
+        q_value=_bh(p_value),
+        null_mean=mean,
+        null_sd=sd,
+        n_valid=nv.astype(np.int64),
+    )
+
+
+def _bh(p: NDArray) -> NDArray:
+    q = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        q[ok] = stats.false_discovery_control(p[ok], method="bh")
+    return q
+
+
+# --------------------------------------------------------------------------------------------
+# The whole analysis
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MeanTauNull(Result):
+    """The observed mean tau-b over pairs against joint draws of one null.
+
+    Attributes:
+        null: The null.
+        observed: Observed mean tau-b over the pairs with a defined tau.
+        mean: Mean of the null draws of the mean.
+        sd: Their standard deviation.
+        ci: 2.5% and 97.5% quantiles of the null draws.
+        p_value: p-value of the chosen alternative (``(1 + count) / (K + 1)``).
+        p_greater: One-sided p-value for observed above the null.
+        p_less: One-sided p-value for observed below the null.
+        n_draws: Joint draws (K).
+        draws: The null draws of the mean (for histograms).
+    """
+
+    null: str
+    observed: float
+    mean: float
+    sd: float
+    ci: tuple[float, float]
+    p_value: float
+    p_greater: float
+    p_less: float
+    n_draws: int
+    draws: NDArray[np.float64]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DeltaCurve(Result):
+    """Mean tau-b of the pairs whose accuracy gap is at most delta, with null bands.
+
+    Attributes:
+        delta: The grid.
+        n_pairs: Pairs (with a defined tau) within each delta.
+        mean_tau: Their observed mean tau-b (NaN below ``min_pairs``).
+        null_mean: ``{null: mean of the joint null draws of that subset's mean}``.
+        null_low: ``{null: 2.5% quantile}``.
+        null_high: ``{null: 97.5% quantile}``.
+        p_value: ``{null: p-value of the chosen alternative}``.
+        min_pairs: Fewest pairs for a point.
+    """
+
+    delta: NDArray[np.float64]
+    n_pairs: NDArray[np.int64]
+    mean_tau: NDArray[np.float64]
+    null_mean: dict[str, NDArray[np.float64]]
+    null_low: dict[str, NDArray[np.float64]]
+    null_high: dict[str, NDArray[np.float64]]
+    p_value: dict[str, NDArray[np.float64]]
+    min_pairs: int
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per delta."""
+        data: dict[str, Any] = {
+            "delta": self.delta,
+            "n_pairs": self.n_pairs,
+            "mean_tau": self.mean_tau,
+        }
+        for null in self.null_mean:
+            data[f"{null}_null_mean"] = self.null_mean[null]
+            data[f"{null}_null_low"] = self.null_low[null]
+            data[f"{null}_null_high"] = self.null_high[null]
+            data[f"{null}_p_value"] = self.p_value[null]
+        return pd.DataFrame(data)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PairTypeSummary(Result):
+    """Pairs of one reasoning type (R-R, R-NR or NR-NR).
+
+    Attributes:
+        pair_type: The type.
+        n_pairs: Pairs with a defined tau.
+        mean_tau: Their mean tau-b.
+        null_mean: ``{null: mean of the joint null draws of their mean}``.
+        p_value: ``{null: p-value of the chosen alternative}``.
+        fdr_significant_share: ``{null: share of these pairs with q < fdr_alpha}``.
+    """
+
+    pair_type: str
+    n_pairs: int
+    mean_tau: float
+    null_mean: dict[str, float]
+    p_value: dict[str, float]
+    fdr_significant_share: dict[str, float]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PairwiseResult(Result):
+    """Pairwise calibration of a set of models.
+
+    Attributes:
+        models: Model names.
+        model_a: First model of each pair.
+        model_b: Second model of each pair.
+        tau: Observed tau-b per pair (NaN when dconf or dperf is constant).
+        accuracy: Per model.
+        accuracy_gap: ``|acc_A - acc_B|`` per pair.
+        pair_type: Per pair ``"R-R"``, ``"R-NR"``, ``"NR-NR"`` or None (flag unknown).
+        n_items: Items.
+        continuous: Whether the exact path for real-valued confidence was used.
+        mean_tau: Mean tau-b over pairs with a defined tau.
+        n_pairs: All pairs.
+        n_pairs_valid: Pairs with a defined tau.
+        per_pair: ``{null: PairTestResult}``.
+        nulls: ``{null: MeanTauNull}``.
+        fdr_alpha: FDR level.
+        fdr_significant_share: Share of pairs with base-rate q < ``fdr_alpha`` (the headline;
+            ``per_pair[null]`` has both).
+        delta_curve: The :class:`DeltaCurve`.
+        pair_types: ``{type: PairTypeSummary}`` (empty without reasoning flags).
+        alternative: Alternative of the p-values.
+        permutations: Per-pair draws.
+        joint_permutations: Joint draws.
+    """
+
+    models: tuple[str, ...]
+    model_a: tuple[str, ...]
+    model_b: tuple[str, ...]
+    tau: NDArray[np.float64]
+    accuracy: NDArray[np.float64]
+    accuracy_gap: NDArray[np.float64]
+    pair_type: tuple[str | None, ...]
+    n_items: int
+    continuous: bool
+    mean_tau: float
+    n_pairs: int
+    n_pairs_valid: int
+    per_pair: Mapping[str, PairTestResult]
+    nulls: Mapping[str, MeanTauNull]
+    fdr_alpha: float
+    fdr_significant_share: float
+    delta_curve: DeltaCurve
+    pair_types: Mapping[str, PairTypeSummary]
+    alternative: str
+    permutations: int
+    joint_permutations: int
+
+    def fdr_share(self, null: str = "base_rate") -> float:
+        """Share of pairs (with a p-value) whose q-value under ``null`` is below ``fdr_alpha``."""
+        q = self.per_pair[null].q_value
+        ok = np.isfinite(q)
+        return float((q[ok] < self.fdr_alpha).mean()) if ok.any() else float("nan")
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per pair: models, tau, accuracy gap, pair type, p/q per null."""
+        data: dict[str, Any] = {
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "tau": self.tau,
+            "accuracy_a": self.accuracy[[self.models.index(m) for m in self.model_a]],
+            "accuracy_b": self.accuracy[[self.models.index(m) for m in self.model_b]],
+            "accuracy_gap": self.accuracy_gap,
+            "pair_type": list(self.pair_type),
+        }
+        for null, res in self.per_pair.items():
+            data[f"{null}_p"] = res.p_value
+            data[f"{null}_q"] = res.q_value
+            data[f"{null}_null_mean"] = res.null_mean
+            data[f"{null}_null_sd"] = res.null_sd
+        return pd.DataFrame(data)
+
+
+def _pair_types(reasoning: Sequence[bool | None] | None, ia: NDArray, ib: NDArray) -> list:
+    if reasoning is None:
+        return [None] * ia.size
+    flags = list(reasoning)
+
+    def kind(a: int, b: int) -> str | None:
+        fa, fb = flags[a], flags[b]
+        if fa is None or fb is None:
+            return None
+        return "R-R" if fa and fb else ("NR-NR" if not fa and not fb else "R-NR")
+
+    return [kind(a, b) for a, b in zip(ia, ib)]
+
+
+def _mean_null(null: str, observed: float, draws: NDArray, alternative: str) -> MeanTauNull:
+    ok = np.isfinite(draws)
+    d = draws[ok]
+    nan = float("nan")
+    if not d.size or not np.isfinite(observed):
+        return MeanTauNull(null, observed, nan, nan, (nan, nan), nan, nan, nan, 0, draws)
+    gamma = abs(observed) * np.finfo(float).eps * 100
+    ge = np.array([(d >= observed - gamma).sum()])
+    le = np.array([(d <= observed + gamma).sum()])
+    p, pg, pl = (float(v[0]) for v in _p_values(ge, le, np.array([d.size]), alternative))
+    return MeanTauNull(
+        null=null,
+        observed=float(observed),
+        mean=float(d.mean()),
+        sd=float(d.std(ddof=1)) if d.size > 1 else nan,
+        ci=(float(np.quantile(d, 0.025)), float(np.quantile(d, 0.975))),
+        p_value=p,
+        p_greater=pg,
+        p_less=pl,
+        n_draws=int(d.size),
+        draws=draws,
+    )
+
+
+def _subset_mean(taus: NDArray, mask: NDArray) -> NDArray:
+    """Mean over the masked pairs of (..., P) taus, ignoring NaN draws."""
+    sub = taus[..., mask]
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(sub, axis=-1) if sub.shape[-1] else np.full(sub.shape[:-1], np.nan)
+
+
+def pairwise_calibration(
+    conf: ArrayLike,
+    perf: ArrayLike,
+    *,
+    models: Sequence[str] | None = None,
+    reasoning: Sequence[bool | None] | None = None,
+    permutations: int = 10_000,
+    joint_permutations: int = 1_000,
+    alternative: Alternative = "two-sided",
+    fdr_alpha: float = 0.05,
+    deltas: Sequence[float] = DEFAULT_DELTAS,
+    min_pairs: int = 3,
+    seed: SeedLike = 0,
+    progress: bool = False,
+    workers: int | None = None,
+) -> PairwiseResult:
+    """Pairwise calibration with both nulls, per pair and for the mean over pairs.
+
+    Args:
+        conf: ``(items, models)`` confidence, complete (0/1 takes the fast engine).
+        perf: ``(items, models)`` 0/1 correctness, complete.
+        models: Model names (default ``"0", "1", ...``).
+        reasoning: Per-model reasoning flag (None when unknown), for the pair-type breakdown.
+        permutations: Per-pair draws (0 skips the per-pair tests).
+        joint_permutations: Joint draws for the mean, the delta curve and the pair types.
+        alternative: Alternative of every p-value.
+        fdr_alpha: BH level for the share of significant pairs.
+        deltas: Accuracy-gap grid of the delta curve.
+        min_pairs: Fewest pairs for a delta-curve point or pair-type mean.
+        seed: Seed (each null and use gets its own child stream).
+        progress: Progress bars on the permutation steps.
+        workers: Threads for the per-pair tests.
+
+    Returns:
+        A :class:`PairwiseResult`.
+
+    Raises:
+        ValueError: On bad inputs.
+    """
+    _check_alternative(alternative)
+    c, p, binary = _check(conf, perf)
+    if c.ndim != 2:
+        raise ValueError("pairwise_calibration takes 2-D (items, models) arrays")
+    n_items, m = c.shape
+    names = tuple(str(v) for v in (models if models is not None else range(m)))
+    if len(names) != m:
+        raise ValueError(f"{len(names)} model names for {m} columns")
+    if reasoning is not None and len(reasoning) != m:
+        raise ValueError(f"{len(reasoning)} reasoning flags for {m} models")
+    ia, ib = _pairs(m)
+    tau = pairwise_taus(c, p)
+    valid = np.isfinite(tau)
+    mean_tau = float(tau[valid].mean()) if valid.any() else float("nan")
+    correct_counts = p.sum(axis=0)
+    accuracy = correct_counts / n_items
+    gap_counts = np.abs(correct_counts[ia] - correct_counts[ib])
+    types = _pair_types(reasoning, ia, ib)
+
+    root = _seed_sequence(seed)
+    pair_seeds = dict(zip(NULLS, root.spawn(2)))
+    joint_seeds = dict(zip(NULLS, root.spawn(2)))
+    per_pair: dict[str, PairTestResult] = {}
+    if permutations > 0:
+        for null in NULLS:
+            per_pair[null] = pair_permutation_test(
+                c, p, null=null, permutations=permutations, alternative=alternative,
+                seed=pair_seeds[null], progress=progress, workers=workers,
+            )  # fmt: skip
+    else:
+        nan = np.full(tau.shape, np.nan)
+        for null in NULLS:
+            per_pair[null] = PairTestResult(
+                null, alternative, 0, tau, nan, nan, nan, nan, nan, nan,
+                np.zeros(tau.shape, dtype=np.int64),
+            )  # fmt: skip
+
+    joint = {}
+    for null in NULLS:
+        if joint_permutations > 0:
+            joint[null] = joint_null_draws(
+                c, p, null=null, n=joint_permutations, seed=joint_seeds[null], progress=progress
+            )
+        else:
+            joint[null] = np.zeros((0, tau.size))
+    nulls = {
+        null: _mean_null(null, mean_tau, _subset_mean(joint[null], valid), alternative)
+        for null in NULLS
+    }
+
+    delta = np.asarray(deltas, dtype=float)
+    n_d = np.zeros(delta.size, dtype=np.int64)
+    mean_d = np.full(delta.size, np.nan)
+    band = {
+        k: {null: np.full(delta.size, np.nan) for null in NULLS} for k in ("m", "lo", "hi", "p")
+    }
+    for i, d in enumerate(delta):
+        mask = valid & (gap_counts <= np.floor(d * n_items + 1e-9))
+        n_d[i] = int(mask.sum())
+        if n_d[i] < min_pairs:
+            continue
+        mean_d[i] = float(tau[mask].mean())
+        for null in NULLS:
+            res = _mean_null(null, mean_d[i], _subset_mean(joint[null], mask), alternative)
+            band["m"][null][i], band["p"][null][i] = res.mean, res.p_value
+            band["lo"][null][i], band["hi"][null][i] = res.ci
+    curve = DeltaCurve(delta, n_d, mean_d, band["m"], band["lo"], band["hi"], band["p"],
+                       int(min_pairs))  # fmt: skip
+
+    type_arr = np.array([t if t is not None else "" for t in types])
+    summaries: dict[str, PairTypeSummary] = {}
+    for kind in PAIR_TYPES:
+        mask = valid & (type_arr == kind)
+        if not mask.any():
+            continue
+        obs = float(tau[mask].mean()) if mask.sum() >= min_pairs else float("nan")
+        null_mean, p_val, share = {}, {}, {}
+        for null in NULLS:
+            res = _mean_null(null, obs, _subset_mean(joint[null], mask), alternative)
+            null_mean[null], p_val[null] = res.mean, res.p_value
+            q = per_pair[null].q_value[mask]
+            share[null] = float((q[np.isfinite(q)] < fdr_alpha).mean()) if np.isfinite(
+                q).any() else float("nan")  # fmt: skip
+        summaries[kind] = PairTypeSummary(kind, int(mask.sum()), obs, null_mean, p_val, share)
+
+    result = PairwiseResult(
+        models=names,
+        model_a=tuple(names[i] for i in ia),
+        model_b=tuple(names[i] for i in ib),
+        tau=tau,
+        accuracy=accuracy,
+        accuracy_gap=gap_counts / n_items,
+        pair_type=tuple(types),
+        n_items=int(n_items),
+        continuous=not binary,
+        mean_tau=mean_tau,
+        n_pairs=int(tau.size),
+        n_pairs_valid=int(valid.sum()),
+        per_pair=per_pair,
+        nulls=nulls,
+        fdr_alpha=float(fdr_alpha),
+        fdr_significant_share=float("nan"),
+        delta_curve=curve,
+        pair_types=summaries,
+        alternative=alternative,
+        permutations=int(permutations),
+        joint_permutations=int(joint_permutations),
+    )
+    return dataclasses.replace(result, fdr_significant_share=result.fdr_share("base_rate"))

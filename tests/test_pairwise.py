@@ -1,0 +1,375 @@
+"""Pairwise calibration: tau-b engine, random tables, both nulls, per pair and joint."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy import stats
+
+from metacog_metrics.pairwise import (
+    NULLS,
+    _random_bits,
+    _random_tables,
+    _shuffled_binary,
+    joint_null_draws,
+    pair_permutation_test,
+    pairwise_calibration,
+    pairwise_taus,
+    tau_b_from_table,
+)
+
+
+def _population(n_items, n_models, *, shared=1.0, noise=1.0, seed=0):
+    """Shared difficulty axis + per-model thresholds; conf and perf both read the axis."""
+    rng = np.random.default_rng(seed)
+    diff = shared * rng.normal(size=(n_items, 1))
+    thr = rng.normal(scale=0.6, size=(1, n_models))
+    perf = (diff + noise * rng.normal(size=(n_items, n_models)) > thr).astype(float)
+    conf = (diff + noise * rng.normal(size=(n_items, n_models)) > thr - 0.4).astype(float)
+    return conf, perf
+
+
+def _kendall_variance(x, y):
+    """Exact permutation variance of Kendall's S with ties (Kendall 1970)."""
+    n = x.size
+    t = np.unique(x, return_counts=True)[1].astype(float)
+    u = np.unique(y, return_counts=True)[1].astype(float)
+    v = (
+        n * (n - 1) * (2 * n + 5)
+        - (t * (t - 1) * (2 * t + 5)).sum()
+        - (u * (u - 1) * (2 * u + 5)).sum()
+    ) / 18
+    v += (t * (t - 1) * (t - 2)).sum() * (u * (u - 1) * (u - 2)).sum() / (9 * n * (n - 1) * (n - 2))
+    v += (t * (t - 1)).sum() * (u * (u - 1)).sum() / (2 * n * (n - 1))
+    n0 = n * (n - 1) / 2
+    n1 = (t * (t - 1) / 2).sum()
+    n2 = (u * (u - 1) / 2).sum()
+    return v / ((n0 - n1) * (n0 - n2))
+
+
+# --------------------------------------------------------------------------------------------
+# tau-b
+# --------------------------------------------------------------------------------------------
+
+
+def test_kendall_reference(stats_reference):
+    ref = stats_reference["R"]["kendall"]["delta_example"]
+    conf = np.array([ref["confA"], ref["confB"]]).T
+    perf = np.array([ref["perfA"], ref["perfB"]]).T
+    assert pairwise_taus(conf, perf)[0] == pytest.approx(ref["tau_b"], abs=1e-6)
+    res = stats.kendalltau(ref["dconf"], ref["dperf"])
+    assert res.statistic == pytest.approx(ref["tau_b"], abs=1e-6)
+    assert res.pvalue == pytest.approx(ref["p_two_sided_normal"], abs=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hnp.arrays(
+        np.int64, st.tuples(st.integers(2, 5), st.integers(2, 4)), elements=st.integers(0, 6)
+    )
+)
+def test_table_tau_matches_scipy(table):
+    rows, cols = np.indices(table.shape)
+    x = np.repeat(rows.ravel(), table.ravel())
+    y = np.repeat(cols.ravel(), table.ravel())
+    got = tau_b_from_table(table)
+    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+
+
+def test_pairwise_taus_all_paths_match_scipy():
+    rng = np.random.default_rng(4)
+    conf, perf = _population(150, 5)
+    ia, ib = np.triu_indices(5, 1)
+
+    def ref(x):
+        return [
+            stats.kendalltau(x[:, a] - x[:, b], perf[:, a] - perf[:, b]).statistic
+            for a, b in zip(ia, ib)
+        ]
+
+    np.testing.assert_allclose(pairwise_taus(conf, perf), ref(conf), atol=1e-12)
+    percent = rng.integers(0, 101, size=conf.shape)  # on a 1/100 grid: bincount path
+    np.testing.assert_allclose(pairwise_taus(percent / 100, perf), ref(percent), atol=1e-12)
+    real = rng.random(conf.shape)  # no grid: sort path (with a few ties)
+    real[:20] = 0.5
+    np.testing.assert_allclose(pairwise_taus(real, perf), ref(real), atol=1e-12)
+
+
+def test_batch_axis_and_pairs():
+    conf, perf = _population(120, 4)
+    batch = pairwise_taus(np.stack([conf, conf[::-1]]), np.stack([perf, perf[::-1]]))
+    assert batch.shape == (2, 6)
+    np.testing.assert_allclose(batch[0], batch[1])  # tau-b ignores the item order
+    sub = pairwise_taus(conf, perf, pairs=([0, 3], [2, 1]))
+    full = pairwise_taus(conf, perf)
+    assert sub[0] == full[1] and sub[1] == pytest.approx(full[4])  # (3, 1) == (1, 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000))
+def test_swapping_models_keeps_tau(seed):
+    rng = np.random.default_rng(seed)
+    conf = (rng.random((40, 3)) < 0.6).astype(float)
+    perf = (rng.random((40, 3)) < 0.5).astype(float)
+    ab = pairwise_taus(conf, perf, pairs=([0], [1]))
+    ba = pairwise_taus(conf, perf, pairs=([1], [0]))
+    # (b, a) negates both dconf and dperf: tau-b unchanged
+    np.testing.assert_allclose(ab, ba, atol=1e-12, equal_nan=True)
+    swapped = pairwise_taus(conf[:, [1, 0, 2]], perf[:, [1, 0, 2]])
+    np.testing.assert_allclose(swapped[0], ab[0], atol=1e-12, equal_nan=True)
+    t = ab[0]
+    assert np.isnan(t) or -1 <= t <= 1
+
+
+def test_input_errors():
+    conf, perf = _population(30, 3)
+    with pytest.raises(ValueError, match="same shape"):
+        pairwise_taus(conf, perf[:, :2])
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        pairwise_taus(conf, perf * 0.5)
+    bad = conf.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        pairwise_taus(bad, perf)
+    with pytest.raises(ValueError, match="null"):
+        joint_null_draws(conf, perf, null="uniform", n=2)
+    with pytest.raises(ValueError, match="alternative"):
+        pair_permutation_test(conf, perf, alternative="bigger", permutations=5)
+
+
+# --------------------------------------------------------------------------------------------
+# Random draws
+# --------------------------------------------------------------------------------------------
+
+
+def test_random_tables_margins_and_expectation():
+    rng = np.random.default_rng(0)
+    rows = np.array([[30, 140, 30], [5, 10, 185]])
+    cols = np.array([[50, 100, 50], [60, 60, 80]])
+    t = _random_tables(rows, cols, 20_000, rng)  # (R, C, P, n)
+    np.testing.assert_array_equal(t.sum(axis=1).transpose(1, 2, 0)[:, 0], rows)
+    np.testing.assert_array_equal(t.sum(axis=0).transpose(1, 2, 0)[:, 0], cols)
+    assert (t >= 0).all()
+    n = rows.sum(axis=1)
+    expected = rows[:, :, None] * cols[:, None, :] / n[:, None, None]  # E[n_ij] = r_i c_j / N
+    mean = t.mean(axis=-1).transpose(2, 0, 1)
+    var_bound = expected * (1 - rows[:, :, None] / n[:, None, None]) + 1e-9
+    assert np.all(np.abs(mean - expected) < 5 * np.sqrt(var_bound / 20_000) + 1e-9)
+
+
+def test_random_bits_exact_and_uniform():
+    rng = np.random.default_rng(1)
+    ones = np.array([0, 1, 37, 99, 100, 50] * 500)
+    bits = _random_bits(100, ones, rng)
+    np.testing.assert_array_equal(bits.sum(axis=1), ones)
+    # every position equally likely: per-position frequency of the k = 37 rows near 0.37
+    freq = bits[ones == 37].mean(axis=0)
+    assert np.abs(freq - 0.37).max() < 5 * np.sqrt(0.37 * 0.63 / 500)
+    eligible = rng.random((300, 100)) < 0.5
+    want = np.minimum(20, eligible.sum(axis=1))
+    inside = _random_bits(100, want, rng, eligible=eligible)
+    np.testing.assert_array_equal(inside.sum(axis=1), want)
+    assert not (inside & ~eligible).any()
+
+
+@pytest.mark.parametrize("null", NULLS)
+def test_joint_draws_keep_the_right_counts(null):
+    conf, perf = _population(200, 4)
+    rng = np.random.default_rng(2)
+    cs, ps = _shuffled_binary(conf, perf, null, 3, rng)  # (draws, models, items)
+    np.testing.assert_array_equal(cs.sum(axis=2), np.tile(conf.sum(axis=0), (3, 1)))
+    np.testing.assert_array_equal(ps.sum(axis=2), np.tile(perf.sum(axis=0), (3, 1)))
+    joint = (cs * ps).sum(axis=2)
+    if null == "calibration_preserving":  # each model's own (conf, perf) pairs are kept
+        np.testing.assert_array_equal(joint, np.tile((conf * perf).sum(axis=0), (3, 1)))
+    else:
+        assert not np.array_equal(joint, np.tile((conf * perf).sum(axis=0), (3, 1)))
+
+
+# --------------------------------------------------------------------------------------------
+# Per-pair tests
+# --------------------------------------------------------------------------------------------
+
+
+def test_base_rate_pair_null_matches_exact_permutation_moments():
+    conf, perf = _population(300, 3, seed=5)
+    res = pair_permutation_test(conf, perf, null="base_rate", permutations=20_000, seed=1)
+    ia, ib = np.triu_indices(3, 1)
+    for j, (a, b) in enumerate(zip(ia, ib)):
+        x, y = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
+        sd = np.sqrt(_kendall_variance(x, y))
+        assert abs(res.null_mean[j]) < 5 * sd / np.sqrt(20_000)
+        assert res.null_sd[j] == pytest.approx(sd, rel=0.03)
+        assert res.tau[j] == pytest.approx(stats.kendalltau(x, y).statistic)
+
+
+def test_base_rate_pair_p_value_matches_scipy_permutation_test():
+    conf, perf = _population(120, 2, seed=8, noise=0.7)
+    x, y = conf[:, 0] - conf[:, 1], perf[:, 0] - perf[:, 1]
+    ours = pair_permutation_test(conf, perf, permutations=20_000, alternative="greater", seed=3)
+    ref = stats.permutation_test(
+        (x, y),
+        lambda a, b: stats.kendalltau(a, b).statistic,
+        permutation_type="pairings",
+        n_resamples=4000,
+        alternative="greater",
+        rng=4,
+    )
+    assert 0.001 < ref.pvalue < 0.999
+    # two Monte Carlo estimates of the same p-value
+    se = np.sqrt(ref.pvalue * (1 - ref.pvalue) * (1 / 4000 + 1 / 20_000)) + 1e-4
+    assert ours.p_value[0] == pytest.approx(ref.pvalue, abs=5 * se)
+
+
+def test_calibration_pair_null_equals_joint_marginals():
+    # Under the joint calibration-preserving null each pair's marginal is exactly the per-pair
+    # null (B's items permuted against A's): the 4x4 random tables must reproduce it.
+    conf, perf = _population(250, 4, seed=6)
+    per_pair = pair_permutation_test(
+        conf, perf, null="calibration_preserving", permutations=8000, seed=1
+    )
+    joint = joint_null_draws(conf, perf, null="calibration_preserving", n=4000, seed=2)
+    se = joint.std(axis=0) * np.sqrt(1 / 8000 + 1 / 4000)
+    assert np.all(np.abs(per_pair.null_mean - joint.mean(axis=0)) < 5 * se)
+    np.testing.assert_allclose(per_pair.null_sd, joint.std(axis=0), rtol=0.06)
+    # the shared difficulty axis puts this null far above zero
+    assert np.all(per_pair.null_mean > 0.1)
+
+
+@pytest.mark.parametrize("null", NULLS)
+def test_continuous_exact_paths_agree(null):
+    conf, perf = _population(200, 3, seed=9)
+    rng = np.random.default_rng(0)
+    percent = np.clip(
+        np.round(0.55 + 0.3 * (conf - 0.5) + 0.1 * rng.normal(size=conf.shape), 2), 0, 1
+    )
+    grid = pair_permutation_test(percent, perf, null=null, permutations=3000, seed=1)
+    jitter = percent + 1e-7 * np.arange(percent.size).reshape(percent.shape) / percent.size
+    sort = pair_permutation_test(jitter, perf, null=null, permutations=3000, seed=1)
+    # tiny jitter breaks ties only: same observed tau up to the tie correction, same null
+    np.testing.assert_allclose(grid.null_mean, sort.null_mean, atol=0.01)
+    np.testing.assert_allclose(grid.null_sd, sort.null_sd, rtol=0.1)
+    joint = joint_null_draws(percent, perf, null=null, n=1500, seed=3)
+    np.testing.assert_allclose(
+        joint.std(axis=0), grid.null_sd, rtol=0.12 if null == "calibration_preserving" else 0.5
+    )
+
+
+def test_workers_and_seed_determinism():
+    conf, perf = _population(150, 5)
+    a = pair_permutation_test(conf, perf, permutations=500, seed=11, workers=1)
+    b = pair_permutation_test(conf, perf, permutations=500, seed=11, workers=2)
+    c = pair_permutation_test(conf, perf, permutations=500, seed=12, workers=2)
+    np.testing.assert_array_equal(a.p_value, b.p_value)
+    assert not np.array_equal(a.null_mean, c.null_mean)
+    j1 = joint_null_draws(conf, perf, n=50, seed=5)
+    j2 = joint_null_draws(conf, perf, n=50, seed=5)
+    np.testing.assert_array_equal(j1, j2)
+
+
+def test_p_value_conventions():
+    conf, perf = _population(200, 3, seed=2)
+    res = pair_permutation_test(
+        conf, perf, null="calibration_preserving", permutations=999, alternative="greater", seed=0
+    )
+    # observed far below the calibration-preserving null: minimal "less" p, maximal "greater"
+    np.testing.assert_allclose(res.p_less, 1 / 1000)
+    np.testing.assert_allclose(res.p_value, res.p_greater)
+    two = pair_permutation_test(conf, perf, null="calibration_preserving", permutations=999, seed=0)
+    np.testing.assert_allclose(
+        two.p_value, np.minimum(1, 2 * np.minimum(two.p_greater, two.p_less))
+    )
+    np.testing.assert_allclose(two.q_value, stats.false_discovery_control(two.p_value))
+
+
+# --------------------------------------------------------------------------------------------
+# The mean over pairs: joint draws
+# --------------------------------------------------------------------------------------------
+
+
+def test_base_rate_mean_null_needs_joint_draws():
+    # The issue's case: 10 models x 400 items. Shuffling the draw index of each pair
+    # independently turns joint draws into independent per-pair draws with the same
+    # marginals; for the base-rate null that understates the sd of the mean about two-fold.
+    conf, perf = _population(400, 10, seed=3)
+    rng = np.random.default_rng(0)
+    for null, ratio in (("base_rate", (1.5, 3.0)), ("calibration_preserving", (0.8, 1.25))):
+        joint = joint_null_draws(conf, perf, null=null, n=1500, seed=4)
+        independent = np.stack([rng.permutation(col) for col in joint.T], axis=1)
+        r = joint.mean(axis=1).std() / independent.mean(axis=1).std()
+        assert ratio[0] < r < ratio[1], (null, r)
+        if null == "base_rate":
+            assert abs(joint.mean()) < 0.005  # centred at zero
+
+
+def test_nulls_centred_as_expected():
+    # Items exchangeable across models (no shared difficulty), each model individually
+    # calibrated: the observed mean tau is typical of the calibration-preserving null and
+    # far above the base-rate null (centred at 0).
+    rng = np.random.default_rng(7)
+    perf = (rng.random((300, 6)) < 0.6).astype(float)
+    conf = np.where(rng.random((300, 6)) < 0.8, perf, 1 - perf)
+    res = pairwise_calibration(conf, perf, permutations=0, joint_permutations=600, seed=1)
+    br, cp = res.nulls["base_rate"], res.nulls["calibration_preserving"]
+    assert abs(br.mean) < 0.01 and br.p_greater < 0.01
+    assert cp.p_value > 0.01 and abs(res.mean_tau - cp.mean) < 4 * cp.sd
+    # a shared difficulty axis: observed far below the calibration-preserving null
+    conf, perf = _population(300, 6, shared=2.0, seed=2)
+    res = pairwise_calibration(conf, perf, permutations=0, joint_permutations=300, seed=1)
+    assert res.nulls["calibration_preserving"].p_less < 0.01
+    assert res.nulls["calibration_preserving"].mean > res.mean_tau + 0.1
+
+
+def test_pairwise_calibration_end_to_end():
+    conf, perf = _population(300, 6, seed=1)
+    reasoning = [True, True, False, False, True, None]
+    res = pairwise_calibration(
+        conf,
+        perf,
+        models=list("abcdef"),
+        reasoning=reasoning,
+        permutations=400,
+        joint_permutations=200,
+        seed=3,
+    )
+    again = pairwise_calibration(
+        conf,
+        perf,
+        models=list("abcdef"),
+        reasoning=reasoning,
+        permutations=400,
+        joint_permutations=200,
+        seed=3,
+    )
+    assert res.n_pairs == 15 and res.mean_tau == pytest.approx(np.nanmean(res.tau))
+    np.testing.assert_array_equal(res.nulls["base_rate"].draws, again.nulls["base_rate"].draws)
+    np.testing.assert_array_equal(
+        res.per_pair["base_rate"].p_value, again.per_pair["base_rate"].p_value
+    )
+    curve = res.delta_curve
+    assert np.all(np.diff(curve.n_pairs) >= 0) and curve.n_pairs[-1] == 15
+    assert curve.mean_tau[-1] == pytest.approx(res.mean_tau)
+    assert curve.null_mean["base_rate"][-1] == pytest.approx(res.nulls["base_rate"].mean)
+    assert set(res.pair_types) == {"R-R", "R-NR", "NR-NR"}
+    assert res.pair_types["R-R"].n_pairs == 3 and res.pair_types["NR-NR"].n_pairs == 1
+    assert res.pair_type.count(None) == 5  # every pair with model f
+    table = res.table
+    assert list(table.columns[:7]) == [
+        "model_a",
+        "model_b",
+        "tau",
+        "accuracy_a",
+        "accuracy_b",
+        "accuracy_gap",
+        "pair_type",
+    ]
+    assert 0 <= res.fdr_significant_share <= 1
+    assert res.fdr_significant_share == res.fdr_share("base_rate")
+    d = res.to_dict()
+    assert d["nulls"]["calibration_preserving"]["n_draws"] == 200
