@@ -21,7 +21,7 @@ BENCH = get_benchmark("mmlu_pro")
 ITEMS = BENCH.load("bundled")
 
 
-def _scripted(fail_item: int | None = None, unparseable: int | None = None):
+def _respond(fail_item: int | None = None, unparseable: int | None = None):
     """Item i: probe says Yes for even i; solve right for i % 3 != 0."""
     lookup = {}
     for i, item in enumerate(ITEMS):
@@ -47,7 +47,11 @@ def _scripted(fail_item: int | None = None, unparseable: int | None = None):
         out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return out
 
-    return get_model("mockllm/model", custom_outputs=respond)
+    return respond
+
+
+def _scripted(fail_item: int | None = None, unparseable: int | None = None):
+    return get_model("mockllm/model", custom_outputs=_respond(fail_item, unparseable))
 
 
 def _run(tmp_path, task=None, **kwargs):
@@ -156,3 +160,27 @@ def test_malformed_scores_are_bad_samples(tmp_path, bad_value) -> None:
     result = read_inspect_logs([path])
     assert result.files[0].n_bad == 1 and len(result.records) == 1
     assert "prospective_verbal" in result.files[0].errors[0]
+
+
+def test_eval_set_of_scripted_models_reads_one_table(tmp_path) -> None:
+    """inspect_ai.eval_set over two scripted mockllm models, then collect: two models' records."""
+    from inspect_ai import eval_set
+
+    from metacog_tasks.collect import collect
+
+    models = [
+        get_model("mockllm/a", custom_outputs=_respond()),
+        get_model("mockllm/b", custom_outputs=_respond(unparseable=0)),
+    ]
+    ok, logs = eval_set(
+        [mmlu_pro(data="bundled")], model=models, log_dir=str(tmp_path), limit=4, display="none"
+    )
+    assert ok and len(logs) == 2
+    result = collect([tmp_path])
+    df = result.records
+    assert sorted(df["model"].unique()) == ["mockllm/a", "mockllm/b"]
+    a = df[df["model"] == "mockllm/a"].set_index("item_id")
+    b = df[df["model"] == "mockllm/b"].set_index("item_id")
+    assert list(a["correct"]) == list(b["correct"]) == [0.0, 1.0, 1.0, 0.0]
+    assert list(a["confidence"]) == [1.0, 0.0, 1.0, 0.0]
+    assert math.isnan(b["confidence"].iloc[0]) and b["probe_status"].iloc[0] == "unparseable"

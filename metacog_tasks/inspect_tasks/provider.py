@@ -49,7 +49,8 @@ class MetacogSimAPI(ModelAPI):
         base_url: Unused (kept for the provider interface).
         api_key: Unused.
         config: Generation config from the eval (temperature reaches the simulator).
-        **model_args: ``SimResponder`` options (``preset``, ``seed``, ``sources``, ...).
+        **model_args: ``SimResponder`` options (``preset``, ``seed``, ``sources`` (alias
+            ``data``, as for the lm-eval model), ``benchmarks``, ``overrides``, ...).
     """
 
     def __init__(
@@ -64,6 +65,10 @@ class MetacogSimAPI(ModelAPI):
         from metacog_tasks.sim import SimResponder  # lazy: the registry imports this module
 
         self.model_args = dict(model_args)
+        if "data" in model_args:  # the lm-eval model's name for the item source
+            if "sources" in model_args:
+                raise ValueError("metacog-sim: give data= or sources=, not both")
+            model_args["sources"] = model_args.pop("data")
         self._responder = SimResponder(model_name, **model_args)
 
     async def generate(
