@@ -195,6 +195,21 @@ def test_plain_lm_eval_hf_tiny_gpt2_all_tasks_chat_template(
     # A random model's P(Yes) is a proper probability.
     lp = df[df["confidence_kind"] == "logprob"]["confidence"]
     assert lp.between(0, 1).all() and lp.nunique() > 1
+    # Each task's aggregated metrics in the results JSON are those of its records.
+    for task in ALL_TASKS:
+        bench = task.removeprefix("metacog_").removesuffix("_cf")
+        probe = "counterfactual" if task.endswith("_cf") else "prospective"
+        rows = df[(df["benchmark"] == bench) & (df["probe"] == probe)]
+        logprob = rows[rows["confidence_kind"] == "logprob"]
+        graded = logprob.dropna(subset=["correct"])
+        r = results["results"][task]
+        assert r["record,none"] == 2
+        if len(graded):
+            assert r["acc,none"] == pytest.approx(graded["correct"].mean())
+            assert r["brier_logprob,none"] == pytest.approx(
+                ((graded["confidence"] - graded["correct"]) ** 2).mean()
+            )
+        assert r["yes_rate_logprob,none"] == pytest.approx(logprob["confidence"].mean())
 
 
 @pytest.mark.slow
