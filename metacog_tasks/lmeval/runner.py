@@ -81,7 +81,7 @@ def run_lmeval(
     apply_chat_template: bool | str = False,
     system_instruction: str | None = None,
     gen_kwargs: str | Mapping[str, Any] | None = None,
-    bootstrap_iters: int = 0,
+    bootstrap_iters: int = 100_000,
     include_defaults: bool = False,
     include_path: str | PathLike[str] | Sequence[str | PathLike[str]] | None = None,
     random_seed: int = 0,
@@ -108,7 +108,9 @@ def run_lmeval(
         apply_chat_template: ``--apply_chat_template``.
         system_instruction: ``--system_instruction``.
         gen_kwargs: ``--gen_kwargs`` (solve requests).
-        bootstrap_iters: lm-eval bootstrap replicates (0: closed-form stderr only, for ``acc``).
+        bootstrap_iters: lm-eval's bootstrap replicates, as the CLI's default. The metacog
+            aggregations are never bootstrapped (``acc`` gets its closed-form stderr), so this
+            costs nothing for them; 0 drops every stderr.
         include_defaults: Also index lm-eval's built-in tasks (~20 s, once per call), needed
             to run e.g. ``mmlu_pro`` beside the metacog tasks.
         include_path: Extra task folders, indexed after the metacog configs.

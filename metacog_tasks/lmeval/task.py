@@ -491,7 +491,7 @@ def _as_text(value: Any) -> str:
 
 def _loglik(value: Any) -> float:
     """The log-likelihood of a ``(logprob, is_greedy)`` response (NaN when malformed)."""
-    if isinstance(value, list | tuple) and value:
+    while isinstance(value, list | tuple) and value:  # (ll, is_greedy), or a list of them
         value = value[0]
     try:
         return float(value)
