@@ -19,6 +19,11 @@ import pytest
 from metacog_metrics.records import KEY_COLUMNS, read_records
 from metacog_tasks.collect import collect
 
+# Inspect's own retry set-up warns on every model call (tenacity API change).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The 'initial' parameter is deprecated:DeprecationWarning"
+)
+
 BIN = Path(sys.executable).parent
 _HARNESS_COLUMNS = ("harness", "source")
 

@@ -17,6 +17,11 @@ from metacog_tasks.collect import COLLECT_COLUMNS
 from metacog_tasks.collect.inspect_logs import read_inspect_logs
 from metacog_tasks.inspect_tasks import mmlu_pro
 
+# Inspect's own retry set-up warns on every model call (tenacity API change).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The 'initial' parameter is deprecated:DeprecationWarning"
+)
+
 BENCH = get_benchmark("mmlu_pro")
 ITEMS = BENCH.load("bundled")
 

@@ -23,6 +23,11 @@ from metacog_tasks.collect.inspect_logs import read_inspect_logs
 from metacog_tasks.inspect_tasks import scicode
 from metacog_tasks.inspect_tasks.sandbox import scicode_sandbox
 
+# Inspect's own retry set-up warns on every model call (tenacity API change).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The 'initial' parameter is deprecated:DeprecationWarning"
+)
+
 PROBLEMS = ("19", "29")
 
 

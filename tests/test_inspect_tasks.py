@@ -26,6 +26,11 @@ from metacog_tasks.inspect_tasks import (
     probe_plan,
 )
 
+# Inspect's own retry set-up warns on every model call (tenacity API change).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The 'initial' parameter is deprecated:DeprecationWarning"
+)
+
 BENCH = "mmlu_pro"
 
 
