@@ -1,0 +1,183 @@
+"""Power analysis: the stratified detection null, the grid, its outputs."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from metacog_metrics.factors import factor_alignment
+from metacog_metrics.power import (
+    NULL_NAME,
+    PowerResult,
+    power_analysis,
+    run_power,
+    stratified_mean_tau_test,
+    stratified_permutations,
+    write_power_outputs,
+)
+from metacog_metrics.power import _alignment as fast_alignment
+from metacog_metrics.power import _stratified_null as stratified_null
+from metacog_metrics.simulate import get_preset, simulate_arrays
+
+
+def _data(preset="paper", m=8, n=300, seed=0, **overrides):
+    arr = simulate_arrays(get_preset(preset, **overrides), m, n, 1, seed)
+    return arr.conf[0].astype(float), arr.perf[0].astype(float)
+
+
+def _scipy_mean_tau(conf, perf):
+    m = conf.shape[1]
+    taus = []
+    for a in range(m):
+        for b in range(a + 1, m):
+            t = stats.kendalltau(conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]).statistic
+            if np.isfinite(t):
+                taus.append(t)
+    return float(np.mean(taus))
+
+
+# --- stratified permutations --------------------------------------------------------------------
+
+
+def test_stratified_permutations_stay_within_strata():
+    _, perf = _data(m=10, n=400)
+    perms = stratified_permutations(perf, 50, rng=3)
+    k = perf.sum(axis=1)
+    assert perms.shape == (50, 400)
+    for perm in perms:
+        assert sorted(perm) == list(range(400))
+        np.testing.assert_array_equal(k[perm], k)
+    # Items really move (the strata are not singletons), and the draws are reproducible.
+    assert (perms != np.arange(400)).mean() > 0.5
+    np.testing.assert_array_equal(perms, stratified_permutations(perf, 50, rng=3))
+
+
+def test_null_draws_match_a_scipy_reference():
+    conf, perf = _data(m=5, n=120, seed=4)
+    perms = stratified_permutations(perf, 6, rng=1)
+    draws = stratified_null(conf, perf, perms)
+    expected = [_scipy_mean_tau(conf[p], perf) for p in perms]
+    np.testing.assert_allclose(draws, expected, atol=1e-12)
+
+
+def test_stratified_test_statistic_and_p_value():
+    conf, perf = _data(m=6, n=200, seed=2)
+    res = stratified_mean_tau_test(conf, perf, permutations=199, seed=5)
+    assert res.observed == pytest.approx(_scipy_mean_tau(conf, perf), abs=1e-12)
+    ok = res.draws[np.isfinite(res.draws)]
+    assert res.p_value == pytest.approx((1 + np.sum(ok >= res.observed - 1e-12)) / (ok.size + 1))
+    assert res.null_mean == pytest.approx(ok.mean())
+    assert res.n_strata >= 3
+    assert res.to_dict()["permutations"] == 199
+
+
+def test_stratified_test_detects_a_strong_private_signal():
+    conf, perf = _data("individuated", m=20, n=1000, seed=1)
+    res = stratified_mean_tau_test(conf, perf, permutations=99, seed=0)
+    assert res.p_value == pytest.approx(0.01)  # observed above every draw
+    assert res.observed > res.null_mean + 5 * res.null_sd
+
+
+def test_stratified_test_rejects_bad_input():
+    conf, perf = _data(m=4, n=50)
+    with pytest.raises(ValueError, match="must be equal"):
+        stratified_mean_tau_test(conf[:, :3], perf)
+    with pytest.raises(ValueError, match="0/1"):
+        stratified_mean_tau_test(conf * 0.5, perf)
+    with pytest.raises(ValueError, match="permutations"):
+        stratified_mean_tau_test(conf, perf, permutations=0)
+
+
+# --- the alignment fast path --------------------------------------------------------------------
+
+
+def test_fast_alignment_matches_the_analysis():
+    conf, perf = _data(m=15, n=800, seed=3)
+    fast_all, fast_cont = fast_alignment(conf, perf)
+    ref = factor_alignment(conf, perf)
+    assert fast_all == pytest.approx(ref.all.r, abs=0.02)
+    assert fast_cont == pytest.approx(ref.contentious.r, abs=0.02)
+
+
+# --- the grid ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_grid() -> PowerResult:
+    return power_analysis(
+        [6, 12], [150], [0.0, 0.8], reps=12, alignment_reps=6, permutations=39, seed=3,
+        progress=False,
+    )  # fmt: skip
+
+
+def test_power_table_shape_and_columns(small_grid):
+    t = small_grid.table
+    assert len(t) == 2 * 1 * 2
+    assert list(t[["models", "items", "individuated"]].itertuples(index=False, name=None)) == [
+        (6, 150, 0.0),
+        (6, 150, 0.8),
+        (12, 150, 0.0),
+        (12, 150, 0.8),
+    ]
+    assert (t["reps"] == 12).all() and (t["alignment_reps"] <= 6).all()
+    assert ((t["power_low"] <= t["power"]) & (t["power"] <= t["power_high"])).all()
+    np.testing.assert_allclose(t["power"], t["rejections"] / t["reps"])
+    assert list(t["kind"]) == ["false_positive_rate", "power"] * 2
+    assert small_grid.null == NULL_NAME
+    # A strong planted signal is found more often than none.
+    for m in (6, 12):
+        rows = t[t["models"] == m].set_index("individuated")
+        assert rows.loc[0.8, "power"] > rows.loc[0.0, "power"]
+        assert rows.loc[0.8, "mean_tau"] > rows.loc[0.0, "mean_tau"]
+    assert "false-positive rate" in small_grid.summary_text()
+    assert small_grid.to_dict()["alpha"] == 0.05
+
+
+def test_power_is_reproducible(small_grid):
+    again = power_analysis(
+        [6, 12], [150], [0.0, 0.8], reps=12, alignment_reps=6, permutations=39, seed=3,
+        progress=False,
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(small_grid.table, again.table)
+
+
+def test_power_without_alignment_and_bad_input():
+    res = power_analysis([5], [60], [0.0], reps=3, alignment_reps=0, permutations=9,
+                         progress=False)  # fmt: skip
+    assert res.table["alignment_reps"].iloc[0] == 0
+    assert math.isnan(res.table["alignment_power"].iloc[0])
+    with pytest.raises(ValueError, match="models"):
+        power_analysis([2], [60], [0.0], reps=2, progress=False)
+    with pytest.raises(ValueError, match="individuated"):
+        power_analysis([5], [60], [-0.1], reps=2, progress=False)
+    with pytest.raises(ValueError, match="alpha"):
+        power_analysis([5], [60], [0.0], reps=2, alpha=1.5, progress=False)
+    with pytest.raises(ValueError, match="unknown simulation preset"):
+        power_analysis([5], [60], [0.0], reps=2, preset="nope", progress=False)
+
+
+def test_power_outputs_are_written(small_grid, tmp_path):
+    out = write_power_outputs(small_grid, tmp_path / "power")
+    table = pd.read_csv(out.csv)
+    assert len(table) == len(small_grid.table)
+    np.testing.assert_allclose(table["power"], small_grid.table["power"])
+    with open(out.plot, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    doc = json.loads((tmp_path / "power" / "power.json").read_text())
+    assert doc["null"] == NULL_NAME and len(doc["table"]) == len(table)
+    assert doc["params"]["individuated"] == 0.0
+    assert not list((tmp_path / "power").glob("*.tmp"))
+
+
+def test_run_power_writes_and_takes_overrides(tmp_path):
+    res = run_power(
+        tmp_path, models=[5], items=[80], individuated=[0.0, 0.5], reps=4, permutations=9,
+        alignment_reps=0, progress=False, overrides={"residual_sd": 1.2}, seed=1,
+    )  # fmt: skip
+    assert res.params["residual_sd"] == 1.2 and res.preset == "paper+overrides"
+    assert {p.name for p in tmp_path.iterdir()} >= {"power.csv", "power.png", "power.json"}
