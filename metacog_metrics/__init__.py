@@ -1,6 +1,20 @@
-"""metacog-eval statistics: pure numpy/scipy/pandas/scikit-learn, no harness imports."""
+"""metacog-eval statistics: pure numpy/scipy/pandas/scikit-learn, no harness imports.
+
+The record table (:mod:`~metacog_metrics.records`), tetrachoric correlations
+(:mod:`~metacog_metrics.tetrachoric`, on :mod:`~metacog_metrics.bvn`), factor structure
+(:mod:`~metacog_metrics.factors`), pairwise calibration with permutation nulls
+(:mod:`~metacog_metrics.pairwise`), per-model calibration (:mod:`~metacog_metrics.calibration`)
+and the whole analysis (:mod:`~metacog_metrics.analyze`).
+"""
 
 from metacog_metrics._result import Result, to_jsonable
+from metacog_metrics.analyze import (
+    AnalysisResult,
+    GroupAnalysis,
+    MatrixSection,
+    analyze_files,
+    analyze_records,
+)
 from metacog_metrics.bvn import bvn_cdf, bvn_pdf
 from metacog_metrics.calibration import (
     CalibrationResult,
@@ -13,6 +27,48 @@ from metacog_metrics.calibration import (
     ece,
     population_confidence,
 )
+from metacog_metrics.factors import (
+    AlignmentSubset,
+    EigenResult,
+    FactorAlignmentResult,
+    FactorAnalysisResult,
+    QuadraticFit,
+    contentious_items,
+    eigen_decomposition,
+    factor_alignment,
+    factor_analysis,
+    factor_scores,
+    quadratic_fit,
+)
+from metacog_metrics.pairwise import (
+    NULLS,
+    DeltaCurve,
+    MeanTauNull,
+    PairTestResult,
+    PairTypeSummary,
+    PairwiseResult,
+    joint_null_draws,
+    pair_permutation_test,
+    pairwise_calibration,
+    pairwise_taus,
+    tau_b_from_table,
+)
+from metacog_metrics.records import (
+    CONFIDENCE_KINDS,
+    EXTRA_COLUMNS,
+    KEY_COLUMNS,
+    RECORD_COLUMNS,
+    REQUIRED_COLUMNS,
+    ItemMatrices,
+    RecordError,
+    RecordWarning,
+    apply_model_traits,
+    item_matrices,
+    load_models_file,
+    read_records,
+    validate_records,
+    write_records,
+)
 from metacog_metrics.tetrachoric import (
     CorSmoothResult,
     TetrachoricMatrixResult,
@@ -24,24 +80,65 @@ from metacog_metrics.tetrachoric import (
 )
 
 __all__ = [
+    "CONFIDENCE_KINDS",
+    "EXTRA_COLUMNS",
+    "KEY_COLUMNS",
+    "NULLS",
+    "RECORD_COLUMNS",
+    "REQUIRED_COLUMNS",
+    "AlignmentSubset",
+    "AnalysisResult",
     "CalibrationResult",
     "CorSmoothResult",
+    "DeltaCurve",
+    "EigenResult",
+    "FactorAlignmentResult",
+    "FactorAnalysisResult",
+    "GroupAnalysis",
+    "ItemMatrices",
+    "MatrixSection",
+    "MeanTauNull",
     "ModelCalibration",
+    "PairTestResult",
+    "PairTypeSummary",
+    "PairwiseResult",
+    "QuadraticFit",
+    "RecordError",
+    "RecordWarning",
     "Result",
     "TetrachoricMatrixResult",
     "TetrachoricResult",
+    "analyze_files",
+    "analyze_records",
+    "apply_model_traits",
     "aurc",
     "auroc",
     "brier_score",
     "bvn_cdf",
     "bvn_pdf",
     "calibration_by_model",
+    "contentious_items",
     "cor_smooth",
     "eaurc",
     "ece",
+    "eigen_decomposition",
+    "factor_alignment",
+    "factor_analysis",
+    "factor_scores",
+    "item_matrices",
+    "joint_null_draws",
+    "load_models_file",
+    "pair_permutation_test",
+    "pairwise_calibration",
+    "pairwise_taus",
     "population_confidence",
+    "quadratic_fit",
+    "read_records",
+    "tau_b_from_table",
     "tetrachoric",
     "tetrachoric_matrix",
     "tetrachoric_table",
     "to_jsonable",
+    "validate_records",
+    "write_records",
 ]

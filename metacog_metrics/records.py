@@ -32,6 +32,7 @@ __all__ = [
     "ItemMatrices",
     "RecordError",
     "RecordWarning",
+    "apply_model_traits",
     "item_matrices",
     "load_models_file",
     "read_records",
@@ -264,10 +265,18 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
         )
     out["correct"] = correct
 
-    binary = bool(conf.isna().all() or conf.dropna().isin([0.0, 1.0]).all())
-    inferred = "verbal_binary" if binary else "verbal_numeric"
     kind = out.get("confidence_kind", pd.Series([None] * len(df), dtype=object))
-    kind = kind.where(kind.notna() & (kind != ""), inferred)
+    unset = kind.isna() | (kind == "")
+    # Inferred per (benchmark, probe) over the rows without a kind: binary when all their
+    # confidences are 0, 1 or NaN.
+    nonbinary = unset & conf.notna() & ~conf.isin([0.0, 1.0])
+    group_nonbinary = nonbinary.groupby([out["benchmark"], out["probe"]]).transform("any")
+    inferred = pd.Series(
+        np.where(group_nonbinary.to_numpy(dtype=bool), "verbal_numeric", "verbal_binary"),
+        index=df.index,
+        dtype=object,
+    )
+    kind = kind.where(~unset, inferred)
     unknown = ~kind.isin(CONFIDENCE_KINDS)
     if unknown.any():
         raise RecordError(
@@ -392,10 +401,21 @@ def load_models_file(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _apply_traits(
-    df: pd.DataFrame, traits: Mapping[str, Mapping[str, Any]], source: str
+def apply_model_traits(
+    df: pd.DataFrame, traits: Mapping[str, Mapping[str, Any]], *, source: str = "models"
 ) -> list[str]:
-    """Fill ``reasoning`` from the traits (they win over the records); return warnings."""
+    """Fill the ``reasoning`` column of validated records from per-model traits, in place.
+
+    The traits' flags win over flags already in the records.
+
+    Args:
+        df: Validated records (modified in place).
+        traits: ``{model: {"reasoning": bool, ...}}`` (see :func:`load_models_file`).
+        source: Name used in the notes (the models file).
+
+    Returns:
+        Notes: models in the traits but not in the records, models without a flag.
+    """
     notes = []
     present = set(df["model"])
     unknown = sorted(set(traits) - present)
@@ -457,7 +477,7 @@ def read_records(
             raise RecordError(message)
     notes: list[str] = []
     if models_file is not None:
-        notes += _apply_traits(df, load_models_file(models_file), str(models_file))
+        notes += apply_model_traits(df, load_models_file(models_file), source=str(models_file))
     n_unparseable = int(df["confidence"].isna().sum())
     if n_unparseable:
         notes.append(f"{n_unparseable} record(s) with an unparseable (NaN) confidence")

@@ -42,6 +42,18 @@ def test_minimal_tidy_gets_defaults():
     assert set(numeric["confidence_kind"]) == {"verbal_numeric"}
 
 
+def test_kind_inferred_per_benchmark_and_probe():
+    df = pd.concat(
+        [
+            _tiny(benchmark="squad"),
+            _tiny(benchmark="mmlu", confidence=[0.9, 0.1, 0.8, 0.7, 0.2, 0.3]),
+        ]
+    )
+    out = validate_records(df)
+    kinds = out.groupby("benchmark")["confidence_kind"].unique().to_dict()
+    assert list(kinds["squad"]) == ["verbal_binary"] and list(kinds["mmlu"]) == ["verbal_numeric"]
+
+
 @pytest.mark.parametrize(
     ("change", "pattern"),
     [
