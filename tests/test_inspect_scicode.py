@@ -82,9 +82,9 @@ class StepScript:
         return out
 
 
-def _eval(task, script, log_dir):
+def _eval(task, script, log_dir, **kwargs):
     model = get_model("mockllm/model", custom_outputs=script)
-    (log,) = inspect_eval(task, model=model, display="none", log_dir=str(log_dir))
+    (log,) = inspect_eval(task, model=model, display="none", log_dir=str(log_dir), **kwargs)
     assert log.status == "success", log.error
     return log
 
@@ -133,7 +133,7 @@ def test_inspect_sandbox_grades_like_the_project_sandbox(scicode_file, tmp_path)
         assert b.scores["prospective_verbal"].value["correct"] == expected, b.id
         iso_a = a.store["metacog_grade"]["details"]["isolation"]
         iso_b = b.store["metacog_grade"]["details"]["isolation"]
-        assert "sandbox" not in iso_a and iso_b["sandbox"].startswith("inspect:")
+        assert "sandbox" not in iso_a and iso_b["sandbox"] == "inspect:LocalSandboxEnvironment"
     ra = read_inspect_logs([local.location]).records.drop(columns="source")
     rb = read_inspect_logs([inspect_sb.location]).records.drop(columns="source")
     assert ra.equals(rb)
@@ -144,7 +144,8 @@ def test_problem_mode_solves_sub_steps_in_one_conversation(scicode_file, tmp_pat
     bench = get_benchmark("scicode")
     items = {it.item_id: it for it in bench.load(scicode_file)}
     script = StepScript(scicode_file, wrong={"29.1"})
-    log = _eval(scicode(data=scicode_file, mode="problem"), script, tmp_path)
+    # The eval's own --sandbox (not the task argument) is honoured too.
+    log = _eval(scicode(data=scicode_file, mode="problem"), script, tmp_path, sandbox="local")
     assert [s.id for s in log.samples] == list(PROBLEMS)
     # Problem 19: turns of 1 and 3 messages; problem 29: 1, 3, 5 (one growing conversation).
     assert sorted(script.conversations) == [1, 1, 3, 3, 5]
@@ -168,6 +169,8 @@ def test_problem_mode_solves_sub_steps_in_one_conversation(scicode_file, tmp_pat
     assert list(records["question"]) == [items[i].question for i in expected]
     assert list(records["confidence"]) == [1.0, 0.0, 1.0, 0.0, 1.0]
 
+    grades = sample.store["metacog_step_grades"]
+    assert grades["29.1"]["details"]["isolation"]["sandbox"] == "inspect:LocalSandboxEnvironment"
     score = sample.scores["prospective_verbal"]
     assert score.value["n_steps"] == 3 and score.value["correct"] == 0.0
     metrics = {

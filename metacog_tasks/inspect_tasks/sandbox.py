@@ -29,7 +29,14 @@ from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 from metacog_tasks.benchmarks.base import Benchmark, Grade, Item
 from metacog_tasks.sandbox import SandboxResult
 
-__all__ = ["COMPOSE_YAML", "DOCKERFILE", "grade_in_inspect_sandbox", "scicode_sandbox"]
+__all__ = [
+    "COMPOSE_YAML",
+    "DOCKERFILE",
+    "current_sandbox",
+    "grade_in_inspect_sandbox",
+    "in_sandbox",
+    "scicode_sandbox",
+]
 
 #: Image of the default docker sandbox: SciCode's required dependencies, nothing else.
 DOCKERFILE = """\
@@ -109,7 +116,7 @@ class _InspectRunner:
         self.env = env
         self.python = python
         self.timeout_s = timeout_s
-        self.kind = type(env).__name__
+        self.kind = _provider(env)
 
     def __call__(
         self, script: str, targets: list[Any] | None = None, collect: Sequence[str] = ()
@@ -162,29 +169,48 @@ class _InspectRunner:
                 await self.env.exec(["rm", "-rf", folder], timeout=60)
 
 
-def _python_for(sandbox_spec: str) -> str:
+def current_sandbox() -> Any | None:
+    """The current sample's Inspect sandbox, or ``None`` when the eval configured none.
+
+    A sandbox counts whether it came from ``-T sandbox=...`` or from ``inspect eval --sandbox``.
+    """
+    try:
+        return sandbox()
+    except ProcessLookupError:
+        return None
+
+
+def _provider(env: Any) -> str:
+    """The provider class name of a sandbox (Inspect wraps it in an event-logging proxy)."""
+    return type(getattr(env, "_sandbox", env)).__name__
+
+
+def _python_for(env: Any) -> str:
     """The interpreter inside the sandbox: this one for ``local``, else the image's ``python``."""
-    return sys.executable if str(sandbox_spec).split(":")[0] == "local" else "python"
+    return sys.executable if _provider(env) == "LocalSandboxEnvironment" else "python"
+
+
+def in_sandbox(bench: Benchmark, env: Any) -> Benchmark:
+    """A shallow copy of SciCode whose test scripts run in ``env`` (caches stay shared)."""
+    graded = copy.copy(bench)
+    graded.run_script = _InspectRunner(  # type: ignore[attr-defined]
+        env, _python_for(env), float(getattr(bench, "timeout_s", 120.0))
+    )
+    return graded
 
 
 async def grade_in_inspect_sandbox(
-    bench: Benchmark, item: Item, replies: list[str], sandbox_spec: str
+    bench: Benchmark, item: Item, replies: list[str], env: Any
 ) -> Grade:
-    """Grade SciCode replies with the test scripts run in the sample's Inspect sandbox.
+    """Grade SciCode replies with the test scripts run in an Inspect sandbox.
 
     Args:
         bench: The SciCode benchmark (its grading logic is reused unchanged).
         item: The sub-step.
         replies: The solve replies.
-        sandbox_spec: The task's ``sandbox`` value (``local`` runs this interpreter).
+        env: The sample's sandbox environment (:func:`current_sandbox`).
 
     Returns:
         The grade, as the benchmark computes it.
     """
-    runner = _InspectRunner(
-        sandbox(), _python_for(sandbox_spec), float(getattr(bench, "timeout_s", 120.0))
-    )
-    # A shallow copy per call: the target cache stays shared, run_script is this sample's.
-    graded = copy.copy(bench)
-    graded.run_script = runner  # type: ignore[method-assign]
-    return await anyio.to_thread.run_sync(graded.grade_responses, item, replies)
+    return await anyio.to_thread.run_sync(in_sandbox(bench, env).grade_responses, item, replies)

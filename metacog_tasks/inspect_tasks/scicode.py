@@ -212,7 +212,6 @@ async def grade_problem_steps(
     data: str | None,
     split: str | None,
     options: Mapping[str, Any] | None,
-    sandbox: str | None,
 ) -> dict[str, Grade]:
     """Grade every tested step of a multi-turn SciCode sample (once; cached on the sample).
 
@@ -230,18 +229,10 @@ async def grade_problem_steps(
         (loaded.item(s["item_id"]) if s.get("item_id") else None, str(s.get("reply") or ""))
         for s in stored.values()
     ]
-    bench = loaded.benchmark
-    if sandbox is not None:
-        import copy
+    from metacog_tasks.inspect_tasks.sandbox import current_sandbox, in_sandbox
 
-        from inspect_ai.util import sandbox as current_sandbox
-
-        from metacog_tasks.inspect_tasks.sandbox import _InspectRunner, _python_for
-
-        bench = copy.copy(bench)
-        bench.run_script = _InspectRunner(  # type: ignore[method-assign]
-            current_sandbox(), _python_for(sandbox), float(getattr(bench, "timeout_s", 120.0))
-        )
+    env = current_sandbox()
+    bench = loaded.benchmark if env is None else in_sandbox(loaded.benchmark, env)
     grades = await anyio.to_thread.run_sync(_grade_steps, bench, steps)
     from metacog_tasks.inspect_tasks.scorers import _grade_to_store
 

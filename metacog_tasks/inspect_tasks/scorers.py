@@ -9,7 +9,7 @@ shows the probe and the solve side by side in ``inspect view``.
 
 The item is graded once per sample (the grade is cached in the sample's store and shared by all
 scorers). SciCode code runs in the project's sandbox, or in the Inspect sandbox of the sample when
-one is configured (``sandbox="docker"``).
+the eval has one (``-T sandbox=docker`` or ``inspect eval --sandbox ...``).
 """
 
 from __future__ import annotations
@@ -74,7 +74,6 @@ async def grade_sample(
     data: str | None = None,
     split: str | None = None,
     options: Mapping[str, Any] | None = None,
-    sandbox: str | None = None,
 ) -> Grade:
     """Grade a sample's solve replies once (cached on the sample; shared by all scorers).
 
@@ -87,8 +86,6 @@ async def grade_sample(
         data: Item source.
         split: Dataset split.
         options: Benchmark options.
-        sandbox: ``None`` to grade with the benchmark (SciCode: the project's sandbox), or the
-            Inspect sandbox type the task configured (SciCode runs the tests there).
 
     Returns:
         The grade.
@@ -103,10 +100,15 @@ async def grade_sample(
         grade = Grade(math.nan, status="no_solve", details={"error": "no solve reply stored"})
     else:
         try:
-            if sandbox is not None and loaded.benchmark.name == "scicode":
+            env = None
+            if loaded.benchmark.name == "scicode":
+                from metacog_tasks.inspect_tasks.sandbox import current_sandbox
+
+                env = current_sandbox()
+            if env is not None:  # the eval has an Inspect sandbox: SciCode's tests run there
                 from metacog_tasks.inspect_tasks.sandbox import grade_in_inspect_sandbox
 
-                grade = await grade_in_inspect_sandbox(loaded.benchmark, item, replies, sandbox)
+                grade = await grade_in_inspect_sandbox(loaded.benchmark, item, replies, env)
             else:
                 # Graders can be slow (sympy, model code in a subprocess): off the event loop.
                 grade = await anyio.to_thread.run_sync(
@@ -126,7 +128,6 @@ def _scorer_impl(
     data: str | None,
     split: str | None,
     options: Mapping[str, Any] | None,
-    sandbox: str | None,
 ) -> Scorer:
     key = probe_key(probe, confidence)
 
@@ -134,8 +135,8 @@ def _scorer_impl(
         from metacog_tasks.inspect_tasks.scicode import stored_steps
 
         if stored_steps(state) is not None:  # SciCode mode=problem: one score, per-step values
-            return await _score_problem(state, probe, confidence, data, split, options, sandbox)
-        grade = await grade_sample(state, benchmark, data, split, options, sandbox)
+            return await _score_problem(state, probe, confidence, data, split, options)
+        grade = await grade_sample(state, benchmark, data, split, options)
         outcomes = probe_outcomes(state)
         if key not in outcomes:
             raise ValueError(
@@ -198,7 +199,6 @@ async def _score_problem(
     data: str | None,
     split: str | None,
     options: Mapping[str, Any] | None,
-    sandbox: str | None,
 ) -> Score:
     """Score a multi-turn SciCode problem: one (confidence, correct) pair per tested step.
 
@@ -210,7 +210,7 @@ async def _score_problem(
     from metacog_tasks.inspect_tasks.scicode import grade_problem_steps, step_outcomes
 
     key = probe_key(probe, confidence)
-    grades = await grade_problem_steps(state, data, split, options, sandbox)
+    grades = await grade_problem_steps(state, data, split, options)
     steps = step_outcomes(state, key)
     if not steps or any(step["outcome"] is None for step in steps):
         raise ValueError(f"sample {state.sample_id!r}: no {key} probe was asked for every step")
@@ -288,16 +288,15 @@ def _register(probe: str, confidence: str) -> Callable[..., Scorer]:
         data: str | None = None,
         split: str | None = None,
         options: Mapping[str, Any] | None = None,
-        sandbox: str | None = None,
     ) -> Scorer:
-        return _scorer_impl(probe, confidence, benchmark, data, split, options, sandbox)
+        return _scorer_impl(probe, confidence, benchmark, data, split, options)
 
     factory.__name__ = name
     factory.__qualname__ = name
     factory.__doc__ = (
         f"Score the {probe} probe's {confidence} confidence against the graded solve.\n\n"
         "Args:\n    benchmark: Benchmark name.\n    data: Item source.\n    split: Dataset "
-        "split.\n    options: Benchmark options.\n    sandbox: Inspect sandbox type (SciCode).\n"
+        "split.\n    options: Benchmark options.\n"
     )
     return scorer(metrics=default_metrics(), name=qualified(name))(factory)
 
@@ -315,7 +314,6 @@ def metacog_scorer(
     data: str | None = None,
     split: str | None = None,
     options: Mapping[str, Any] | None = None,
-    sandbox: str | None = None,
 ) -> Scorer:
     """The scorer of one (probe, confidence method), named ``<probe>_<confidence>``.
 
@@ -326,7 +324,6 @@ def metacog_scorer(
         data: Item source (as for the task).
         split: Dataset split.
         options: Benchmark options.
-        sandbox: Inspect sandbox type when SciCode should run tests there.
 
     Returns:
         A registered Inspect scorer whose ``Score.value`` has :data:`SCORE_KEYS`.
@@ -341,4 +338,4 @@ def metacog_scorer(
             f"no scorer for probe {probe!r} with confidence {confidence!r}; probes: "
             f"{', '.join(PROBE_KINDS)}; confidences: {', '.join(CONFIDENCES)}"
         ) from None
-    return factory(benchmark, data=data, split=split, options=options, sandbox=sandbox)
+    return factory(benchmark, data=data, split=split, options=options)

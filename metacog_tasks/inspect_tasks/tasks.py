@@ -147,10 +147,7 @@ def metacog_task(
     return Task(
         dataset=dataset,
         solver=plan_solver,
-        scorer=[
-            metacog_scorer(bench_name, probe=p, confidence=c, sandbox=sandbox, **common)
-            for p, c in plan
-        ],
+        scorer=[metacog_scorer(bench_name, probe=p, confidence=c, **common) for p, c in plan],
         config=GenerateConfig(temperature=0.0),
         sandbox=scicode_sandbox(sandbox) if sandbox is not None else None,
         version=_TASK_VERSION,
