@@ -146,6 +146,8 @@ def test_bad_task_arguments_fail_with_clear_errors() -> None:
         metacog_task(BENCH, data="bundled", sandbox="docker")
     with pytest.raises(ValueError, match="unknown benchmark"):
         metacog_task("nope", data="bundled")
+    with pytest.raises(ValueError, match=r"data path not found(.|\n)*-T data=bundled"):
+        mmlu_pro(data="no/such/file.jsonl")
     # numeric pairs with the prospective probe only
     assert probe_plan(["prospective", "counterfactual"], ["verbal", "numeric"]) == [
         ("prospective", "verbal"),

@@ -18,6 +18,7 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
+from metacog_tasks.benchmarks import DataUnavailableError
 from metacog_tasks.benchmarks.base import Benchmark, Item
 
 __all__ = [
@@ -105,7 +106,12 @@ def _load_cached(benchmark: str, data: str | None, split: str | None, key: str) 
         bench = get_benchmark(benchmark, **options)
     except TypeError as exc:  # an unknown option reaches the benchmark's constructor
         raise ValueError(f"benchmark {benchmark!r}: bad option in {options}: {exc}") from exc
-    items = bench.load(data, split=split)
+    try:
+        items = bench.load(data, split=split)
+    except DataUnavailableError as exc:
+        raise DataUnavailableError(
+            f"{exc}\nIn an Inspect task: -T data=bundled (the mini pack) or -T data=PATH."
+        ) from exc
     source = "hf" if data is None else str(data)
     if not items:
         raise ValueError(f"benchmark {benchmark!r}: no items loaded from {source}")
