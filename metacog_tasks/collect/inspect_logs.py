@@ -206,8 +206,13 @@ def _read_samples(
     n_seen = n_bad = n_other_epochs = 0
     seen: set[str] = set()
     try:
+        # Records come from the scores only: skipping the transcript and messages halves the
+        # read time of a log.
         for sample in read_eval_log_samples(
-            str(path), all_samples_required=False, resolve_attachments=True
+            str(path),
+            all_samples_required=False,
+            resolve_attachments=True,
+            exclude_fields={"events", "messages"},
         ):
             if sample.epoch != epoch:
                 n_other_epochs += 1
