@@ -10,6 +10,8 @@
 * :func:`run_lm_eval_cli`: ``metacog lm-eval``.
 """
 
+from typing import Any
+
 from metacog_tasks.lmeval.options import (
     CONFIDENCE_CHOICES,
     KIND_NAMES,
@@ -19,7 +21,6 @@ from metacog_tasks.lmeval.options import (
 )
 from metacog_tasks.lmeval.paths import tasks_dir
 from metacog_tasks.lmeval.runner import LMEvalRun, run_lmeval
-from metacog_tasks.lmeval.task import LOGPROB_PREFIX, MetacogTask, TaskDataError
 from metacog_tasks.lmeval.wrapper import merge_include_path, run_lm_eval_cli
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "KIND_NAMES",
     "LOGPROB_PREFIX",
     "LMEvalRun",
+    "MetacogSimLM",
     "MetacogTask",
     "OptionsError",
     "TaskDataError",
@@ -38,10 +40,20 @@ __all__ = [
     "tasks_dir",
 ]
 
+# The task and model modules import lm-eval (about a second); load them on first use so that
+# `metacog include-path` and `metacog collect` stay quick. Importing `models` registers
+# `metacog-sim` with lm-eval.
+_LAZY = {
+    "LOGPROB_PREFIX": "metacog_tasks.lmeval.task",
+    "MetacogTask": "metacog_tasks.lmeval.task",
+    "TaskDataError": "metacog_tasks.lmeval.task",
+    "MetacogSimLM": "metacog_tasks.lmeval.models",
+}
 
-def __getattr__(name: str):  # MetacogSimLM: import registers the model, do it on demand
-    if name == "MetacogSimLM":
-        from metacog_tasks.lmeval.models import MetacogSimLM
 
-        return MetacogSimLM
-    raise AttributeError(name)
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
