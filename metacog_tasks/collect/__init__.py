@@ -126,7 +126,14 @@ class CollectResult(Result):
 
     @classmethod
     def merge(cls, results: Iterable[CollectResult]) -> CollectResult:
-        """Concatenate several readers' results."""
+        """Concatenate several readers' results.
+
+        Args:
+            results: The results to merge, in order.
+
+        Returns:
+            One result with all records, file reports and warnings.
+        """
         results = list(results)
         frames = [r.records for r in results if not r.records.empty]
         records = pd.concat(frames, ignore_index=True, sort=False) if frames else _empty_records()
@@ -137,7 +144,14 @@ class CollectResult(Result):
         )
 
     def renamed(self, renames: Mapping[str, str]) -> CollectResult:
-        """The same result with model names mapped through ``renames`` (OLD -> NEW)."""
+        """The same result with model names mapped through ``renames``.
+
+        Args:
+            renames: OLD -> NEW model names; names not in it are kept.
+
+        Returns:
+            A new result (records and file reports renamed).
+        """
         if not renames:
             return self
         records = self.records.copy()
@@ -188,6 +202,12 @@ def _order_columns(df: pd.DataFrame) -> pd.DataFrame:
 
 def parse_renames(items: Sequence[str] | None) -> dict[str, str]:
     """Parse ``OLD=NEW`` strings (the ``--rename`` option).
+
+    Args:
+        items: The strings, or ``None``.
+
+    Returns:
+        Mapping OLD -> NEW.
 
     Raises:
         ValueError: An item without ``=`` or with an empty side.

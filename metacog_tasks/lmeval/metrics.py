@@ -59,10 +59,16 @@ def _valid(conf: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def rate(items: Sequence[float | None]) -> float:
-    """Mean of the non-missing per-document values (NaN when there are none).
+    """Mean of the non-missing per-document values.
 
     Used for ``yes_rate_<kind>`` (mean confidence over parsed probes) and
     ``unparseable_<kind>`` (share of probes without a verdict).
+
+    Args:
+        items: Per-document floats; ``None``/NaN are skipped.
+
+    Returns:
+        The mean, NaN when no value is left.
     """
     values = np.array([math.nan if v is None else float(v) for v in items], dtype=float)
     values = values[~np.isnan(values)]
@@ -70,7 +76,15 @@ def rate(items: Sequence[float | None]) -> float:
 
 
 def auroc(items: Sequence[Any]) -> float:
-    """AUROC of confidence for correctness (NaN when one class is absent)."""
+    """AUROC of confidence for correctness.
+
+    Args:
+        items: Per-document ``(confidence, correct)`` pairs; pairs with a missing value are
+            skipped.
+
+    Returns:
+        ``metacog_metrics.calibration.auroc``; NaN when one class is absent.
+    """
     from metacog_metrics.calibration import auroc as _auroc
 
     conf, correct = _valid(*_pairs(items))
@@ -80,7 +94,14 @@ def auroc(items: Sequence[Any]) -> float:
 
 
 def brier(items: Sequence[Any]) -> float:
-    """Brier score of confidence against correctness (lower is better)."""
+    """Brier score of confidence against correctness (lower is better).
+
+    Args:
+        items: Per-document ``(confidence, correct)`` pairs; incomplete pairs are skipped.
+
+    Returns:
+        ``metacog_metrics.calibration.brier_score``; NaN when no pair is left.
+    """
     from metacog_metrics.calibration import brier_score
 
     conf, correct = _valid(*_pairs(items))
@@ -90,7 +111,14 @@ def brier(items: Sequence[Any]) -> float:
 
 
 def ece(items: Sequence[Any]) -> float:
-    """Expected calibration error, 10 equal-width bins (lower is better)."""
+    """Expected calibration error, 10 equal-width bins (lower is better).
+
+    Args:
+        items: Per-document ``(confidence, correct)`` pairs; incomplete pairs are skipped.
+
+    Returns:
+        ``metacog_metrics.calibration.ece``; NaN when no pair is left.
+    """
     from metacog_metrics.calibration import ece as _ece
 
     conf, correct = _valid(*_pairs(items))
@@ -103,7 +131,14 @@ def tetrachoric(items: Sequence[Any]) -> float:
     """Tetrachoric correlation of the yes/no confidence with correctness.
 
     Continuous confidences (log-probability, sampled, numeric) are binarised at 0.5, as the
-    analysis does. NaN when either variable is constant.
+    analysis does.
+
+    Args:
+        items: Per-document ``(confidence, correct)`` pairs; incomplete pairs are skipped.
+
+    Returns:
+        ``metacog_metrics.tetrachoric.tetrachoric(...).rho``; NaN when either variable is
+        constant.
     """
     from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
 
@@ -114,7 +149,14 @@ def tetrachoric(items: Sequence[Any]) -> float:
 
 
 def count_records(items: Sequence[Any]) -> int:
-    """Number of per-item records (the ``record`` key carries them into the sample logs)."""
+    """Number of per-item records (the ``record`` key carries them into the sample logs).
+
+    Args:
+        items: The per-document record dicts.
+
+    Returns:
+        Their number.
+    """
     return len(items)
 
 

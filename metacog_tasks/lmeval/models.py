@@ -33,7 +33,14 @@ _LOG_HALF = math.log(0.5)
 
 
 def sim_model_name(model: str) -> str:
-    """The record-table name of a simulated model: ``m01`` -> ``metacog-sim/m01``."""
+    """The record-table name of a simulated model.
+
+    Args:
+        model: ``m01`` or ``metacog-sim/m01``.
+
+    Returns:
+        ``metacog-sim/m01``.
+    """
     model = str(model).strip()
     prefix = SIM_MODEL + "/"
     return model if model.startswith(prefix) else prefix + model

@@ -11,8 +11,9 @@ __all__ = ["tasks_dir"]
 def tasks_dir() -> Path:
     """The folder of the metacog task YAMLs, for ``--include_path``.
 
-    In a wheel it is ``metacog_tasks/task_configs`` inside site-packages; in a source checkout,
-    ``task_configs/`` at the top of the repository.
+    Returns:
+        ``metacog_tasks/task_configs`` inside site-packages for a wheel; ``task_configs/`` at
+        the top of the repository for a source checkout.
     """
     spec = importlib.util.find_spec("metacog_tasks.task_configs")
     if spec is None or spec.origin is None:  # pragma: no cover - broken install

@@ -33,7 +33,14 @@ _NO_LOGLIK_HINT = (
 
 
 def merge_include_path(user: str | Sequence[str] | None) -> str | list[str]:
-    """The metacog task folder first, then the user's include path(s), without repeats."""
+    """The metacog task folder first, then the user's include path(s), without repeats.
+
+    Args:
+        user: The ``--include_path`` given, if any.
+
+    Returns:
+        One folder, or a list (lm-eval's TaskManager takes both).
+    """
     ours = str(tasks_dir())
     if not user:
         return ours
