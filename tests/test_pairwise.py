@@ -11,6 +11,7 @@ from scipy import stats
 
 from metacog_metrics.pairwise import (
     NULLS,
+    _category_counts,
     _random_bits,
     _random_tables,
     _shuffled_binary,
@@ -182,7 +183,7 @@ def test_random_bits_exact_and_uniform():
 def test_joint_draws_keep_the_right_counts(null):
     conf, perf = _population(200, 4)
     rng = np.random.default_rng(2)
-    cs, ps = _shuffled_binary(conf, perf, null, 3, rng)  # (draws, models, items)
+    cs, ps = _shuffled_binary(_category_counts(conf, perf), 200, null, 3, rng)  # (draws, M, N)
     np.testing.assert_array_equal(cs.sum(axis=2), np.tile(conf.sum(axis=0), (3, 1)))
     np.testing.assert_array_equal(ps.sum(axis=2), np.tile(perf.sum(axis=0), (3, 1)))
     joint = (cs * ps).sum(axis=2)
