@@ -343,27 +343,50 @@ def _tau_b_codes(dx: NDArray, dy: NDArray, n_levels: int) -> NDArray:
     return tau_b_from_table(tables).reshape(lead)
 
 
+def _gather(a: NDArray, idx: NDArray) -> NDArray:
+    """``np.take_along_axis(a, idx, -1)`` for idx of a's shape, via one flat ``np.take``."""
+    n = a.shape[-1]
+    rows = np.arange(a.size // n, dtype=np.int64).reshape(*a.shape[:-1], 1) * n
+    return np.take(a.ravel(), idx + rows)
+
+
 def _tau_b_sorted(x: NDArray, y: NDArray, *, presorted: bool = False) -> NDArray:
-    """Exact tau-b of (..., N) real x against y in {0, 1, 2}, ties in x handled, O(N log N)."""
+    """Exact tau-b of (..., N) real x against y in {0, 1, 2}, ties in x handled, O(N log N).
+
+    After sorting by x, ``S = sum_j [#(earlier blocks, y < y_j) - #(earlier blocks, y > y_j)]``
+    with the counts taken at the start of j's block of tied x (so tied pairs count 0).
+    """
+    x = np.ascontiguousarray(x)
+    y = np.ascontiguousarray(y)
     if not presorted:
         order = np.argsort(x, axis=-1, kind="stable")
-        x = np.take_along_axis(x, order, axis=-1)
-        y = np.take_along_axis(y, order, axis=-1)
+        x = _gather(x, order)
+        y = _gather(y, order)
     n = x.shape[-1]
-    idx = np.arange(n)
+    idx = np.arange(n, dtype=np.int64)
     new = np.ones(x.shape, dtype=bool)
     new[..., 1:] = x[..., 1:] != x[..., :-1]
     start = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
-    onehot = (y[..., None] == np.arange(3)).astype(np.int64)
-    before = np.cumsum(onehot, axis=-2) - onehot  # counts at positions strictly before
-    at_start = np.take_along_axis(before, start[..., None], axis=-2)  # strictly smaller x
-    lower = np.where(y >= 1, at_start[..., 0], 0) + np.where(y == 2, at_start[..., 1], 0)
-    upper = np.where(y <= 1, at_start[..., 2], 0) + np.where(y == 0, at_start[..., 1], 0)
+    lower = np.zeros(x.shape, dtype=np.int64)
+    upper = np.zeros(x.shape, dtype=np.int64)
+    counts = []
+    for level in range(3):
+        mask = y == level
+        counts.append(mask.sum(axis=-1))
+        before = np.cumsum(mask, axis=-1, dtype=np.int64) - mask  # strictly earlier positions
+        at_start = _gather(before, start)  # ... in strictly earlier blocks (smaller x)
+        if level == 0:
+            lower += at_start * (y >= 1)
+        elif level == 1:
+            lower += at_start * (y == 2)
+            upper += at_start * (y == 0)
+        else:
+            upper += at_start * (y <= 1)
     s = (lower - upper).sum(axis=-1).astype(float)
     n0 = n * (n - 1) / 2.0
     n1 = (idx - start).sum(axis=-1).astype(float)  # pairs tied in x
-    counts = onehot.sum(axis=-2).astype(float)
-    n2 = (counts * (counts - 1) / 2.0).sum(axis=-1)
+    c = np.stack(counts, axis=-1).astype(float)
+    n2 = (c * (c - 1) / 2.0).sum(axis=-1)
     den = (n0 - n1) * (n0 - n2)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, s / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
@@ -379,7 +402,7 @@ def _continuous_taus(
 ) -> NDArray:
     """Exact tau-b of every pair for real-valued confidence; returns (..., P)."""
     dy = np.rint(np.swapaxes(p[..., ia] - p[..., ib], -1, -2) + 1).astype(np.int64)
-    if grid is not None:
+    if grid is not None and 3 * (2 * grid[1] + 1) <= c.shape[-2]:  # tables: many items a level
         codes, q = grid
         dx = np.swapaxes(codes[..., ia] - codes[..., ib], -1, -2) + q
         return _tau_b_codes(dx, dy, 2 * q + 1)
@@ -815,56 +838,59 @@ def _binary_pair_task(
     return _accumulate(obs, _tau_cells(draws))
 
 
-def _exact_pair_task(
-    x: NDArray,
-    y: NDArray,
-    xb: NDArray | None,
+def _exact_chunk_task(
+    ca: NDArray,
+    pa: NDArray,
+    cb: NDArray,
+    pb: NDArray,
     null: str,
     n: int,
     ss: Any,
     levels: int | None,
 ) -> NDArray:
-    """One pair on the exact path; x, y are A's and B's columns or (dconf, dperf)."""
+    """Per-pair draws on the exact path for a chunk of pairs (rows of the (P, N) inputs).
+
+    ``ca``/``cb`` are A's and B's confidences (integer grid codes when ``levels`` is given),
+    ``pa``/``pb`` their correctness. Base-rate: dperf is permuted against dconf; calibration-
+    preserving: B's items are permuted against A's. Returns ``(P, 5)`` accumulations.
+    """
     rng = np.random.default_rng(ss)
-    n_items = x.shape[-1] if null == "base_rate" else x[0].shape[0]
-    step = max(1, _ELEMENTS_PER_CHUNK // n_items)
-    acc = np.zeros(5)
+    n_pairs, n_items = ca.shape
+    step = max(1, _ELEMENTS_PER_CHUNK // max(1, n_pairs * n_items))
+    acc = np.zeros((n_pairs, 5))
+    obs = _exact_obs(ca, pa, cb, pb, levels)
     if null == "base_rate":
-        dx, dy = x, y  # dconf (codes or reals) and dperf codes
-        if levels is None:
-            order = np.argsort(dx, kind="stable")
-            dx, dy = dx[order], dy[order]
-        obs = (
-            _tau_b_codes(dx[None], dy[None], levels)
-            if levels is not None
-            else _tau_b_sorted(dx[None], dy[None], presorted=True)
-        )
+        # dconf is fixed: sort it once, then each draw is an O(N) pass over permuted dperf.
+        dy = np.rint(pa - pb + 1).astype(np.int64)
+        dx = np.round(ca - cb, 12)
+        order = np.argsort(dx, axis=-1, kind="stable")
+        dx = _gather(dx, order)
+        dy = _gather(dy, order)
         for s in range(0, n, step):
             b = min(step, n - s)
-            ys = rng.permuted(np.repeat(dy[None], b, axis=0), axis=-1)
-            xs = np.broadcast_to(dx, ys.shape)
-            t = (
-                _tau_b_codes(xs, ys, levels)
-                if levels is not None
-                else _tau_b_sorted(xs, ys, presorted=True)
-            )
-            acc += _accumulate(obs, t[None])[0]
+            ys = rng.permuted(np.repeat(dy[:, None, :], b, axis=1), axis=-1)
+            t = _tau_b_sorted(np.broadcast_to(dx[:, None, :], ys.shape), ys, presorted=True)
+            acc += _accumulate(obs, t)
         return acc
-    # calibration-preserving: x = (conf_A, perf_A), xb = (conf_B, perf_B); permute B's items
-    ca, pa = x
-    cb, pb = xb
-    obs = np.atleast_1d(_exact_obs(ca, pa, cb, pb, levels))
     for s in range(0, n, step):
         b = min(step, n - s)
-        idx = rng.permuted(np.broadcast_to(np.arange(n_items), (b, n_items)), axis=-1)
-        t = _exact_obs(ca, pa, cb[idx], pb[idx], levels)
-        acc += _accumulate(obs, np.atleast_1d(t)[None])[0]
+        idx = rng.permuted(np.broadcast_to(np.arange(n_items), (n_pairs, b, n_items)), axis=-1)
+        t = _exact_obs(
+            ca[:, None, :],
+            pa[:, None, :],
+            _gather(np.repeat(cb[:, None, :], b, axis=1), idx),
+            _gather(np.repeat(pb[:, None, :], b, axis=1), idx),
+            levels,
+        )
+        acc += _accumulate(obs, t)
     return acc
 
 
 def _exact_obs(ca: NDArray, pa: NDArray, cb: NDArray, pb: NDArray, levels: int | None) -> NDArray:
+    """tau-b along the last axis of broadcast (A, B) columns."""
+    ca, pa, cb, pb = np.broadcast_arrays(ca, pa, cb, pb)
     dy = np.rint(pa - pb + 1).astype(np.int64)
-    if levels is not None:
+    if levels is not None and 3 * levels <= ca.shape[-1]:  # tables pay off: many items a level
         q = (levels - 1) // 2
         return _tau_b_codes(np.rint(ca - cb).astype(np.int64) + q, dy, levels)
     return _tau_b_sorted(np.round(ca - cb, 12), dy)
@@ -970,30 +996,20 @@ def _pair_plan(
         tau = _tau_b_3x3(tables)
     else:
         grid = _grid(c)
-        seeds = _seed_sequence(seed).spawn(n_pairs)
         levels = None if grid is None else 2 * grid[1] + 1
-        vals = c if grid is None else grid[0].astype(float)
-        for j, (a, b) in enumerate(zip(ia, ib)):
-            if null == "base_rate":
-                dy = np.rint(p[:, a] - p[:, b] + 1).astype(np.int64)
-                if grid is None:
-                    dx = np.round(c[:, a] - c[:, b], 12)
-                else:
-                    dx = grid[0][:, a] - grid[0][:, b] + grid[1]
-                tasks.append(
-                    lambda dx=dx, dy=dy, ss=seeds[j]: _exact_pair_task(
-                        dx, dy, None, null, permutations, ss, levels
-                    )
+        vals = c.T if grid is None else grid[0].T.astype(float)  # (M, N)
+        pt = p.T
+        step = max(1, _ELEMENTS_PER_CHUNK // (c.shape[0] * min(permutations, 256)))
+        starts = list(range(0, n_pairs, step))
+        seeds = _seed_sequence(seed).spawn(len(starts))
+        for s, ss in zip(starts, seeds):
+            a, b = ia[s : s + step], ib[s : s + step]
+            tasks.append(
+                lambda a=a, b=b, ss=ss: _exact_chunk_task(
+                    vals[a], pt[a], vals[b], pt[b], null, permutations, ss, levels
                 )
-            else:
-                xa = (vals[:, a], p[:, a])
-                xb = (vals[:, b], p[:, b])
-                tasks.append(
-                    lambda xa=xa, xb=xb, ss=seeds[j]: _exact_pair_task(
-                        xa, None, xb, null, permutations, ss, levels
-                    )
-                )
-            sizes.append(permutations)
+            )
+            sizes.append(a.size * permutations)
         tau = pairwise_taus(c, p, pairs=(ia, ib))
 
     def finish(results: list[NDArray]) -> PairTestResult:

@@ -95,7 +95,9 @@ def test_pairwise_taus_all_paths_match_scipy():
         ]
 
     np.testing.assert_allclose(pairwise_taus(conf, perf), ref(conf), atol=1e-12)
-    percent = rng.integers(0, 101, size=conf.shape)  # on a 1/100 grid: bincount path
+    tenths = rng.integers(0, 11, size=conf.shape)  # 1/10 grid, many items a level: bincounts
+    np.testing.assert_allclose(pairwise_taus(tenths / 10, perf), ref(tenths), atol=1e-12)
+    percent = rng.integers(0, 101, size=conf.shape)  # 1/100 grid, few items a level: sort
     np.testing.assert_allclose(pairwise_taus(percent / 100, perf), ref(percent), atol=1e-12)
     real = rng.random(conf.shape)  # no grid: sort path (with a few ties)
     real[:20] = 0.5
