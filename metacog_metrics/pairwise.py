@@ -17,13 +17,17 @@ over all pairs needs *joint* draws (all pairs recomputed from the same shuffled 
 pairs sharing a model are dependent: independent per-pair draws understate the variance of the
 base-rate mean null about two-fold.
 
-Binary confidence has a fast engine. A pair's 3x3 table of (dconf, dperf) comes from four matrix
-products over all pairs at once, so a joint draw costs a few BLAS calls; per-pair draws are random
-contingency tables with the fixed margins (3x3 for the base-rate null, the 4x4 table of A's by
-B's (conf, perf) category for the calibration-preserving null) drawn by sequential hypergeometric
-sampling, so their cost does not depend on the number of items. Continuous confidence (logprob,
-sampled, numeric) takes an exact but slower path: permutations of the items, with tau-b from
-bincounts when the confidences lie on a grid (k / Q, Q <= 1000) and from a sort otherwise.
+Binary confidence has a fast engine. A pair's 3x3 table of (dconf, dperf) follows from four
+co-occurrence counts, computed for all pairs at once on bits packed 64 to a word (AND +
+popcount), so a joint draw costs a few vectorised passes; each model's shuffled vector is drawn
+as a uniformly random arrangement of its own counts. Per-pair draws are random contingency tables
+with the fixed margins (3x3 for the base-rate null, the 4x4 table of A's by B's (conf, perf)
+category for the calibration-preserving null) drawn by sequential hypergeometric sampling, so
+their cost does not depend on the number of items. Continuous confidence (logprob, sampled,
+numeric) takes an exact but slower path: permutations of the items, with tau-b from a sort with
+ties (or from bincounts when the confidences lie on a coarse grid, k / Q, with many items per
+level). All permutation work is split into fixed chunks with their own child seeds and run on a
+thread pool: results do not depend on the number of threads.
 """
 
 from __future__ import annotations
@@ -678,7 +682,7 @@ def joint_null_draws(
     Each draw shuffles every model's vectors once (``base_rate``: confidence and correctness
     each on its own; ``calibration_preserving``: the model's item order, keeping its
     (conf, perf) pairs) and recomputes *all* pairs from that one draw, so the dependence between
-    pairs that share a model is kept. Binary confidence: four batched matrix products per
+    pairs that share a model is kept. Binary confidence: packed-bit co-occurrence counts per
     batch of draws; real-valued confidence: the exact path.
 
     Args:

@@ -11,6 +11,7 @@ from scipy import stats
 
 from metacog_metrics.pairwise import (
     NULLS,
+    _binary_tables,
     _category_counts,
     _random_bits,
     _random_tables,
@@ -128,6 +129,24 @@ def test_swapping_models_keeps_tau(seed):
     np.testing.assert_allclose(swapped[0], ab[0], atol=1e-12, equal_nan=True)
     t = ab[0]
     assert np.isnan(t) or -1 <= t <= 1
+    # the (dconf, dperf) table of (b, a) is that of (a, b) with both axes reversed
+    tab = _binary_tables(conf, perf, np.array([0, 1]), np.array([1, 0]))
+    np.testing.assert_array_equal(tab[1], tab[0][::-1, ::-1])
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.2, 0.8), st.floats(0.2, 0.8))
+def test_base_rate_nulls_centred_at_zero(seed, rate_c, rate_p):
+    rng = np.random.default_rng(seed)
+    conf = (rng.random((80, 3)) < rate_c).astype(float)
+    perf = (rng.random((80, 3)) < rate_p).astype(float)
+    res = pair_permutation_test(conf, perf, permutations=3000, seed=seed)
+    ok = np.isfinite(res.tau)
+    # permuting dperf against dconf: E[S] = 0 exactly, so the draws average to 0
+    assert np.all(np.abs(res.null_mean[ok]) < 5 * res.null_sd[ok] / np.sqrt(3000) + 1e-12)
+    joint = joint_null_draws(conf, perf, n=1500, seed=seed)
+    mean, sd = np.nanmean(joint, axis=0), np.nanstd(joint, axis=0)
+    assert np.all(np.abs(mean) < 5 * sd / np.sqrt(1500) + 1e-12)
 
 
 def test_input_errors():
