@@ -128,7 +128,7 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="draw", leave=False)
+    return tqdm(total=total, desc=desc, unit=" pair-draws", unit_scale=True, leave=False)
 
 
 def _p_values(ge: NDArray, le: NDArray, n: NDArray, alternative: str) -> tuple[NDArray, ...]:
@@ -725,7 +725,8 @@ def _execute(plans: Sequence[_Plan], workers: int | None, progress: bool) -> lis
     """Run every chunk of every plan on one thread pool; return each plan's result."""
     tasks = [t for plan in plans for t in plan.tasks]
     sizes = [z for plan in plans for z in plan.sizes]
-    bar = _progress(sum(sizes), ", ".join(plan.label for plan in plans), progress)
+    label = plans[0].label if len(plans) == 1 else "permutations (both nulls)"
+    bar = _progress(sum(sizes), label, progress)
     try:
         results = _run_tasks(tasks, sizes, workers, bar)
     finally:
@@ -766,7 +767,7 @@ def _joint_plan(
     return _Plan(
         f"joint {null}",
         [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
-        [min(batch, n - s) for s in starts],
+        [min(batch, n - s) * ia.size for s in starts],  # progress counts pair-draws
         finish,
     )
 
