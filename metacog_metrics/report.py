@@ -1,0 +1,509 @@
+"""``report.html``: the analysis as plots and tables in one self-contained page.
+
+The page embeds its figures as PNG (matplotlib, Agg backend), so it can be attached to a CI run
+or mailed without its folder. :func:`headline_findings` condenses a ``summary.json`` into the
+few sentences that ``metacog analyze`` and ``metacog demo`` print.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from metacog_metrics.analyze import AnalysisResult, GroupAnalysis
+
+__all__ = ["headline_findings", "render_report", "write_report"]
+
+_NULL_LABELS = {
+    "base_rate": "base-rate-matched null",
+    "calibration_preserving": "calibration-preserving null",
+}
+_COLORS = {"confidence": "#1f77b4", "correctness": "#d62728", "observed": "#000000"}
+_NULL_COLORS = {"base_rate": "#7f7f7f", "calibration_preserving": "#ff7f0e"}
+
+
+# --------------------------------------------------------------------------------------------
+# Headline findings (from summary.json alone)
+# --------------------------------------------------------------------------------------------
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{x:.{digits}f}"
+
+
+def _p(x: Any) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "p n/a"
+    return f"p = {x:.3g}" if x >= 0.001 else "p < 0.001"
+
+
+def _groups(summary: Mapping[str, Any]) -> Iterable[tuple[str, str, Mapping[str, Any]]]:
+    for bench, probes in summary.get("results", {}).items():
+        for label, group in probes.items():
+            if group.get("status") == "ok":
+                yield bench, label, group
+
+
+def _range(values: Sequence[float], digits: int = 2, pct: bool = False) -> str:
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return "n/a"
+    scale, suffix = (100.0, "%") if pct else (1.0, "")
+    lo, hi = min(vals) * scale, max(vals) * scale
+    d = 0 if pct else digits
+    if len(vals) == 1 or abs(hi - lo) < 10 ** (-d):
+        return f"{lo:.{d}f}{suffix}"
+    return f"{lo:.{d}f}{suffix} to {hi:.{d}f}{suffix}"
+
+
+def headline_findings(summary: Mapping[str, Any]) -> list[str]:
+    """Three sentences that summarise an analysis: factor structure, pairwise, alignment.
+
+    Args:
+        summary: The ``summary.json`` dict of ``metacog analyze``.
+
+    Returns:
+        The findings, one sentence each (fewer when no group could be analysed).
+    """
+    groups = list(_groups(summary))
+    if not groups:
+        return ["No group had enough models and items for the cross-model analyses."]
+    out = []
+
+    shares = [g["confidence"].get("eigen", {}).get("first_share") for _, _, g in groups]
+    r2 = [g["confidence"].get("eigen", {}).get("quadratic_r2") for _, _, g in groups]
+    curv = [
+        (g["confidence"].get("eigen", {}).get("quadratic_coef") or [None, None, None])[2]
+        for _, _, g in groups
+    ]
+    inverted = sum(1 for c in curv if c is not None and c < 0)
+    out.append(
+        f"Shared difficulty: the first factor of the tetrachoric confidence matrix carries "
+        f"{_range(shares, pct=True)} of its variance across {len(groups)} group(s); PC1 loadings "
+        f"on response thresholds fit a quadratic with R^2 {_range(r2)}, an inverted parabola in "
+        f"{inverted} of {len(groups)}."
+    )
+
+    parts = []
+    for bench, label, g in groups:
+        pw = g.get("pairwise", {})
+        nulls = pw.get("nulls", {})
+        cp = nulls.get("calibration_preserving", {})
+        br = nulls.get("base_rate", {})
+        if pw.get("mean_tau") is None:
+            continue
+        parts.append(
+            f"{bench}/{label} {_fmt(pw['mean_tau'])} (base-rate null {_fmt(br.get('mean'))}, "
+            f"{_p(br.get('p_value'))}; calibration-preserving {_fmt(cp.get('mean'))}, "
+            f"{_p(cp.get('p_value'))})"
+        )
+    if parts:
+        shown = parts[:4] + ([f"and {len(parts) - 4} more"] if len(parts) > 4 else [])
+        out.append(
+            "Pairwise calibration, mean Kendall tau-b over model pairs: " + "; ".join(shown) + "."
+        )
+
+    al = [
+        (
+            g["factor_alignment"].get("all", {}).get("r"),
+            g["factor_alignment"].get("contentious", {}).get("r"),
+        )
+        for _, _, g in groups
+        if g.get("factor_alignment")
+    ]
+    if al:
+        out.append(
+            f"Confidence factor vs capability factor (item scores): Pearson r "
+            f"{_range([a for a, _ in al])} on all items, {_range([c for _, c in al])} on the "
+            f"contentious items (pass rates within the bounds)."
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+# --------------------------------------------------------------------------------------------
+
+
+def _figure(ncols: int, width: float = 5.2, height: float = 3.8) -> tuple[Figure, Any]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols, height), layout="constrained")
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, axes
+
+
+def _png(fig: Figure) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _structure_figure(g: GroupAnalysis) -> Figure | None:
+    sections = {"confidence": g.confidence, "correctness": g.correctness}
+    if not any(s is not None and s.eigen is not None for s in sections.values()):
+        return None
+    fig, (ax1, ax2) = _figure(2)
+    for name, sec in sections.items():
+        if sec is None or sec.eigen is None:
+            continue
+        ev = np.asarray(sec.eigen.eigenvalues)
+        ax1.plot(
+            np.arange(1, ev.size + 1),
+            ev,
+            "o-",
+            color=_COLORS[name],
+            label=f"{name} (first share {sec.eigen.first_share:.0%})",
+        )
+        tau, load = np.asarray(sec.eigen.thresholds), np.asarray(sec.eigen.loadings)
+        ax2.scatter(tau, load, color=_COLORS[name], label=name, s=22)
+        q = sec.eigen.quadratic
+        if q is not None and np.isfinite(q.r2):
+            grid = np.linspace(tau.min(), tau.max(), 100)
+            c0, c1, c2 = q.coef
+            ax2.plot(
+                grid,
+                c0 + c1 * grid + c2 * grid**2,
+                color=_COLORS[name],
+                lw=1.2,
+                label=f"quadratic fit, R$^2$ = {q.r2:.2f}",
+            )
+    ax1.axhline(1.0, color="0.6", lw=0.8, ls=":")
+    ax1.set(xlabel="component", ylabel="eigenvalue", title="Scree of the tetrachoric matrices")
+    ax1.legend(fontsize=8)
+    ax2.set(
+        xlabel=r"response threshold $\tau = \Phi^{-1}(P(x=0))$",
+        ylabel="PC1 loading",
+        title="PC1 loadings against thresholds",
+    )
+    ax2.legend(fontsize=8)
+    return fig
+
+
+def _heatmap_figure(g: GroupAnalysis) -> Figure | None:
+    if g.confidence is None or len(g.confidence.tetrachoric.names) < 2:
+        return None
+    fig, axes = _figure(2, width=5.4, height=4.8)
+    for ax, name in zip(axes, ("confidence", "correctness"), strict=True):
+        sec = getattr(g, name)
+        if sec is None or len(sec.tetrachoric.names) < 2:
+            ax.set_axis_off()
+            continue
+        tet = sec.tetrachoric
+        order = np.argsort(tet.tau)
+        rho = np.asarray(tet.rho)[np.ix_(order, order)]
+        names = [tet.names[i] for i in order]
+        im = ax.imshow(rho, vmin=-1, vmax=1, cmap="RdBu_r")
+        ticks = np.arange(len(names))
+        size = 7 if len(names) <= 25 else 5
+        ax.set_xticks(ticks, names, rotation=90, fontsize=size)
+        ax.set_yticks(ticks, names, fontsize=size)
+        ax.set_title(f"Tetrachoric {name} (models by threshold)")
+        fig.colorbar(im, ax=ax, shrink=0.8)
+    return fig
+
+
+def _null_figure(g: GroupAnalysis) -> Figure | None:
+    pw = g.pairwise
+    if pw is None or not pw.nulls:
+        return None
+    fig, (ax1, ax2) = _figure(2)
+    for null, res in pw.nulls.items():
+        draws = np.asarray(res.draws, dtype=float)
+        draws = draws[np.isfinite(draws)]
+        if draws.size:
+            ax1.hist(
+                draws,
+                bins=40,
+                alpha=0.55,
+                color=_NULL_COLORS.get(null),
+                label=f"{_NULL_LABELS.get(null, null)} ({_p(res.p_value)})",
+            )
+    if np.isfinite(pw.mean_tau):
+        ax1.axvline(
+            pw.mean_tau, color=_COLORS["observed"], lw=2, label=f"observed mean = {pw.mean_tau:.3f}"
+        )
+    ax1.set(
+        xlabel="mean Kendall tau-b over pairs",
+        ylabel="joint null draws",
+        title="Observed mean tau against the nulls",
+    )
+    ax1.legend(fontsize=8)
+
+    dc = pw.delta_curve
+    delta = np.asarray(dc.delta, dtype=float)
+    ax2.plot(delta, dc.mean_tau, "o-", color=_COLORS["observed"], label="observed")
+    for null in dc.null_mean:
+        lo, hi = np.asarray(dc.null_low[null]), np.asarray(dc.null_high[null])
+        ax2.fill_between(
+            delta,
+            lo,
+            hi,
+            color=_NULL_COLORS.get(null),
+            alpha=0.25,
+            label=f"{_NULL_LABELS.get(null, null)} (95%)",
+        )
+        ax2.plot(delta, dc.null_mean[null], color=_NULL_COLORS.get(null), lw=1)
+    ax2.axhline(0, color="0.6", lw=0.8, ls=":")
+    ax2.set(
+        xlabel=r"allowed accuracy gap $\delta$ = |acc$_A$ - acc$_B$|",
+        ylabel="mean tau-b of pairs within delta",
+        title="Mean tau as the gap shrinks",
+    )
+    ax2.legend(fontsize=8)
+    return fig
+
+
+def _calibration_figure(g: GroupAnalysis) -> Figure | None:
+    per = g.calibration.per_model
+    if not per:
+        return None
+    fig, (ax1, ax2) = _figure(2, height=max(3.8, 0.22 * len(per) + 1.5))
+    models = list(per)
+    y = np.arange(len(models))
+    internal = np.array([per[m].auroc_internal for m in models], dtype=float)
+    pop = np.array([per[m].auroc_pop for m in models], dtype=float)
+    ax1.scatter(
+        internal, y, color=_COLORS["confidence"], label="Internal (own confidence)", zorder=3
+    )
+    ax1.scatter(
+        pop,
+        y,
+        color=_NULL_COLORS["calibration_preserving"],
+        marker="s",
+        label="Pop (leave-one-out population mean)",
+        zorder=3,
+    )
+    for i in range(len(models)):
+        ax1.plot([internal[i], pop[i]], [i, i], color="0.7", lw=1, zorder=1)
+    ax1.axvline(0.5, color="0.6", lw=0.8, ls=":")
+    ax1.set_yticks(y, models, fontsize=7 if len(models) <= 25 else 5)
+    ax1.invert_yaxis()
+    ax1.set(xlabel="AUROC for correctness", title="Per-model AUROC: own vs population")
+    ax1.legend(fontsize=7, loc="best", framealpha=0.8)
+
+    al = g.alignment
+    if al is not None and al.all.confidence_scores.size:
+        mask = np.asarray(al.contentious_mask, dtype=bool)
+        cs, ps = np.asarray(al.all.confidence_scores), np.asarray(al.all.correctness_scores)
+        ax2.scatter(
+            ps[~mask], cs[~mask], s=10, color="0.6", label=f"all items, r = {_fmt(al.all.r, 2)}"
+        )
+        ax2.scatter(
+            ps[mask],
+            cs[mask],
+            s=14,
+            color=_COLORS["correctness"],
+            label=f"contentious (own factor fit: r = {_fmt(al.contentious.r, 2)})",
+        )
+        ax2.set(
+            xlabel="capability factor-1 score (correctness)",
+            ylabel="confidence factor-1 score",
+            title="Factor alignment over items",
+        )
+        ax2.legend(fontsize=8)
+    else:
+        ax2.set_axis_off()
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
+max-width:1150px;color:#222;padding:0 1em}
+h1{font-size:1.6em}
+h2{font-size:1.3em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+h3{font-size:1.05em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
+td,th{border:1px solid #ddd;padding:.25em .5em;text-align:right}th{background:#f5f5f5}
+td:first-child,th:first-child{text-align:left}
+img{max-width:100%}.warn{color:#8a5a00}.muted{color:#777;font-size:.9em}
+ul.findings li{margin:.4em 0}
+"""
+
+
+def _table(df: pd.DataFrame, digits: int = 3) -> str:
+    return df.to_html(
+        index=False, float_format=lambda v: f"{v:.{digits}f}", na_rep="–", border=0, escape=True
+    )
+
+
+def _img(fig: Figure | None, alt: str) -> str:
+    if fig is None:
+        return ""
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
+
+
+def _key_figures(group: Mapping[str, Any]) -> pd.DataFrame:
+    conf, corr = group.get("confidence", {}), group.get("correctness", {})
+    pw = group.get("pairwise", {})
+    al = group.get("factor_alignment", {})
+    nulls = pw.get("nulls", {})
+    rows = [
+        ("models x items (complete case)", f"{group.get('n_models')} x {group.get('n_items')}"),
+        ("items dropped (missing for some model)", group.get("n_items_dropped")),
+        ("first-factor share, confidence", _fmt(conf.get("eigen", {}).get("first_share"))),
+        ("first-factor share, correctness", _fmt(corr.get("eigen", {}).get("first_share"))),
+        (
+            "quadratic R^2 of loadings on thresholds, confidence",
+            _fmt(conf.get("eigen", {}).get("quadratic_r2")),
+        ),
+        ("mean pairwise tau-b", _fmt(pw.get("mean_tau"))),
+    ]
+    for null in ("base_rate", "calibration_preserving"):
+        n = nulls.get(null, {})
+        rows.append((f"  {_NULL_LABELS[null]}: mean, {_p(n.get('p_value'))}", _fmt(n.get("mean"))))
+    rows += [
+        ("share of pairs significant after FDR (base-rate)", _fmt(pw.get("fdr_significant_share"))),
+        ("factor alignment r, all items", _fmt(al.get("all", {}).get("r"))),
+        ("factor alignment r, contentious items", _fmt(al.get("contentious", {}).get("r"))),
+        ("contentious items", al.get("contentious", {}).get("n_items")),
+    ]
+    return pd.DataFrame(rows, columns=["figure", "value"]).astype(str)
+
+
+def _group_html(g: GroupAnalysis, group: Mapping[str, Any]) -> str:
+    title = f"{g.benchmark} / {g.label}"
+    parts = [
+        f'<h2 id="{html.escape(g.benchmark)}-{html.escape(g.label)}">{html.escape(title)}</h2>',
+        f'<p class="muted">confidence kind: {html.escape(g.confidence_kind)}'
+        + (f", binarised at {g.binarized_at} for the factor sections" if g.binarized_at else "")
+        + "</p>",
+    ]
+    if g.skipped:
+        parts.append(f'<p class="warn">Cross-model analyses skipped: {html.escape(g.skipped)}</p>')
+    else:
+        parts.append(_table(_key_figures(group)))
+        for builder, alt in (
+            (_structure_figure, "scree and loadings"),
+            (_heatmap_figure, "tetrachoric matrices"),
+            (_null_figure, "pairwise nulls and delta curve"),
+        ):
+            parts.append(_img(builder(g), alt))
+    parts.append(_img(_calibration_figure(g), "per-model calibration"))
+    per = pd.DataFrame.from_dict(group.get("per_model", {}), orient="index")
+    if not per.empty:
+        keep = [
+            c
+            for c in (
+                "n_items",
+                "accuracy",
+                "yes_rate",
+                "auroc_internal",
+                "auroc_pop",
+                "auroc_diff",
+                "brier",
+                "ece",
+                "aurc",
+                "n_unparseable",
+            )
+            if c in per
+        ]
+        per = per[keep].reset_index(names="model")
+        parts.append("<h3>Per model</h3>" + _table(per))
+    if g.pairwise is not None and g.pairwise.pair_types:
+        rows = [
+            {
+                "pair type": t,
+                "pairs": s.n_pairs,
+                "mean tau": s.mean_tau,
+                **{f"p ({_NULL_LABELS[n]})": v for n, v in s.p_value.items() if n in _NULL_LABELS},
+            }
+            for t, s in g.pairwise.pair_types.items()
+        ]
+        parts.append("<h3>By reasoning pair type</h3>" + _table(pd.DataFrame(rows)))
+    if g.warnings:
+        parts.append(
+            "<h3>Warnings</h3><ul>"
+            + "".join(f'<li class="warn">{html.escape(w)}</li>' for w in g.warnings)
+            + "</ul>"
+        )
+    return "\n".join(p for p in parts if p)
+
+
+def render_report(result: AnalysisResult, *, title: str = "metacog-eval report") -> str:
+    """Render the analysis as one self-contained HTML page.
+
+    Args:
+        result: The analysis.
+        title: Page title.
+
+    Returns:
+        The HTML text.
+    """
+    s = result.summary
+    head = [
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="muted">{s.get("n_records")} records, {len(s.get("models", []))} models, '
+        f"inputs: {html.escape(', '.join(map(str, s.get('inputs', []))) or '(in memory)')}; "
+        f"permutations {s.get('parameters', {}).get('permutations')}, joint draws "
+        f"{s.get('parameters', {}).get('joint_permutations')}, seed "
+        f"{s.get('parameters', {}).get('seed')}.</p>",
+        '<h2>Findings</h2><ul class="findings">'
+        + "".join(f"<li>{html.escape(f)}</li>" for f in headline_findings(s))
+        + "</ul>",
+    ]
+    toc = []
+    body = []
+    for key, g in result.groups.items():
+        group = s["results"][g.benchmark][g.label]
+        anchor = f"{g.benchmark}-{g.label}"
+        toc.append(
+            f'<li><a href="#{html.escape(anchor)}">{html.escape(g.benchmark)} / '
+            f"{html.escape(g.label)}</a> ({html.escape(group.get('status', ''))})</li>"
+        )
+        body.append(_group_html(g, group))
+        del key
+    head.append("<h2>Groups</h2><ul>" + "".join(toc) + "</ul>")
+    if s.get("warnings"):
+        head.append(
+            f'<p class="warn">{len(s["warnings"])} warning(s); see each group and summary.json.</p>'
+        )
+    return (
+        '<!doctype html><html><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        + "\n".join(head + body)
+        + "</body></html>"
+    )
+
+
+def write_report(result: AnalysisResult, out_dir: str | os.PathLike[str]) -> Path:
+    """Write ``report.html`` into ``out_dir`` (atomically).
+
+    Args:
+        result: The analysis.
+        out_dir: Output folder (created if needed).
+
+    Returns:
+        The path of the report.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    text = render_report(result)
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=".report.", suffix=".html.tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, out / "report.html")
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out / "report.html"
