@@ -105,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
 
             def per_pair(conf: np.ndarray = conf, perf: np.ndarray = perf) -> None:
                 for null in NULLS:
-                    pair_permutation_test(conf, perf, null=null, permutations=b_draws, seed=0)
+                    pair_permutation_test(conf, perf, null=null, permutations=b_draws, rng=0)
 
             def joint(conf: np.ndarray = conf, perf: np.ndarray = perf, k: int = k_draws) -> None:
                 for null in NULLS:
-                    joint_null_draws(conf, perf, null=null, n=k, seed=0)
+                    joint_null_draws(conf, perf, null=null, n=k, rng=0)
 
             t_pair = median_time(per_pair, repeats)
             t_joint = median_time(joint, repeats)

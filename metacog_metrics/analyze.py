@@ -265,7 +265,7 @@ def _analyze_group(
         alternative=alternative,
         fdr_alpha=fdr_alpha,
         deltas=deltas,
-        seed=pair_seed,
+        rng=pair_seed,
         progress=progress,
         workers=workers,
     )

@@ -102,12 +102,12 @@ def _check(conf: ArrayLike, perf: ArrayLike) -> tuple[NDArray, NDArray, bool]:
     return c, p, binary
 
 
-def _seed_sequence(seed: SeedLike) -> np.random.SeedSequence:
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, np.random.Generator):
-        return np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
-    return np.random.SeedSequence(seed)
+def _seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    return np.random.SeedSequence(rng)
 
 
 def _pairs(n_models: int, pairs: Any = None) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
@@ -672,7 +672,7 @@ def joint_null_draws(
     *,
     null: Null = "base_rate",
     n: int = 1000,
-    seed: SeedLike = None,
+    rng: SeedLike = None,
     pairs: Any = None,
     progress: bool = False,
     workers: int | None = None,
@@ -690,7 +690,8 @@ def joint_null_draws(
         perf: ``(items, models)`` 0/1 correctness.
         null: ``"base_rate"`` or ``"calibration_preserving"``.
         n: Number of draws.
-        seed: Seed, ``SeedSequence`` or ``Generator`` (draws are reproducible from it).
+        rng: Seed (int), ``SeedSequence`` or ``Generator``; the draws are reproducible from it
+            (SciPy's ``rng`` convention).
         pairs: ``(a, b)`` model indices (default all pairs).
         progress: Show a progress bar.
         workers: Threads (default: the CPU count); draws are made in fixed chunks with their
@@ -707,7 +708,7 @@ def joint_null_draws(
     if c.ndim != 2:
         raise ValueError("joint_null_draws takes 2-D (items, models) arrays")
     ia, ib = _pairs(c.shape[1], pairs)
-    plan = _joint_plan(c, p, binary, ia, ib, null, int(n), seed)
+    plan = _joint_plan(c, p, binary, ia, ib, null, int(n), rng)
     return _execute([plan], workers, progress)[0]
 
 
@@ -928,7 +929,7 @@ def pair_permutation_test(
     null: Null = "base_rate",
     permutations: int = 10_000,
     alternative: Alternative = "two-sided",
-    seed: SeedLike = None,
+    rng: SeedLike = None,
     pairs: Any = None,
     progress: bool = False,
     workers: int | None = None,
@@ -951,7 +952,7 @@ def pair_permutation_test(
         null: ``"base_rate"`` or ``"calibration_preserving"``.
         permutations: Draws per pair (B).
         alternative: ``"two-sided"``, ``"greater"`` (tau above the null) or ``"less"``.
-        seed: Seed, ``SeedSequence`` or ``Generator``.
+        rng: Seed (int), ``SeedSequence`` or ``Generator`` (SciPy's ``rng`` convention).
         pairs: ``(a, b)`` model indices (default all pairs).
         progress: Show a progress bar.
         workers: Threads (default: the CPU count).
@@ -970,7 +971,7 @@ def pair_permutation_test(
     if c.ndim != 2:
         raise ValueError("pair_permutation_test takes 2-D (items, models) arrays")
     ia, ib = _pairs(c.shape[1], pairs)
-    plan = _pair_plan(c, p, binary, ia, ib, null, int(permutations), alternative, seed)
+    plan = _pair_plan(c, p, binary, ia, ib, null, int(permutations), alternative, rng)
     return _execute([plan], workers, progress)[0]
 
 
@@ -1282,7 +1283,7 @@ def pairwise_calibration(
     fdr_alpha: float = 0.05,
     deltas: Sequence[float] = DEFAULT_DELTAS,
     min_pairs: int = 3,
-    seed: SeedLike = 0,
+    rng: SeedLike = 0,
     progress: bool = False,
     workers: int | None = None,
 ) -> PairwiseResult:
@@ -1299,7 +1300,8 @@ def pairwise_calibration(
         fdr_alpha: BH level for the share of significant pairs.
         deltas: Accuracy-gap grid of the delta curve.
         min_pairs: Fewest pairs for a delta-curve point or pair-type mean.
-        seed: Seed (each null and use gets its own child stream).
+        rng: Seed (int), ``SeedSequence`` or ``Generator``; each null and use gets its own
+            child stream.
         progress: Progress bars on the permutation steps.
         workers: Threads for the per-pair tests.
 
@@ -1328,7 +1330,7 @@ def pairwise_calibration(
     gap_counts = np.abs(correct_counts[ia] - correct_counts[ib])
     types = _pair_types(reasoning, ia, ib)
 
-    root = _seed_sequence(seed)
+    root = _seed_sequence(rng)
     pair_seeds = dict(zip(NULLS, root.spawn(2)))
     joint_seeds = dict(zip(NULLS, root.spawn(2)))
     ia_all, ib_all = _pairs(m)

@@ -140,11 +140,11 @@ def test_base_rate_nulls_centred_at_zero(seed, rate_c, rate_p):
     rng = np.random.default_rng(seed)
     conf = (rng.random((80, 3)) < rate_c).astype(float)
     perf = (rng.random((80, 3)) < rate_p).astype(float)
-    res = pair_permutation_test(conf, perf, permutations=3000, seed=seed)
+    res = pair_permutation_test(conf, perf, permutations=3000, rng=seed)
     ok = np.isfinite(res.tau)
     # permuting dperf against dconf: E[S] = 0 exactly, so the draws average to 0
     assert np.all(np.abs(res.null_mean[ok]) < 5 * res.null_sd[ok] / np.sqrt(3000) + 1e-12)
-    joint = joint_null_draws(conf, perf, n=1500, seed=seed)
+    joint = joint_null_draws(conf, perf, n=1500, rng=seed)
     mean, sd = np.nanmean(joint, axis=0), np.nanstd(joint, axis=0)
     assert np.all(np.abs(mean) < 5 * sd / np.sqrt(1500) + 1e-12)
 
@@ -221,7 +221,7 @@ def test_joint_draws_keep_the_right_counts(null):
 
 def test_base_rate_pair_null_matches_exact_permutation_moments():
     conf, perf = _population(300, 3, seed=5)
-    res = pair_permutation_test(conf, perf, null="base_rate", permutations=20_000, seed=1)
+    res = pair_permutation_test(conf, perf, null="base_rate", permutations=20_000, rng=1)
     ia, ib = np.triu_indices(3, 1)
     for j, (a, b) in enumerate(zip(ia, ib)):
         x, y = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
@@ -234,7 +234,7 @@ def test_base_rate_pair_null_matches_exact_permutation_moments():
 def test_base_rate_pair_p_value_matches_scipy_permutation_test():
     conf, perf = _population(120, 2, seed=8, noise=0.7)
     x, y = conf[:, 0] - conf[:, 1], perf[:, 0] - perf[:, 1]
-    ours = pair_permutation_test(conf, perf, permutations=20_000, alternative="greater", seed=3)
+    ours = pair_permutation_test(conf, perf, permutations=20_000, alternative="greater", rng=3)
     ref = stats.permutation_test(
         (x, y),
         lambda a, b: stats.kendalltau(a, b).statistic,
@@ -254,9 +254,9 @@ def test_calibration_pair_null_equals_joint_marginals():
     # null (B's items permuted against A's): the 4x4 random tables must reproduce it.
     conf, perf = _population(250, 4, seed=6)
     per_pair = pair_permutation_test(
-        conf, perf, null="calibration_preserving", permutations=8000, seed=1
+        conf, perf, null="calibration_preserving", permutations=8000, rng=1
     )
-    joint = joint_null_draws(conf, perf, null="calibration_preserving", n=4000, seed=2)
+    joint = joint_null_draws(conf, perf, null="calibration_preserving", n=4000, rng=2)
     se = joint.std(axis=0) * np.sqrt(1 / 8000 + 1 / 4000)
     assert np.all(np.abs(per_pair.null_mean - joint.mean(axis=0)) < 5 * se)
     np.testing.assert_allclose(per_pair.null_sd, joint.std(axis=0), rtol=0.06)
@@ -271,13 +271,13 @@ def test_continuous_exact_paths_agree(null):
     percent = np.clip(
         np.round(0.55 + 0.3 * (conf - 0.5) + 0.1 * rng.normal(size=conf.shape), 2), 0, 1
     )
-    grid = pair_permutation_test(percent, perf, null=null, permutations=3000, seed=1)
+    grid = pair_permutation_test(percent, perf, null=null, permutations=3000, rng=1)
     jitter = percent + 1e-7 * np.arange(percent.size).reshape(percent.shape) / percent.size
-    sort = pair_permutation_test(jitter, perf, null=null, permutations=3000, seed=1)
+    sort = pair_permutation_test(jitter, perf, null=null, permutations=3000, rng=1)
     # tiny jitter breaks ties only: same observed tau up to the tie correction, same null
     np.testing.assert_allclose(grid.null_mean, sort.null_mean, atol=0.01)
     np.testing.assert_allclose(grid.null_sd, sort.null_sd, rtol=0.1)
-    joint = joint_null_draws(percent, perf, null=null, n=1500, seed=3)
+    joint = joint_null_draws(percent, perf, null=null, n=1500, rng=3)
     np.testing.assert_allclose(
         joint.std(axis=0), grid.null_sd, rtol=0.12 if null == "calibration_preserving" else 0.5
     )
@@ -285,25 +285,25 @@ def test_continuous_exact_paths_agree(null):
 
 def test_workers_and_seed_determinism():
     conf, perf = _population(150, 5)
-    a = pair_permutation_test(conf, perf, permutations=500, seed=11, workers=1)
-    b = pair_permutation_test(conf, perf, permutations=500, seed=11, workers=2)
-    c = pair_permutation_test(conf, perf, permutations=500, seed=12, workers=2)
+    a = pair_permutation_test(conf, perf, permutations=500, rng=11, workers=1)
+    b = pair_permutation_test(conf, perf, permutations=500, rng=11, workers=2)
+    c = pair_permutation_test(conf, perf, permutations=500, rng=12, workers=2)
     np.testing.assert_array_equal(a.p_value, b.p_value)
     assert not np.array_equal(a.null_mean, c.null_mean)
-    j1 = joint_null_draws(conf, perf, n=50, seed=5)
-    j2 = joint_null_draws(conf, perf, n=50, seed=5)
+    j1 = joint_null_draws(conf, perf, n=50, rng=5)
+    j2 = joint_null_draws(conf, perf, n=50, rng=5)
     np.testing.assert_array_equal(j1, j2)
 
 
 def test_p_value_conventions():
     conf, perf = _population(200, 3, seed=2)
     res = pair_permutation_test(
-        conf, perf, null="calibration_preserving", permutations=999, alternative="greater", seed=0
+        conf, perf, null="calibration_preserving", permutations=999, alternative="greater", rng=0
     )
     # observed far below the calibration-preserving null: minimal "less" p, maximal "greater"
     np.testing.assert_allclose(res.p_less, 1 / 1000)
     np.testing.assert_allclose(res.p_value, res.p_greater)
-    two = pair_permutation_test(conf, perf, null="calibration_preserving", permutations=999, seed=0)
+    two = pair_permutation_test(conf, perf, null="calibration_preserving", permutations=999, rng=0)
     np.testing.assert_allclose(
         two.p_value, np.minimum(1, 2 * np.minimum(two.p_greater, two.p_less))
     )
@@ -322,7 +322,7 @@ def test_base_rate_mean_null_needs_joint_draws():
     conf, perf = _population(400, 10, seed=3)
     rng = np.random.default_rng(0)
     for null, ratio in (("base_rate", (1.5, 3.0)), ("calibration_preserving", (0.8, 1.25))):
-        joint = joint_null_draws(conf, perf, null=null, n=1500, seed=4)
+        joint = joint_null_draws(conf, perf, null=null, n=1500, rng=4)
         independent = np.stack([rng.permutation(col) for col in joint.T], axis=1)
         r = joint.mean(axis=1).std() / independent.mean(axis=1).std()
         assert ratio[0] < r < ratio[1], (null, r)
@@ -337,13 +337,13 @@ def test_nulls_centred_as_expected():
     rng = np.random.default_rng(7)
     perf = (rng.random((300, 6)) < 0.6).astype(float)
     conf = np.where(rng.random((300, 6)) < 0.8, perf, 1 - perf)
-    res = pairwise_calibration(conf, perf, permutations=0, joint_permutations=600, seed=1)
+    res = pairwise_calibration(conf, perf, permutations=0, joint_permutations=600, rng=1)
     br, cp = res.nulls["base_rate"], res.nulls["calibration_preserving"]
     assert abs(br.mean) < 0.01 and br.p_greater < 0.01
     assert cp.p_value > 0.01 and abs(res.mean_tau - cp.mean) < 4 * cp.sd
     # a shared difficulty axis: observed far below the calibration-preserving null
     conf, perf = _population(300, 6, shared=2.0, seed=2)
-    res = pairwise_calibration(conf, perf, permutations=0, joint_permutations=300, seed=1)
+    res = pairwise_calibration(conf, perf, permutations=0, joint_permutations=300, rng=1)
     assert res.nulls["calibration_preserving"].p_less < 0.01
     assert res.nulls["calibration_preserving"].mean > res.mean_tau + 0.1
 
@@ -358,7 +358,7 @@ def test_pairwise_calibration_end_to_end():
         reasoning=reasoning,
         permutations=400,
         joint_permutations=200,
-        seed=3,
+        rng=3,
     )
     again = pairwise_calibration(
         conf,
@@ -367,7 +367,7 @@ def test_pairwise_calibration_end_to_end():
         reasoning=reasoning,
         permutations=400,
         joint_permutations=200,
-        seed=3,
+        rng=3,
     )
     assert res.n_pairs == 15 and res.mean_tau == pytest.approx(np.nanmean(res.tau))
     np.testing.assert_array_equal(res.nulls["base_rate"].draws, again.nulls["base_rate"].draws)
