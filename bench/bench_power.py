@@ -1,10 +1,10 @@
 """How long the power analysis takes, and what vectorising the stratified null buys.
 
-Prints, for each (models, items) cell of the default grid, the median time of one replicate
-(observed mean tau, ``permutations`` stratified null draws, and the alignment when asked),
-measured over several replicates; the projected time of the full default grid (200 replicates
-x 4 signal weights per cell); and the speed-up of the vectorised null over a baseline that
-computes the same null draws pair by pair with ``scipy.stats.kendalltau``, measured in this run.
+Prints, for each (models, items) cell of the default grid, the median time of a reduced
+``power_analysis`` of that cell (4 signal weights, fewer replicates) and its projection to the
+default 200 replicates (40 for the alignment); the projected time of the full default grid; and
+the speed-up of the vectorised stratified null over a baseline that computes the same null draws
+pair by pair with ``scipy.stats.kendalltau``, measured in this run.
 
     python bench/bench_power.py            # per-cell timings and the projection
     python bench/bench_power.py --full     # also run the whole default grid and time it
@@ -18,8 +18,9 @@ import time
 
 import numpy as np
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
-from metacog_metrics.power import _alignment, _stratified_null, power_analysis
+from metacog_metrics.power import _stratified_null, power_analysis
 from metacog_metrics.power import stratified_permutations as perms_of
 from metacog_metrics.simulate import get_preset, simulate_arrays
 
@@ -27,6 +28,7 @@ MODELS = (10, 20, 40)
 ITEMS = (200, 1000, 5000)
 WEIGHTS = 4
 REPS = 200
+ALIGN_REPS = 40
 
 
 def _median_time(fn, runs: int) -> float:
@@ -55,47 +57,49 @@ def _baseline_null(conf: np.ndarray, perf: np.ndarray, perms: np.ndarray) -> np.
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--permutations", type=int, default=99)
-    parser.add_argument("--alignment-reps", type=int, default=40)
-    parser.add_argument("--runs", type=int, default=5, help="timed replicates per cell")
+    parser.add_argument("--reps", type=int, default=20, help="replicates per point when timing")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per cell (median)")
     parser.add_argument("--full", action="store_true", help="also time the full default grid")
     args = parser.parse_args()
-    params = get_preset("paper", individuated=0.1)
-    rng = np.random.default_rng(0)
-
-    print(f"one replicate: mean tau + {args.permutations} stratified null draws "
-          f"(median of {args.runs})")  # fmt: skip
-    print(f"{'models':>6} {'items':>6} {'pairwise s':>11} {'alignment s':>12} {'cell s':>8}")
+    scale = REPS / args.reps
+    align = max(1, round(ALIGN_REPS / scale))
+    print(
+        f"per cell: power_analysis over {WEIGHTS} weights x {args.reps} replicates "
+        f"({align} for the alignment), median of {args.runs} runs, x{scale:g} projected"
+    )
+    print(f"{'models':>6} {'items':>6} {'timed s':>9} {'projected s':>12}")
     projected = 0.0
     for m in MODELS:
         for n in ITEMS:
-            arr = simulate_arrays(params, m, n, 1, rng)
-            conf, perf = arr.conf[0].astype(float), arr.perf[0].astype(float)
 
-            def pairwise(conf=conf, perf=perf) -> None:
-                _stratified_null(conf, perf, perms_of(perf, args.permutations, rng))
+            def cell(m=m, n=n) -> None:
+                power_analysis(
+                    [m], [n], (0.0, 0.1, 0.2, 0.4), args.reps, alignment_reps=align,
+                    permutations=args.permutations, progress=False,
+                )  # fmt: skip
 
-            t_pair = _median_time(pairwise, args.runs)
-            t_align = _median_time(lambda c=conf, p=perf: _alignment(c, p), max(1, args.runs // 2))
-            align_reps = min(args.alignment_reps, REPS)
-            cell = WEIGHTS * REPS * t_pair + (WEIGHTS + 1) * align_reps * t_align
-            projected += cell
-            print(f"{m:>6} {n:>6} {t_pair:>11.4f} {t_align:>12.4f} {cell:>8.1f}")
+            t = _median_time(cell, args.runs)
+            projected += t * scale
+            print(f"{m:>6} {n:>6} {t:>9.2f} {t * scale:>12.1f}")
     print(f"projected full default grid: {projected:.0f} s ({projected / 60:.1f} min)")
 
     # Baseline: the same null draws with scipy's kendalltau, pair by pair.
+    rng = np.random.default_rng(0)
+    params = get_preset("paper", individuated=0.1)
     m, n, b = 10, 200, 20
     arr = simulate_arrays(params, m, n, 1, rng)
     conf, perf = arr.conf[0].astype(float), arr.perf[0].astype(float)
     perms = perms_of(perf, b, rng)
     assert np.allclose(_stratified_null(conf, perf, perms), _baseline_null(conf, perf, perms))
-    t_vec = _median_time(lambda: _stratified_null(conf, perf, perms), args.runs)
-    t_base = _median_time(lambda: _baseline_null(conf, perf, perms), max(1, args.runs // 2))
+    with threadpool_limits(limits=1):
+        t_vec = _median_time(lambda: _stratified_null(conf, perf, perms), 5)
+    t_base = _median_time(lambda: _baseline_null(conf, perf, perms), 3)
     print(f"{b} null draws, {m} models x {n} items: vectorised {t_vec * 1e3:.1f} ms, "
           f"scipy loop {t_base * 1e3:.0f} ms, speed-up x{t_base / t_vec:.0f}")  # fmt: skip
 
     if args.full:
         t0 = time.perf_counter()
-        res = power_analysis(permutations=args.permutations, alignment_reps=args.alignment_reps)
+        res = power_analysis(permutations=args.permutations)
         print(f"full default grid: {time.perf_counter() - t0:.0f} s")
         print(res.summary_text())
 

@@ -55,10 +55,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.factors import contentious_items, eigen_decomposition, factor_scores
-from metacog_metrics.pairwise import pairwise_taus
+from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
 from metacog_metrics.simulate import SimulationParams, get_preset, simulate_arrays
 from metacog_metrics.tetrachoric import tetrachoric_matrix
 
@@ -113,7 +114,10 @@ def stratified_permutations(
 
 def _mean_taus(conf: NDArray, perf: NDArray) -> NDArray:
     """Mean tau-b over pairs of (..., items, models) batches (pairs with a tau only)."""
-    taus = pairwise_taus(conf, perf)
+    return _nanmean_last(pairwise_taus(conf, perf))
+
+
+def _nanmean_last(taus: NDArray) -> NDArray:
     with np.errstate(invalid="ignore"):
         valid = np.isfinite(taus)
         total = np.where(valid, taus, 0.0).sum(axis=-1)
@@ -122,15 +126,47 @@ def _mean_taus(conf: NDArray, perf: NDArray) -> NDArray:
 
 
 def _stratified_null(conf: NDArray, perf: NDArray, perms: NDArray) -> NDArray:
-    """Mean tau of every stratified permutation of one (items, models) replicate."""
-    n_items, n_models = conf.shape
-    step = max(1, _ELEMENTS_PER_CALL // (n_items * n_models))
+    """Mean tau of every stratified permutation of one (items, models) replicate.
+
+    The pairwise engine builds each pair's 3x3 (dconf, dperf) table from four Gram products;
+    two of them (confidence with confidence, correctness with correctness) and so every margin
+    of every table are invariant when whole confidence rows are permuted. Only the two that mix
+    a model's confidence with its correctness change, so a draw costs two batched products
+    instead of four plus input validation; the tables then go through the engine's
+    :func:`~metacog_metrics.pairwise.tau_b_from_table`. (Checked against ``pairwise_taus`` on
+    the permuted matrices in the tests.)
+    """
+    n_items, m = conf.shape
+    ia, ib = np.triu_indices(m, k=1)
+    c = np.ascontiguousarray(conf.T, dtype=np.float32)  # (models, items)
+    y = np.ascontiguousarray(perf.T, dtype=np.float32)
+    kc, ky = c.sum(axis=1), y.sum(axis=1)
+    cc, yy = c @ c.T, y @ y.T
+    r2 = (kc[ia] - cc[ia, ib])[None, :]  # dconf = +1 (invariant)
+    r0 = (kc[ib] - cc[ia, ib])[None, :]  # dconf = -1
+    c2 = (ky[ia] - yy[ia, ib])[None, :]  # dperf = +1
+    c0 = (ky[ib] - yy[ia, ib])[None, :]  # dperf = -1
+    step = max(1, _ELEMENTS_PER_CALL // (n_items * m))
     out = np.empty(perms.shape[0])
     for start in range(0, perms.shape[0], step):
-        idx = perms[start : start + step]
-        c = conf[idx]  # (b, items, models)
-        p = np.broadcast_to(perf, c.shape)
-        out[start : start + step] = _mean_taus(c, p)
+        cp = c[:, perms[start : start + step]].transpose(1, 0, 2)  # (b, models, items)
+        e11 = cp * y
+        e10 = cp - e11
+        e01 = y - e11
+        e00 = 1.0 - cp - e01
+        a = np.rint(e11 @ e00.transpose(0, 2, 1))  # A in (1, 1), B in (0, 0)
+        b = np.rint(e10 @ e01.transpose(0, 2, 1))  # A in (1, 0), B in (0, 1)
+        t = np.empty((cp.shape[0], ia.size, 3, 3))
+        t[..., 2, 2] = a[:, ia, ib]
+        t[..., 0, 0] = a[:, ib, ia]
+        t[..., 2, 0] = b[:, ia, ib]
+        t[..., 0, 2] = b[:, ib, ia]
+        t[..., 2, 1] = r2 - t[..., 2, 2] - t[..., 2, 0]
+        t[..., 0, 1] = r0 - t[..., 0, 0] - t[..., 0, 2]
+        t[..., 1, 2] = c2 - t[..., 2, 2] - t[..., 0, 2]
+        t[..., 1, 0] = c0 - t[..., 0, 0] - t[..., 2, 0]
+        t[..., 1, 1] = n_items - r2 - r0 - t[..., 1, 2] - t[..., 1, 0]
+        out[start : start + step] = _nanmean_last(tau_b_from_table(t))
     return out
 
 
@@ -192,8 +228,9 @@ def stratified_mean_tau_test(
     if not (np.isin(c, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all()):
         raise ValueError("conf and perf must be complete 0/1 matrices")
     rng = np.random.default_rng(seed)
-    observed = float(_mean_taus(c, y))
-    draws = _stratified_null(c, y, stratified_permutations(y, permutations, rng))
+    with threadpool_limits(limits=1):
+        observed = float(_mean_taus(c, y))
+        draws = _stratified_null(c, y, stratified_permutations(y, permutations, rng))
     ok = draws[np.isfinite(draws)]
     counts = np.bincount(np.rint(y.sum(axis=1)).astype(np.int64))
     p = (1.0 + np.sum(ok >= observed - 1e-12)) / (ok.size + 1.0) if ok.size else math.nan
@@ -374,8 +411,11 @@ def power_analysis(
         raise ValueError(f"reps must be >= 1, got {reps}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if permutations < 1:
-        raise ValueError(f"permutations must be >= 1, got {permutations}")
+    if permutations < 1 or alpha * (permutations + 1) < 1:
+        raise ValueError(
+            f"permutations must be >= 1/alpha - 1 = {math.ceil(1 / alpha - 1)} for the test to "
+            f"be able to reject at alpha={alpha}, got {permutations}"
+        )
     if alignment_reps < 0:
         raise ValueError(f"alignment_reps must be >= 0, got {alignment_reps}")
     base = params if params is not None else get_preset(preset)
@@ -392,28 +432,28 @@ def power_analysis(
 
         bar = tqdm(total=units, desc="power", unit="rep")
     rows = []
-    try:
-        for m, n in cells:
-            data_seed, perm_seed, cal_seed = cell_seeds[(m, n)].spawn(3)
-            critical = math.nan
-            if align_n:
-                null_params = dataclasses.replace(base, individuated=0.0)
-                cal = simulate_arrays(null_params, m, n, align_n, cal_seed, benchmark=benchmark)
-                r_null = [_alignment(cal.conf[r], cal.perf[r])[1] for r in range(align_n)]
-                if bar is not None:
-                    bar.update(align_n)
-                finite = np.asarray([r for r in r_null if np.isfinite(r)])
-                critical = float(np.quantile(finite, 1 - alpha)) if finite.size else math.nan
-            for w in weights:
-                p_w = dataclasses.replace(base, individuated=w)
-                row = _grid_point(
-                    p_w, m, n, reps, align_n, alpha, permutations, critical, benchmark,
-                    data_seed, perm_seed, bar,
-                )  # fmt: skip
-                rows.append({"models": m, "items": n, "individuated": w, **row})
-    finally:
-        if bar is not None:
-            bar.close()
+    # One BLAS thread: the products here are small, and OpenBLAS threads on a busy 2-core
+    # machine made them up to 30x slower (see bench/bench_power.py).
+    with threadpool_limits(limits=1):
+        try:
+            for m, n in cells:
+                data_seed, perm_seed, cal_seed = cell_seeds[(m, n)].spawn(3)
+                critical = math.nan
+                if align_n:
+                    null_params = dataclasses.replace(base, individuated=0.0)
+                    critical = _alignment_critical(
+                        null_params, m, n, align_n, alpha, benchmark, cal_seed, bar
+                    )
+                for w in weights:
+                    p_w = dataclasses.replace(base, individuated=w)
+                    row = _grid_point(
+                        p_w, m, n, reps, align_n, alpha, permutations, critical, benchmark,
+                        data_seed, perm_seed, bar,
+                    )  # fmt: skip
+                    rows.append({"models": m, "items": n, "individuated": w, **row})
+        finally:
+            if bar is not None:
+                bar.close()
     table = pd.DataFrame(rows)
     low, high = _clopper_pearson(table["rejections"], table["reps"])
     table.insert(table.columns.get_loc("power") + 1, "power_low", low)
@@ -435,6 +475,60 @@ def power_analysis(
     )
 
 
+def _alignment_critical(
+    params: SimulationParams,
+    m: int,
+    n: int,
+    reps: int,
+    alpha: float,
+    benchmark: str,
+    seed: np.random.SeedSequence,
+    bar: Any,
+) -> float:
+    """The ``1 - alpha`` quantile of the contentious-subset r over replicates drawn from
+    ``params`` (independent of the replicates it is applied to)."""
+    chunk = max(1, min(reps, (1 << 21) // (m * n)))
+    values = []
+    for start, ss in zip(range(0, reps, chunk), seed.spawn(math.ceil(reps / chunk))):
+        size = min(chunk, reps - start)
+        arr = simulate_arrays(params, m, n, size, np.random.default_rng(ss), benchmark=benchmark)
+        for r in range(size):
+            values.append(_alignment(arr.conf[r], arr.perf[r])[1])
+            if bar is not None:
+                bar.update(1)
+    finite = np.asarray([v for v in values if np.isfinite(v)])
+    return float(np.quantile(finite, 1 - alpha)) if finite.size else math.nan
+
+
+def _curtailed_rejects(
+    conf: NDArray, perf: NDArray, observed: float, permutations: int, alpha: float,
+    rng: np.random.Generator,
+) -> tuple[bool, float]:  # fmt: skip
+    """The stratified test's decision at ``alpha``, stopping once it is settled.
+
+    With ``B`` draws the test rejects when at most ``floor(alpha (B + 1)) - 1`` draws reach the
+    observed mean; drawing in batches and stopping as soon as that many are exceeded gives the
+    same decision as all ``B`` draws (most replicates without signal stop after one batch).
+
+    Returns:
+        ``(rejected, mean of the first batch of null draws)``.
+    """
+    allowed = math.floor(alpha * (permutations + 1) + 1e-9) - 1
+    batch = min(permutations, max(20, 4 * (allowed + 1)))
+    count, done, first_mean = 0, 0, math.nan
+    while done < permutations:
+        size = min(batch, permutations - done)
+        draws = _stratified_null(conf, perf, stratified_permutations(perf, size, rng))
+        ok = draws[np.isfinite(draws)]
+        if done == 0:
+            first_mean = float(ok.mean()) if ok.size else math.nan
+        count += int(np.sum(ok >= observed - 1e-12))
+        done += size
+        if count > allowed:
+            return False, first_mean
+    return True, first_mean
+
+
 def _grid_point(
     params: SimulationParams,
     m: int,
@@ -449,12 +543,13 @@ def _grid_point(
     perm_seed: np.random.SeedSequence,
     bar: Any,
 ) -> dict[str, Any]:
-    # Replicates are drawn in chunks; the same seeds at every weight give paired designs.
+    # Replicates are drawn in chunks; the same seeds at every weight give paired designs, and
+    # every replicate has its own permutation stream (curtailing never shifts another's draws).
     chunk = max(1, min(reps, (1 << 21) // (m * n)))
     starts = list(range(0, reps, chunk))
     data_seeds = data_seed.spawn(len(starts))
-    perm_rng = np.random.default_rng(perm_seed)
-    observed, null_means, p_values, align = [], [], [], []
+    perm_seeds = perm_seed.spawn(reps)
+    observed, null_means, rejected, align = [], [], [], []
     for start, ss in zip(starts, data_seeds):
         size = min(chunk, reps - start)
         arr = simulate_arrays(params, m, n, size, np.random.default_rng(ss), benchmark=benchmark)
@@ -462,20 +557,23 @@ def _grid_point(
         perf = arr.perf.astype(np.float64)
         obs = _mean_taus(conf, perf)
         for r in range(size):
-            perms = stratified_permutations(perf[r], permutations, perm_rng)
-            draws = _stratified_null(conf[r], perf[r], perms)
-            ok = draws[np.isfinite(draws)]
+            rng = np.random.default_rng(perm_seeds[start + r])
+            if np.isfinite(obs[r]):
+                hit, null_mean = _curtailed_rejects(
+                    conf[r], perf[r], float(obs[r]), permutations, alpha, rng
+                )
+            else:
+                hit, null_mean = False, math.nan
             observed.append(obs[r])
-            null_means.append(ok.mean() if ok.size else np.nan)
-            p_values.append((1.0 + np.sum(ok >= obs[r] - 1e-12)) / (ok.size + 1.0))
+            null_means.append(null_mean)
+            rejected.append(hit)
             if start + r < align_n:
                 align.append(_alignment(arr.conf[r], arr.perf[r]))
                 if bar is not None:
                     bar.update(1)
             if bar is not None:
                 bar.update(1)
-    p = np.asarray(p_values)
-    rejections = int(np.sum(p <= alpha))
+    rejections = int(np.sum(rejected))
     a = np.asarray(align, dtype=float).reshape(-1, 2)
     contentious = a[:, 1]
     finite = np.isfinite(contentious)

@@ -21,6 +21,7 @@ from metacog_metrics.power import (
     write_power_outputs,
 )
 from metacog_metrics.power import _alignment as fast_alignment
+from metacog_metrics.power import _curtailed_rejects as curtailed
 from metacog_metrics.power import _stratified_null as stratified_null
 from metacog_metrics.simulate import get_preset, simulate_arrays
 
@@ -93,6 +94,22 @@ def test_stratified_test_rejects_bad_input():
         stratified_mean_tau_test(conf, perf, permutations=0)
 
 
+def test_curtailed_decisions_equal_the_full_test():
+    """Stopping once the decision is settled gives the full test's decision."""
+    decisions = []
+    for seed in range(12):
+        w = 0.6 if seed % 2 else 0.0
+        conf, perf = _data(m=8, n=200, seed=seed, individuated=w)
+        full = stratified_mean_tau_test(conf, perf, permutations=99, seed=seed)
+        hit, first_mean = curtailed(
+            conf, perf, full.observed, 99, 0.05, np.random.default_rng(seed)
+        )
+        assert hit == (full.p_value <= 0.05)
+        assert first_mean == pytest.approx(np.nanmean(full.draws[:20]))
+        decisions.append(hit)
+    assert any(decisions) and not all(decisions)
+
+
 # --- the alignment fast path --------------------------------------------------------------------
 
 
@@ -147,7 +164,7 @@ def test_power_is_reproducible(small_grid):
 
 
 def test_power_without_alignment_and_bad_input():
-    res = power_analysis([5], [60], [0.0], reps=3, alignment_reps=0, permutations=9,
+    res = power_analysis([5], [60], [0.0], reps=3, alignment_reps=0, permutations=19,
                          progress=False)  # fmt: skip
     assert res.table["alignment_reps"].iloc[0] == 0
     assert math.isnan(res.table["alignment_power"].iloc[0])
@@ -159,6 +176,8 @@ def test_power_without_alignment_and_bad_input():
         power_analysis([5], [60], [0.0], reps=2, alpha=1.5, progress=False)
     with pytest.raises(ValueError, match="unknown simulation preset"):
         power_analysis([5], [60], [0.0], reps=2, preset="nope", progress=False)
+    with pytest.raises(ValueError, match="able to reject"):
+        power_analysis([5], [60], [0.0], reps=2, permutations=9, progress=False)
 
 
 def test_power_outputs_are_written(small_grid, tmp_path):
@@ -176,7 +195,7 @@ def test_power_outputs_are_written(small_grid, tmp_path):
 
 def test_run_power_writes_and_takes_overrides(tmp_path):
     res = run_power(
-        tmp_path, models=[5], items=[80], individuated=[0.0, 0.5], reps=4, permutations=9,
+        tmp_path, models=[5], items=[80], individuated=[0.0, 0.5], reps=4, permutations=19,
         alignment_reps=0, progress=False, overrides={"residual_sd": 1.2}, seed=1,
     )  # fmt: skip
     assert res.params["residual_sd"] == 1.2 and res.preset == "paper+overrides"
