@@ -50,6 +50,7 @@ import pandas as pd
 from scipy import special
 
 from metacog_metrics._result import Result
+from metacog_metrics.records import write_records
 
 __all__ = [
     "PRESETS",
@@ -65,7 +66,6 @@ __all__ = [
     "run_simulate",
     "simulate_arrays",
     "simulate_records",
-    "write_table",
 ]
 
 #: Probes the generative model answers (the harness layer's ``PROBES``).
@@ -891,33 +891,17 @@ class SimulateResult(Result):
         )
 
 
-def _atomic_write(path: Path, write: Any) -> None:
+def _write_csv(table: pd.DataFrame, path: Path) -> None:
+    """Write a CSV atomically (temporary file in the same folder, then ``os.replace``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
-        write(tmp)
+        table.to_csv(tmp, index=False)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def write_table(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a table atomically as Parquet (``.parquet``) or CSV (``.csv``).
-
-    Raises:
-        ValueError: Any other extension.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        _atomic_write(path, lambda tmp: table.to_parquet(tmp, index=False))
-    elif suffix == ".csv":
-        _atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
-    else:
-        raise ValueError(f"{path}: write .parquet or .csv, not {suffix or 'no extension'}")
-    return path
 
 
 def run_simulate(
@@ -935,7 +919,8 @@ def run_simulate(
     """Simulate a record table and write it, with the true model traits beside it.
 
     Args:
-        out: Output table (``.parquet`` or ``.csv``); ``<stem>.models.csv`` gets the traits.
+        out: Output record table (``.parquet`` or ``.csv``, validated as a record table);
+            ``<stem>.models.csv`` beside it gets the true model traits.
         preset: Preset name (see :data:`PRESETS`).
         models: Number of models.
         items_per_benchmark: Items per benchmark.
@@ -956,7 +941,7 @@ def run_simulate(
         fields["individuated"] = float(individuated)
     params = get_preset(preset, **fields)
     out = Path(out)
-    if out.suffix.lower() not in (".parquet", ".csv"):
+    if out.suffix.lower() not in (".parquet", ".pq", ".csv"):
         raise ValueError(f"{out}: write .parquet or .csv, not {out.suffix or 'no extension'}")
     table = simulate_records(
         params,
@@ -966,10 +951,10 @@ def run_simulate(
         seed=seed,
         probes=probes,
     )
-    write_table(table, out)
+    write_records(table, out)  # validates the table, writes atomically
     pop = Population(params, models, seed)
     models_path = out.with_name(f"{out.stem}.models.csv")
-    write_table(pop.traits(), models_path)
+    _write_csv(pop.traits(), models_path)
     return SimulateResult(
         path=str(out),
         models_path=str(models_path),
