@@ -40,16 +40,18 @@ def sims() -> dict[str, SimResponder]:
 def test_solve_answers_grade_as_the_latent_state_says(name, sims):
     bench, items = _bundled(name)
     assert items
+    # SciCode grades by running code in the sandbox (~0.1 s a response): three models suffice.
+    members = list(sims.items())[:3] if name == "scicode" else list(sims.items())
     n_correct = 0
     for item in items:
-        for model, sim in sims.items():
+        for model, sim in members:
             replies = [sim.respond(p) for p in bench.solve_prompts(item)]
             grade = bench.grade_responses(item, replies)
             expected = sim.cell(name, item.item_id)["correct"]
             assert grade.correct == float(expected), (model, item.item_id, replies)
             n_correct += expected
     # Both outcomes occur, so the check above is not vacuous.
-    assert 0 < n_correct < len(items) * len(sims)
+    assert 0 < n_correct < len(items) * len(members)
 
 
 @pytest.mark.parametrize("name", BENCHMARK_NAMES)
