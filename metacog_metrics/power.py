@@ -278,6 +278,21 @@ def _alignment(conf: NDArray, perf: NDArray, min_items: int = 10) -> tuple[float
 # The grid
 
 
+@dataclasses.dataclass(frozen=True)
+class PowerOutputs(Result):
+    """Files written by :func:`write_power_outputs`.
+
+    Attributes:
+        csv: The table.
+        plot: The power curves (PNG).
+        json: Settings and the table as JSON.
+    """
+
+    csv: str
+    plot: str
+    json: str
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class PowerResult(Result):
     """Power and false-positive rates over a grid of population sizes and signal strengths.
@@ -297,6 +312,7 @@ class PowerResult(Result):
         permutations: Null draws per replicate.
         seed: Seed.
         seconds: Wall time.
+        outputs: Files written by :func:`run_power` (None when nothing was written).
     """
 
     table: pd.DataFrame
@@ -308,6 +324,7 @@ class PowerResult(Result):
     permutations: int
     seed: int
     seconds: float
+    outputs: PowerOutputs | None = None
 
     def false_positive_rates(self) -> pd.DataFrame:
         """The rows at ``individuated == 0``."""
@@ -334,6 +351,8 @@ class PowerResult(Result):
                 f"individuated={w:g}: power >= 0.8 from {int(best['models'])} models x "
                 f"{int(best['items'])} items"
             )
+        if self.outputs is not None:
+            lines.append(f"wrote {self.outputs.csv}, {self.outputs.plot}, {self.outputs.json}")
         return "\n".join(lines)
 
 
@@ -597,21 +616,6 @@ def _grid_point(
 # Outputs
 
 
-@dataclasses.dataclass(frozen=True)
-class PowerOutputs(Result):
-    """Files written by :func:`write_power_outputs`.
-
-    Attributes:
-        csv: The table.
-        plot: The power curves (PNG).
-        json: Settings and the table as JSON.
-    """
-
-    csv: str
-    plot: str
-    json: str
-
-
 def _atomic(path: Path, write: Any, mode: str = "w") -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -756,5 +760,5 @@ def run_power(
     )
     if params is not None:
         result = dataclasses.replace(result, preset=f"{preset}+overrides")
-    write_power_outputs(result, out_dir)
-    return result
+    outputs = write_power_outputs(result, out_dir)
+    return dataclasses.replace(result, outputs=outputs)

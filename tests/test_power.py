@@ -199,4 +199,6 @@ def test_run_power_writes_and_takes_overrides(tmp_path):
         alignment_reps=0, progress=False, overrides={"residual_sd": 1.2}, seed=1,
     )  # fmt: skip
     assert res.params["residual_sd"] == 1.2 and res.preset == "paper+overrides"
+    assert res.outputs is not None and res.outputs.csv == str(tmp_path / "power.csv")
+    assert str(tmp_path / "power.png") in res.summary_text()
     assert {p.name for p in tmp_path.iterdir()} >= {"power.csv", "power.png", "power.json"}
