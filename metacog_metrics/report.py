@@ -52,8 +52,12 @@ def _p(x: Any) -> str:
     return f"p = {x:.3g}" if x >= 0.001 else "p < 0.001"
 
 
-def _groups(summary: Mapping[str, Any]) -> Iterable[tuple[str, str, Mapping[str, Any]]]:
+def _groups(
+    summary: Mapping[str, Any], benchmarks: Sequence[str] | None = None
+) -> Iterable[tuple[str, str, Mapping[str, Any]]]:
     for bench, probes in summary.get("results", {}).items():
+        if benchmarks is not None and bench not in benchmarks:
+            continue
         for label, group in probes.items():
             if group.get("status") == "ok":
                 yield bench, label, group
@@ -71,16 +75,19 @@ def _range(values: Sequence[float], digits: int = 2, pct: bool = False) -> str:
     return f"{lo:.{d}f}{suffix} to {hi:.{d}f}{suffix}"
 
 
-def headline_findings(summary: Mapping[str, Any]) -> list[str]:
+def headline_findings(
+    summary: Mapping[str, Any], *, benchmarks: Sequence[str] | None = None
+) -> list[str]:
     """Three sentences that summarise an analysis: factor structure, pairwise, alignment.
 
     Args:
         summary: The ``summary.json`` dict of ``metacog analyze``.
+        benchmarks: Only these benchmarks' groups (e.g. ``["pooled"]``); all by default.
 
     Returns:
         The findings, one sentence each (fewer when no group could be analysed).
     """
-    groups = list(_groups(summary))
+    groups = list(_groups(summary, benchmarks))
     if not groups:
         return ["No group had enough models and items for the cross-model analyses."]
     out = []
