@@ -489,20 +489,40 @@ class FactorAlignmentResult(Result):
     method: str
 
 
-def _scores(x: NDArray, method: str, correct: float) -> tuple[NDArray, int, str | None]:
-    """Factor-1 regression scores of the rows of a 0/1 items x models matrix."""
+def _scores(
+    x: NDArray, method: str, correct: float, weights: str
+) -> tuple[NDArray, int, str | None]:
+    """Factor-1 regression scores of the rows of a 0/1 items x models matrix.
+
+    ``weights="observed"`` is psych's ``R^-1 L`` with the observed tetrachoric matrix.
+    ``weights="model"`` uses the fitted model's matrix ``L L' + Psi`` instead; for one factor
+    its weights are proportional to ``lambda_j / psi_j`` (Bartlett's), so the scores, and any
+    correlation with them, do not depend on the small eigenvalues of the observed matrix. Those
+    are mostly sampling noise with few items, and psych's weights divide by them: on simulated
+    data with a known factor (12 models x 78 items) the observed-matrix scores correlated 0.00
+    to 0.14 with the items' yes-rate, the model-matrix scores 0.96 to 0.98. After
+    ``cor.smooth`` (eigenvalues near 1e-10) the observed weights reach 1e7.
+
+    Returns:
+        Scores, models kept, and why the scores are NaN (None when fine).
+    """
     tet = tetrachoric_matrix(x, correct=correct)
     kept = [i for i, n in enumerate(map(str, range(x.shape[1]))) if n in tet.names]
+    nan = np.full(x.shape[0], np.nan)
     if len(kept) < 3:
-        return np.full(x.shape[0], np.nan), len(kept), "fewer than 3 models with variance"
+        return nan, len(kept), "fewer than 3 models with variance"
     if np.isnan(tet.rho).any():
-        return np.full(x.shape[0], np.nan), len(kept), "missing tetrachoric correlations"
+        return nan, len(kept), "missing tetrachoric correlations"
     fa = factor_analysis(tet.rho, method=method)
-    return factor_scores(x[:, kept], tet.rho, fa.loadings), len(kept), None
+    r = tet.rho
+    if weights == "model":
+        lam = np.asarray(fa.loadings, dtype=float)
+        r = np.outer(lam, lam) + np.diag(np.asarray(fa.uniquenesses, dtype=float))
+    return factor_scores(x[:, kept], r, fa.loadings), len(kept), None
 
 
 def _align(
-    conf: NDArray, corr: NDArray, method: str, correct: float, min_items: int
+    conf: NDArray, corr: NDArray, method: str, correct: float, min_items: int, weights: str
 ) -> AlignmentSubset:
     nan = float("nan")
     n = conf.shape[0]
@@ -511,8 +531,8 @@ def _align(
         return AlignmentSubset(
             nan, nan, nan, (nan, nan), n, 0, 0, empty, empty, f"fewer than {min_items} items"
         )
-    sc, mc, why_c = _scores(conf, method, correct)
-    sy, my, why_y = _scores(corr, method, correct)
+    sc, mc, why_c = _scores(conf, method, correct, weights)
+    sy, my, why_y = _scores(corr, method, correct, weights)
     reason = None
     if why_c or why_y:
         reason = "; ".join(
@@ -545,11 +565,13 @@ def factor_alignment(
     method: Literal["minres", "ml"] = "minres",
     correct_cells: float = 0.5,
     min_items: int = 10,
+    weights: Literal["model", "observed"] = "model",
 ) -> FactorAlignmentResult:
     """Does the items' shared confidence factor track their shared correctness factor?
 
     For each matrix (confidence, correctness): tetrachoric correlations across models (degenerate
-    models excluded), a one-factor model (``method``), and regression factor-1 scores per item.
+    models excluded), a one-factor model (``method``), and regression factor-1 scores per item
+    (by default with weights from the fitted model's correlation matrix, see ``weights``).
     Then Pearson r between the two score vectors, on all items and on the contentious subset
     (:func:`contentious_items`). On the subset everything is recomputed from the subset's rows
     (thresholds, tetrachorics, factor model), never reused from the full set.
@@ -561,6 +583,10 @@ def factor_alignment(
         method: Factor method.
         correct_cells: Zero-cell value of the tetrachoric (psych ``correct``).
         min_items: Fewest items for an r (fewer gives NaN with a reason).
+        weights: Score weights from the fitted one-factor model's matrix ``L L' + Psi``
+            (``"model"``, default: proportional to Bartlett's, stable with few items) or from
+            the observed tetrachoric matrix as psych's regression scores (``"observed"``; the
+            small eigenvalues of a noisy or smoothed matrix then dominate the scores).
 
     Returns:
         A :class:`FactorAlignmentResult`.
@@ -570,11 +596,13 @@ def factor_alignment(
     """
     c = np.asarray(confidence, dtype=float)
     y = np.asarray(correct, dtype=float)
+    if weights not in ("model", "observed"):
+        raise ValueError(f"weights must be 'model' or 'observed', got {weights!r}")
     mask = contentious_items(c, y, bounds=bounds)
     return FactorAlignmentResult(
-        all=_align(c, y, method, correct_cells, min_items),
-        contentious=_align(c[mask], y[mask], method, correct_cells, min_items),
+        all=_align(c, y, method, correct_cells, min_items, weights),
+        contentious=_align(c[mask], y[mask], method, correct_cells, min_items, weights),
         contentious_mask=mask,
         bounds=(float(bounds[0]), float(bounds[1])),
-        method=method,
+        method=f"{method}, regression scores with {weights}-matrix weights",
     )

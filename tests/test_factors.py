@@ -170,8 +170,33 @@ def test_alignment_recomputes_on_subset():
     assert not np.allclose(sub_tet.tau, full_tet.tau[[int(n) for n in sub_tet.names]])
     fa = factor_analysis(sub_tet.rho)
     kept = [int(n) for n in sub_tet.names]
-    expected = factor_scores(conf[mask][:, kept], sub_tet.rho, fa.loadings)
+    implied = np.outer(fa.loadings, fa.loadings) + np.diag(fa.uniquenesses)
+    expected = factor_scores(conf[mask][:, kept], implied, fa.loadings)
     np.testing.assert_allclose(res.contentious.confidence_scores, expected)
+    observed = factor_alignment(conf, corr, weights="observed")
+    psych = factor_scores(conf[mask][:, kept], sub_tet.rho, fa.loadings)
+    np.testing.assert_allclose(observed.contentious.confidence_scores, psych)
+
+
+def test_model_weights_track_the_factor_with_few_items():
+    # 12 models x 60 items: the tetrachoric matrix is noisy (small eigenvalues are sampling
+    # noise) and psych's R^-1 L weights amplify them; the model-matrix weights do not.
+    rng = np.random.default_rng(7)
+    worse = []
+    for _ in range(5):
+        conf, corr = _population(60, 12, 1.0, rng)
+        yes_rate = conf.mean(axis=1)
+        model = factor_alignment(conf, corr).all.confidence_scores
+        observed = factor_alignment(conf, corr, weights="observed").all.confidence_scores
+        assert np.corrcoef(model, yes_rate)[0, 1] > 0.9
+        worse.append(np.corrcoef(observed, yes_rate)[0, 1])
+    assert min(worse) < 0.9
+
+
+def test_alignment_rejects_unknown_weights():
+    conf, corr = _population(50, 5, 1.0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="weights must be"):
+        factor_alignment(conf, corr, weights="bartlett")
 
 
 def test_alignment_reports_reasons():
