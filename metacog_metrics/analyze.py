@@ -540,6 +540,7 @@ def analyze_records(
     n_boot: int = 1000,
     deltas: Sequence[float] = DEFAULT_DELTAS,
     workers: int | None = None,
+    pool: bool = False,
 ) -> AnalysisResult:
     """Run every analysis on a record table, one group per (benchmark, probe, confidence kind).
 
@@ -561,6 +562,9 @@ def analyze_records(
         n_boot: Bootstrap resamples of the Internal - Pop AUROC interval.
         deltas: Accuracy-gap grid of the delta curve.
         workers: Threads for the per-pair tests (default: CPU count).
+        pool: Also analyse the benchmarks pooled: for each (probe, confidence kind) found in
+            two or more benchmarks, one more group under the benchmark name ``"pooled"`` whose
+            items are ``<benchmark>:<item_id>``. Useful when each benchmark has few items.
 
     Returns:
         An :class:`AnalysisResult` (``out_dir`` None; nothing is written).
@@ -583,6 +587,7 @@ def analyze_records(
             n_boot=n_boot,
             deltas=deltas,
             workers=workers,
+            pool=pool,
         )
 
 
@@ -612,6 +617,7 @@ def _analyze(
     n_boot: int,
     deltas: Sequence[float],
     workers: int | None,
+    pool: bool,
 ) -> AnalysisResult:
     inputs = list(df.attrs.get("inputs", []))
     notes = list(df.attrs.get("warnings", []))
@@ -624,19 +630,27 @@ def _analyze(
         .drop_duplicates()
         .itertuples(index=False)
     ]
+    frames = {}
+    if pool:
+        frames, pool_notes = _pooled_frames(records)
+        keys += list(frames)
+        notes += pool_notes
     labels = _probe_labels(keys)
     groups: dict[tuple[str, str, str], GroupAnalysis] = {}
     results: dict[str, dict[str, Any]] = {}
     tables: dict[str, pd.DataFrame] = {}
     for key in keys:
         bench, probe, kind = key
-        mask = (
-            (records["benchmark"] == bench)
-            & (records["probe"] == probe)
-            & (records["confidence_kind"] == kind)
-        )
+        if key in frames:
+            rows = frames[key]
+        else:
+            rows = records[
+                (records["benchmark"] == bench)
+                & (records["probe"] == probe)
+                & (records["confidence_kind"] == kind)
+            ]
         g = _analyze_group(
-            records[mask],
+            rows,
             key,
             labels[key],
             permutations=int(permutations),
@@ -678,11 +692,38 @@ def _analyze(
             "deltas": list(deltas),
             "min_models": MIN_MODELS,
             "min_items": MIN_ITEMS,
+            "pool": bool(pool),
         },
         "warnings": notes,
         "results": results,
     }
     return AnalysisResult(records, to_jsonable(summary), tables, groups)
+
+
+#: Benchmark name of the pooled groups (``analyze_records(..., pool=True)``).
+POOLED = "pooled"
+
+
+def _pooled_frames(
+    records: pd.DataFrame,
+) -> tuple[dict[tuple[str, str, str], pd.DataFrame], list[str]]:
+    """One pooled frame per (probe, kind) present in two or more benchmarks."""
+    if (records["benchmark"] == POOLED).any():
+        raise ValueError(
+            f"the records already have a benchmark named {POOLED!r}; rename it to pool the others"
+        )
+    frames: dict[tuple[str, str, str], pd.DataFrame] = {}
+    notes: list[str] = []
+    for (probe, kind), rows in records.groupby(["probe", "confidence_kind"], sort=False):
+        benches = list(pd.unique(rows["benchmark"]))
+        if len(benches) < 2:
+            notes.append(f"{POOLED}/{probe}: only one benchmark ({benches[0]}); not pooled")
+            continue
+        pooled = rows.copy()
+        pooled["item_id"] = pooled["benchmark"].astype(str) + ":" + pooled["item_id"].astype(str)
+        pooled["benchmark"] = POOLED
+        frames[(POOLED, str(probe), str(kind))] = pooled
+    return frames, notes
 
 
 # --------------------------------------------------------------------------------------------
