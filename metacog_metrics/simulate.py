@@ -243,7 +243,8 @@ class SimulationParams:
 #: loadings over thresholds, pairwise tau near 0 as the accuracy gap shrinks, and signal only in
 #: reasoning/non-reasoning pairs on the math benchmarks (inline solving). ``individuated``: the
 #: same population with a real private signal (confidence weighs each model's own residual).
-#: ``null``: no shared reading either (confidence independent of everything; a sanity check).
+#: ``null``: confidence reads nothing of difficulty and nobody solves inline, so it carries no
+#: information about correctness at all (a sanity check).
 PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
     {
         "paper": SimulationParams(),
