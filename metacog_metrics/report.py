@@ -75,14 +75,24 @@ def _range(values: Sequence[float], digits: int = 2, pct: bool = False) -> str:
     return f"{lo:.{d}f}{suffix} to {hi:.{d}f}{suffix}"
 
 
+def _versus(observed: float, null: Mapping[str, Any], alpha: float) -> str:
+    p, mean = null.get("p_value"), null.get("mean")
+    if p is None or mean is None or not math.isfinite(p):
+        return "not tested against"
+    if p >= alpha:
+        return "not distinguishable from"
+    return "above" if observed > mean else "below"
+
+
 def headline_findings(
-    summary: Mapping[str, Any], *, benchmarks: Sequence[str] | None = None
+    summary: Mapping[str, Any], *, benchmarks: Sequence[str] | None = None, alpha: float = 0.05
 ) -> list[str]:
     """Three sentences that summarise an analysis: factor structure, pairwise, alignment.
 
     Args:
         summary: The ``summary.json`` dict of ``metacog analyze``.
         benchmarks: Only these benchmarks' groups (e.g. ``["pooled"]``); all by default.
+        alpha: Level at which a null is called "distinguishable" in the wording.
 
     Returns:
         The findings, one sentence each (fewer when no group could be analysed).
@@ -91,38 +101,44 @@ def headline_findings(
     if not groups:
         return ["No group had enough models and items for the cross-model analyses."]
     out = []
+    where = f"{groups[0][0]}/{groups[0][1]}" if len(groups) == 1 else f"{len(groups)} groups"
 
-    shares = [g["confidence"].get("eigen", {}).get("first_share") for _, _, g in groups]
-    r2 = [g["confidence"].get("eigen", {}).get("quadratic_r2") for _, _, g in groups]
-    curv = [
-        (g["confidence"].get("eigen", {}).get("quadratic_coef") or [None, None, None])[2]
-        for _, _, g in groups
-    ]
+    eigen = [g["confidence"].get("eigen", {}) for _, _, g in groups]
+    shares = [e.get("first_share") for e in eigen]
+    r2 = [e.get("quadratic_r2") for e in eigen]
+    curv = [(e.get("quadratic_coef") or [None, None, None])[2] for e in eigen]
     inverted = sum(1 for c in curv if c is not None and c < 0)
+    shape = (
+        ("an inverted parabola" if inverted else "not an inverted parabola")
+        if len(groups) == 1
+        else f"an inverted parabola in {inverted} of {len(groups)}"
+    )
     out.append(
-        f"Shared difficulty: the first factor of the tetrachoric confidence matrix carries "
-        f"{_range(shares, pct=True)} of its variance across {len(groups)} group(s); PC1 loadings "
-        f"on response thresholds fit a quadratic with R^2 {_range(r2)}, an inverted parabola in "
-        f"{inverted} of {len(groups)}."
+        f"Shared difficulty ({where}): the first factor carries {_range(shares, pct=True)} of "
+        f"the tetrachoric confidence variance; PC1 loadings against the models' response "
+        f"thresholds fit a quadratic with R^2 {_range(r2)}, {shape}."
     )
 
     parts = []
     for bench, label, g in groups:
         pw = g.get("pairwise", {})
-        nulls = pw.get("nulls", {})
-        cp = nulls.get("calibration_preserving", {})
-        br = nulls.get("base_rate", {})
         if pw.get("mean_tau") is None:
             continue
+        nulls = pw.get("nulls", {})
+        br = nulls.get("base_rate", {})
+        cp = nulls.get("calibration_preserving", {})
+        tau = pw["mean_tau"]
         parts.append(
-            f"{bench}/{label} {_fmt(pw['mean_tau'])} (base-rate null {_fmt(br.get('mean'))}, "
-            f"{_p(br.get('p_value'))}; calibration-preserving {_fmt(cp.get('mean'))}, "
-            f"{_p(cp.get('p_value'))})"
+            f"{bench}/{label} {_fmt(tau)}, {_versus(tau, br, alpha)} the base-rate-matched null "
+            f"({_fmt(br.get('mean'))}, {_p(br.get('p_value'))}) and {_versus(tau, cp, alpha)} "
+            f"the calibration-preserving null ({_fmt(cp.get('mean'))}, {_p(cp.get('p_value'))})"
         )
     if parts:
-        shown = parts[:4] + ([f"and {len(parts) - 4} more"] if len(parts) > 4 else [])
+        shown = parts[:3] + ([f"and {len(parts) - 3} more groups"] if len(parts) > 3 else [])
         out.append(
-            "Pairwise calibration, mean Kendall tau-b over model pairs: " + "; ".join(shown) + "."
+            "Pairwise calibration (mean Kendall tau-b of dconf vs dperf over model pairs): "
+            + "; ".join(shown)
+            + "."
         )
 
     al = [
@@ -135,9 +151,9 @@ def headline_findings(
     ]
     if al:
         out.append(
-            f"Confidence factor vs capability factor (item scores): Pearson r "
+            f"Confidence factor vs capability factor over items ({where}): Pearson r "
             f"{_range([a for a, _ in al])} on all items, {_range([c for _, c in al])} on the "
-            f"contentious items (pass rates within the bounds)."
+            f"contentious items (yes-rate and pass-rate within the bounds)."
         )
     return out
 

@@ -40,6 +40,24 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--models", dest="models_file", help="models.yaml with per-model traits")
+    p.add_argument(
+        "--pool",
+        action="store_true",
+        help="also analyse all benchmarks pooled (benchmark 'pooled', items '<bench>:<id>')",
+    )
+    p.add_argument(
+        "--alternative",
+        choices=("two-sided", "greater", "less"),
+        default="two-sided",
+        help="alternative of the permutation p-values (default two-sided)",
+    )
+    p.add_argument("--fdr-alpha", type=float, default=0.05, help="BH level (default 0.05)")
+    p.add_argument(
+        "--binarize-at",
+        type=float,
+        default=0.5,
+        help="continuous confidence >= this is 'yes' in the factor sections (default 0.5)",
+    )
     p.add_argument("--no-report", action="store_true", help="skip report.html")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.set_defaults(func=_run_analyze)
@@ -57,8 +75,17 @@ def _run_analyze(args: argparse.Namespace) -> int:
         models_file=args.models_file,
         report=not args.no_report,
         progress=not args.quiet,
+        pool=args.pool,
+        alternative=args.alternative,
+        fdr_alpha=args.fdr_alpha,
+        binarize_at=args.binarize_at,
     )
     print(result.summary_text())
+    from metacog_metrics.report import headline_findings
+
+    print("Findings:")
+    for line in headline_findings(result.summary):
+        print(f"  - {line}")
     return 0
 
 
@@ -126,7 +153,6 @@ def _add_collect(sub: argparse._SubParsersAction) -> None:
 
 def _run_collect(args: argparse.Namespace) -> int:
     from metacog_metrics.records import write_records
-
     from metacog_tasks.collect import collect, parse_renames
 
     result = collect(args.paths, rename=parse_renames(args.rename), latest_only=not args.all_runs)
@@ -142,6 +168,139 @@ def _run_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_demo(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="the whole pipeline offline: simulated models -> harness -> records -> report",
+        description="Run the probe tasks of the six benchmarks (bundled packs) for a simulated "
+        "population through the real lm-eval harness (or Inspect), collect the logs, analyse "
+        "them and write report.html. Needs no network, no GPU and no API key.",
+    )
+    p.add_argument(
+        "--out", "-o", default="metacog-demo", help="output folder (default metacog-demo)"
+    )
+    p.add_argument("--models", type=int, default=12, help="population size (default 12)")
+    p.add_argument("--preset", default="paper", help="generative-model preset (default paper)")
+    p.add_argument("--harness", choices=("lm-eval", "inspect"), default="lm-eval")
+    p.add_argument(
+        "--items-per-benchmark", type=int, default=None, help="first N items of each pack"
+    )
+    p.add_argument(
+        "--benchmarks", type=lambda s: [b for b in s.split(",") if b], help="comma-separated"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--permutations", type=int, default=10_000, help="per-pair draws")
+    p.add_argument("--joint-permutations", type=int, default=1_000, help="joint draws")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+    p.set_defaults(func=_run_demo)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from metacog_tasks.demo import run_demo
+
+    result = run_demo(
+        args.out,
+        models=args.models,
+        preset=args.preset,
+        harness=args.harness,
+        items_per_benchmark=args.items_per_benchmark,
+        benchmarks=args.benchmarks,
+        seed=args.seed,
+        permutations=args.permutations,
+        joint_permutations=args.joint_permutations,
+        verbose=not args.quiet,
+    )
+    print(result.summary_text())
+    return 0
+
+
+def _add_simulate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="draw a record table from the generative model of confidence and correctness",
+        description="Draw records from the psychometric generative model (shared item "
+        "difficulty, model ability and threshold, individuated metacognition, inline solving). "
+        "The true model traits are written beside the table (<stem>.models.csv).",
+    )
+    p.add_argument("--out", "-o", required=True, help="record table (.parquet or .csv)")
+    p.add_argument("--preset", default="paper", help="preset (default paper)")
+    p.add_argument("--models", type=int, default=20, help="number of models (default 20)")
+    p.add_argument("--items", type=int, default=500, help="items per benchmark (default 500)")
+    p.add_argument("--benchmarks", type=lambda s: [b for b in s.split(",") if b])
+    p.add_argument("--individuated", type=float, default=None, help="individuated weight")
+    p.add_argument(
+        "--probes",
+        type=lambda s: [b for b in s.split(",") if b],
+        default=["prospective"],
+        help="comma-separated: prospective, counterfactual, numeric",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_run_simulate)
+
+
+def _run_simulate(args: argparse.Namespace) -> int:
+    from metacog_metrics.simulate import run_simulate
+
+    result = run_simulate(
+        args.out,
+        preset=args.preset,
+        models=args.models,
+        items_per_benchmark=args.items,
+        benchmarks=args.benchmarks,
+        seed=args.seed,
+        probes=args.probes,
+        individuated=args.individuated,
+    )
+    print(result.summary_text())
+    return 0
+
+
+def _add_power(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "power",
+        help="power of the pairwise test and the factor alignment to detect individuated signal",
+        description="Simulate populations with a planted individuated metacognition signal and "
+        "report how often the pairwise test and the contentious-subset alignment detect it "
+        "(and the false-positive rate at 0), as a table and a plot.",
+    )
+    p.add_argument("--out", "-o", default="metacog-power", help="output folder")
+    p.add_argument("--models", type=_int_list, default=[10, 20, 40], help="e.g. 10,20,40")
+    p.add_argument("--items", type=_int_list, default=[200, 1000, 5000], help="e.g. 200,1000")
+    p.add_argument(
+        "--individuated", type=_float_list, default=[0.0, 0.1, 0.2, 0.4], help="e.g. 0,0.1,0.2"
+    )
+    p.add_argument("--reps", type=int, default=200, help="replicates per grid point")
+    p.add_argument("--preset", default="paper")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--permutations", type=int, default=99, help="null draws per replicate")
+    p.add_argument(
+        "--alignment-reps", type=int, default=40, help="alignment replicates (0 skips it)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_power)
+
+
+def _run_power(args: argparse.Namespace) -> int:
+    from metacog_metrics.power import run_power
+
+    result = run_power(
+        args.out,
+        models=args.models,
+        items=args.items,
+        individuated=args.individuated,
+        reps=args.reps,
+        preset=args.preset,
+        alpha=args.alpha,
+        permutations=args.permutations,
+        alignment_reps=args.alignment_reps,
+        seed=args.seed,
+        progress=not args.quiet,
+    )
+    print(result.summary_text())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``metacog``."""
     parser = argparse.ArgumentParser(
@@ -153,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_collect(sub)
     _add_include_path(sub)
     _add_lm_eval(sub)
+    _add_demo(sub)
+    _add_simulate(sub)
+    _add_power(sub)
     return parser
 
 

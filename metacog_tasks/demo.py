@@ -1,0 +1,288 @@
+"""``metacog demo``: the whole pipeline, offline, on the embedded default.
+
+A simulated population (:mod:`metacog_metrics.simulate`) answers the probe tasks of the six
+benchmarks on the bundled packs through the real harness (lm-eval's ``simple_evaluate`` with the
+``metacog-sim`` model, or Inspect's ``eval_set`` with the ``metacog-sim`` provider); the logs are
+collected into the record table, analysed, and written up as ``report.html``.
+
+The packs hold 8-20 items per benchmark, too few for stable per-benchmark statistics, so the
+demo also analyses the benchmarks pooled (``analyze_records(..., pool=True)``) and takes its
+headline findings from that group. The numbers describe the simulated population, whose truth is
+known (``preset``), not any real model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from metacog_metrics._result import Result
+
+__all__ = ["DemoResult", "run_demo"]
+
+#: Where the demo writes by default (relative to the working directory).
+DEFAULT_OUT = "metacog-demo"
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoResult(Result):
+    """What :func:`run_demo` produced.
+
+    Attributes:
+        out_dir: Output folder.
+        harness: ``lm-eval`` or ``inspect``.
+        models: Simulated model names.
+        preset: Generative-model preset.
+        logs_dir: Harness logs.
+        records_path: The collected record table.
+        summary_path: ``summary.json`` of the analysis.
+        report_path: ``report.html``.
+        n_records: Rows of the record table.
+        n_bad: Log lines or samples the collector could not read.
+        findings: The headline findings (pooled benchmarks).
+        seconds: Wall time per stage.
+    """
+
+    out_dir: str
+    harness: str
+    models: tuple[str, ...]
+    preset: str
+    logs_dir: str
+    records_path: str
+    summary_path: str
+    report_path: str
+    n_records: int
+    n_bad: int
+    findings: tuple[str, ...]
+    seconds: dict[str, float]
+
+    def summary_text(self) -> str:
+        """What ``metacog demo`` prints at the end."""
+        total = sum(self.seconds.values())
+        lines = [
+            f"metacog demo: {len(self.models)} simulated models (preset {self.preset!r}) through "
+            f"{self.harness}, {self.n_records} records, {total:.0f} s",
+            f"  report:  {self.report_path}",
+            f"  summary: {self.summary_path}",
+            f"  records: {self.records_path}",
+            f"  logs:    {self.logs_dir}",
+            "Headline findings (all benchmarks pooled; simulated models, known truth):",
+        ]
+        lines += [f"  {i}. {f}" for i, f in enumerate(self.findings, 1)]
+        return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _quiet_harness(log_path: Path) -> Iterator[None]:
+    """Send the harness's own stdout/stderr (progress bars, git probes) to ``log_path``.
+
+    Works at the file-descriptor level, so output of child processes goes there too.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log_path, "ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def _run_lmeval_population(
+    names: Sequence[str],
+    benchmarks: Sequence[str],
+    *,
+    preset: str,
+    seed: int,
+    logs_dir: Path,
+    limit: int | None,
+    say: Callable[[str], None],
+) -> None:
+    from metacog_tasks.lmeval.runner import run_lmeval
+
+    tasks = [f"metacog_{b}" for b in benchmarks]
+    metadata = {"metacog_data": "bundled", "metacog_confidence": "verbal"}
+    for i, name in enumerate(names, 1):
+        t0 = time.perf_counter()
+        model = {"model": "metacog-sim", "model_args": f"model={name},preset={preset},seed={seed}"}
+        with _quiet_harness(logs_dir / "harness.log"):
+            run_lmeval(
+                [model],
+                tasks,
+                output_path=logs_dir,
+                metadata=metadata,
+                limit=limit,
+                bootstrap_iters=0,
+                verbosity="ERROR",
+            )
+        say(f"  [{i}/{len(names)}] {name}: {len(tasks)} tasks in {time.perf_counter() - t0:.1f} s")
+
+
+def _run_inspect_population(
+    names: Sequence[str],
+    benchmarks: Sequence[str],
+    *,
+    preset: str,
+    seed: int,
+    logs_dir: Path,
+    limit: int | None,
+    say: Callable[[str], None],
+) -> None:
+    from inspect_ai import eval_set
+
+    import metacog_tasks._registry  # noqa: F401  (registers the tasks and the provider)
+
+    tasks = [f"metacog_tasks/{b}" for b in benchmarks]
+    t0 = time.perf_counter()
+    with _quiet_harness(logs_dir / "harness.log"):
+        ok, logs = eval_set(
+            tasks,
+            log_dir=str(logs_dir),
+            model=[f"metacog-sim/{n}" for n in names],
+            model_args={"preset": preset, "seed": seed, "data": "bundled"},
+            task_args={"data": "bundled"},
+            limit=limit,
+            display="none",
+            log_level="error",
+            max_tasks=4,
+        )
+    if not ok:
+        failed = [log.location for log in logs if log.status != "success"]
+        raise RuntimeError(f"inspect eval-set did not complete: {failed}; see {logs_dir}")
+    say(f"  {len(names)} models x {len(tasks)} tasks in {time.perf_counter() - t0:.1f} s")
+
+
+def run_demo(
+    out: str | os.PathLike[str] = DEFAULT_OUT,
+    *,
+    models: int = 12,
+    preset: str = "paper",
+    harness: str = "lm-eval",
+    items_per_benchmark: int | None = None,
+    benchmarks: Sequence[str] | None = None,
+    seed: int = 0,
+    permutations: int = 10_000,
+    joint_permutations: int = 1_000,
+    verbose: bool = True,
+) -> DemoResult:
+    """Run the probe tasks for a simulated population, collect, analyse and report.
+
+    Args:
+        out: Output folder (``logs/``, ``records.parquet``, ``summary.json``, ``tables/``,
+            ``report.html``).
+        models: Population size (``m01`` .. ``mNN``).
+        preset: Generative-model preset (``paper``, ``individuated``, ...).
+        harness: ``lm-eval`` or ``inspect``.
+        items_per_benchmark: Keep the first N items of each pack (``--limit``); all by default.
+        benchmarks: Benchmarks to run (default all six).
+        seed: Population and analysis seed.
+        permutations: Per-pair permutation draws of the analysis.
+        joint_permutations: Joint draws for the mean tau of the analysis.
+        verbose: Print progress lines.
+
+    Returns:
+        The :class:`DemoResult`.
+
+    Raises:
+        ValueError: Bad harness, size, preset or benchmark name.
+    """
+    from metacog_metrics.simulate import get_preset, model_names
+    from metacog_tasks.benchmarks import BENCHMARK_NAMES
+
+    if harness not in ("lm-eval", "inspect"):
+        raise ValueError(f"harness must be 'lm-eval' or 'inspect', not {harness!r}")
+    if models < 3:
+        raise ValueError(f"the analysis needs at least 3 models, got {models}")
+    if items_per_benchmark is not None and items_per_benchmark < 1:
+        raise ValueError(f"items_per_benchmark must be >= 1, got {items_per_benchmark}")
+    get_preset(preset)  # fail early on an unknown preset
+    benchmarks = tuple(benchmarks or BENCHMARK_NAMES)
+    unknown = sorted(set(benchmarks) - set(BENCHMARK_NAMES))
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARK_NAMES)}")
+
+    say: Callable[[str], None] = print if verbose else (lambda _msg: None)
+    out_dir = Path(out).resolve()
+    logs_dir = out_dir / "logs" / harness
+    if logs_dir.exists():
+        import shutil
+
+        shutil.rmtree(logs_dir)  # a rerun replaces the demo's own logs, never anything else
+    logs_dir.mkdir(parents=True)
+    names = model_names(models)
+    seconds: dict[str, float] = {}
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+    say(
+        f"metacog demo: {models} simulated models ({preset}) x {len(benchmarks)} benchmarks "
+        f"(bundled packs) through {harness}; harness output in {logs_dir / 'harness.log'}"
+    )
+    t0 = time.perf_counter()
+    runner = _run_lmeval_population if harness == "lm-eval" else _run_inspect_population
+    runner(
+        names,
+        benchmarks,
+        preset=preset,
+        seed=seed,
+        logs_dir=logs_dir,
+        limit=items_per_benchmark,
+        say=say,
+    )
+    seconds["harness"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    from metacog_metrics.records import write_records
+    from metacog_tasks.collect import collect
+
+    collected = collect([logs_dir])
+    if collected.records.empty:
+        raise RuntimeError(f"no records could be read from {logs_dir}:\n{collected.report_text()}")
+    records_path = out_dir / "records.parquet"
+    write_records(collected.records, records_path)
+    seconds["collect"] = time.perf_counter() - t0
+    say(f"collected {collected.n_records} records ({collected.n_bad} bad lines) -> {records_path}")
+
+    t0 = time.perf_counter()
+    from metacog_metrics.analyze import analyze_files
+    from metacog_metrics.report import headline_findings
+
+    say("analysing (tetrachoric factors, pairwise calibration with permutation nulls) ...")
+    result = analyze_files(
+        [records_path],
+        out_dir=out_dir,
+        permutations=permutations,
+        joint_permutations=joint_permutations,
+        seed=seed,
+        progress=verbose,
+        pool=True,
+    )
+    seconds["analysis"] = time.perf_counter() - t0
+    findings = headline_findings(result.summary, benchmarks=["pooled"])
+    return DemoResult(
+        out_dir=str(out_dir),
+        harness=harness,
+        models=tuple(names),
+        preset=preset,
+        logs_dir=str(logs_dir),
+        records_path=str(records_path),
+        summary_path=str(out_dir / "summary.json"),
+        report_path=str(out_dir / "report.html"),
+        n_records=collected.n_records,
+        n_bad=collected.n_bad,
+        findings=tuple(findings),
+        seconds=seconds,
+    )

@@ -1,0 +1,105 @@
+"""`metacog demo`: the whole pipeline from a fresh install, through the real harness CLIs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+SMALL = ["--models", "4", "--items-per-benchmark", "5", "--permutations", "200",
+         "--joint-permutations", "100"]  # fmt: skip
+
+
+def _demo(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "metacog_tasks.cli", "demo", "--out", str(tmp), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp.parent,
+        timeout=600,
+    )
+
+
+def _check_outputs(out: Path, proc: subprocess.CompletedProcess, harness: str) -> pd.DataFrame:
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in ("report.html", "summary.json", "records.parquet", "tables"):
+        assert (out / name).exists(), name
+    assert (out / "logs" / harness / "harness.log").is_file()
+    assert f"through {harness}" in proc.stdout
+    assert "Headline findings" in proc.stdout
+    assert str(out / "report.html") in proc.stdout
+
+    records = pd.read_parquet(out / "records.parquet")
+    assert sorted(records["model"].unique()) == [f"metacog-sim/m0{i}" for i in range(1, 5)]
+    assert set(records["benchmark"]) == {
+        "squad", "mmlu_pro", "legalbench", "mathbench", "omni_math", "scicode"
+    }  # fmt: skip
+    # 5 items per benchmark (--items-per-benchmark), every model answered every item
+    assert records.groupby("model").size().eq(30).all()
+    assert set(records["confidence_kind"]) == {"verbal_binary"}
+    assert records["correct"].isin([0.0, 1.0]).all()
+
+    summary = json.loads((out / "summary.json").read_text())
+    pooled = summary["results"]["pooled"]["prospective"]
+    assert pooled["status"] == "ok" and pooled["n_models"] == 4 and pooled["n_items"] == 30
+    for path in (
+        ("confidence", "tetrachoric", "rho"),
+        ("confidence", "eigen", "first_share"),
+        ("confidence", "eigen", "loadings"),
+        ("confidence", "eigen", "quadratic_r2"),
+        ("correctness", "eigen", "first_share"),
+        ("factor_alignment", "all", "r"),
+        ("factor_alignment", "contentious", "r"),
+        ("pairwise", "mean_tau"),
+        ("pairwise", "nulls", "base_rate", "p_value"),
+        ("pairwise", "nulls", "calibration_preserving", "mean"),
+        ("pairwise", "delta_curve"),
+    ):
+        node = pooled
+        for key in path:
+            node = node[key]
+        assert node is not None, path
+    assert set(pooled["per_model"]) == set(records["model"])
+    # each benchmark alone has 5 items: reported as skipped with a reason, not dropped
+    assert summary["results"]["squad"]["prospective"]["status"] == "skipped"
+    assert "need at least 10" in summary["results"]["squad"]["prospective"]["reason"]
+    assert summary["parameters"]["pool"] is True
+    return records
+
+
+def test_demo_lm_eval(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    proc = _demo(out, *SMALL)
+    _check_outputs(out, proc, "lm-eval")
+    samples = list((out / "logs" / "lm-eval").rglob("samples_metacog_*.jsonl"))
+    assert len(samples) == 4 * 6
+
+
+@pytest.mark.slow
+def test_demo_inspect_matches_lm_eval(tmp_path: Path) -> None:
+    a = _check_outputs(tmp_path / "a", _demo(tmp_path / "a", *SMALL), "lm-eval")
+    b = _check_outputs(
+        tmp_path / "b", _demo(tmp_path / "b", *SMALL, "--harness", "inspect"), "inspect"
+    )
+    key = ["model", "benchmark", "item_id", "probe", "confidence_kind"]
+    cols = [*key, "confidence", "correct"]
+    a = a[cols].sort_values(key).reset_index(drop=True)
+    b = b[cols].sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_demo_rejects_bad_arguments(tmp_path: Path) -> None:
+    proc = _demo(tmp_path / "x", "--models", "2")
+    assert proc.returncode == 2
+    assert "at least 3 models" in proc.stderr
+    proc = _demo(tmp_path / "x", "--benchmarks", "squad,nope")
+    assert proc.returncode == 2 and "unknown benchmark(s) ['nope']" in proc.stderr
+    proc = _demo(tmp_path / "x", "--harness", "vllm")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr
