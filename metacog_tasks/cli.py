@@ -139,8 +139,9 @@ def _add_collect(sub: argparse._SubParsersAction) -> None:
         "--rename",
         action="append",
         default=[],
-        metavar="OLD=NEW",
-        help="rename a model (repeatable), e.g. to compare one model across harnesses",
+        metavar="[HARNESS:]OLD=NEW",
+        help="rename a model (repeatable); prefix lm-eval: or inspect: to rename only that "
+        "harness's records, e.g. to compare one model across harnesses",
     )
     p.add_argument(
         "--all-runs",

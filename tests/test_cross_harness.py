@@ -125,3 +125,13 @@ def test_same_records_through_both_clis(tmp_path, model) -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     proc = subprocess.run(both, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert proc.returncode != 0 and "appear in both lm-eval and Inspect logs" in proc.stderr
+    # ... and the rename the error suggests (scoped to one harness) resolves it.
+    hint = proc.stderr.split("--rename ")[1].split()[0]
+    assert hint.startswith("lm-eval:")
+    _run([*both, "--rename", hint], tmp_path)
+    merged = read_records(tmp_path / "both.parquet")
+    assert len(merged) == len(lm) + len(ins)
+    assert set(merged.loc[merged["harness"] == "inspect", "model"]) == set(ins["model"])
+    assert set(merged.loc[merged["harness"] == "lm-eval", "model"]) == {
+        f"{m}@lm-eval" for m in lm["model"].unique()
+    }

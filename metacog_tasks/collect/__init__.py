@@ -11,7 +11,6 @@ was skipped (and why). Nothing is dropped silently, and one bad line never stops
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -147,18 +146,27 @@ class CollectResult(Result):
         """The same result with model names mapped through ``renames``.
 
         Args:
-            renames: OLD -> NEW model names; names not in it are kept.
+            renames: OLD -> NEW model names; names not in it are kept. A key
+                ``"<harness>:OLD"`` (``lm-eval:`` or ``inspect:``) renames only that
+                harness's records, e.g. to tell one model's two harness runs apart.
 
         Returns:
             A new result (records and file reports renamed).
         """
         if not renames:
             return self
+
+        def new_name(model: str, harness: str) -> str:
+            return renames.get(f"{harness}:{model}", renames.get(model, model))
+
         records = self.records.copy()
         if not records.empty:
-            records["model"] = records["model"].map(lambda m: renames.get(m, m))
+            records["model"] = [
+                new_name(m, h)
+                for m, h in zip(records["model"], records["harness"], strict=True)
+            ]
         files = tuple(
-            dataclasses.replace(f, model=renames.get(f.model, f.model)) if f.model else f
+            dataclasses.replace(f, model=new_name(f.model, f.harness)) if f.model else f
             for f in self.files
         )
         return dataclasses.replace(self, records=records, files=files)
@@ -201,7 +209,7 @@ def _order_columns(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def parse_renames(items: Sequence[str] | None) -> dict[str, str]:
-    """Parse ``OLD=NEW`` strings (the ``--rename`` option).
+    """Parse ``OLD=NEW`` or ``HARNESS:OLD=NEW`` strings (the ``--rename`` option).
 
     Args:
         items: The strings, or ``None``.
@@ -296,7 +304,7 @@ def _check_harness_clash(records: pd.DataFrame) -> None:
     if clash:
         raise CollectError(
             f"model(s) {', '.join(clash)} appear in both lm-eval and Inspect logs; "
-            f"rename one side, e.g. --rename {clash[0]}={clash[0]}@lm-eval"
+            f"rename one side, e.g. --rename lm-eval:{clash[0]}={clash[0]}@lm-eval"
         )
 
 
@@ -312,8 +320,8 @@ def collect(
         paths: Files and folders (searched recursively): lm-eval ``--output_path`` trees or
             files, Inspect ``.eval`` / ``.json`` logs or log folders.
         rename: Model renames, OLD -> NEW (e.g. to compare one model across harnesses).
-        latest_only: For lm-eval, keep only the latest run of each (model, task) and report
-            older ones as superseded.
+        latest_only: Keep only the latest run of each (model, task) and report older ones as
+            superseded (both harnesses).
 
     Returns:
         The merged :class:`CollectResult`, records validated as a record table.
@@ -329,21 +337,9 @@ def collect(
 
         parts.append(read_lmeval(lmeval_files, latest_only=latest_only))
     if inspect_files:
-        try:
-            module = importlib.import_module("metacog_tasks.collect.inspect_logs")
-        except ModuleNotFoundError as exc:
-            if exc.name != "metacog_tasks.collect.inspect_logs":
-                raise
-            parts.append(
-                CollectResult(
-                    files=tuple(
-                        FileReport(str(p), "inspect", skipped="no Inspect reader installed")
-                        for p in inspect_files
-                    )
-                )
-            )
-        else:
-            parts.append(module.read_inspect_logs(inspect_files))
+        from metacog_tasks.collect.inspect_logs import read_inspect_logs
+
+        parts.append(read_inspect_logs(inspect_files, latest_only=latest_only))
     result = CollectResult.merge(parts).renamed(dict(rename or {}))
     _check_harness_clash(result.records)
     if not result.records.empty:

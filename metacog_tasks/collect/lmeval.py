@@ -132,8 +132,9 @@ def _rows_from_line(line: dict[str, Any], model: str, source: str) -> list[dict[
                 "answer": _text(record.get("answer")),
                 "harness": HARNESS,
                 "source": source,
+                # replies behind a sampled confidence; none parsed -> NaN, as the Inspect reader
                 "n_samples": (
-                    float(c["n_samples"]) if c.get("n_samples") is not None else math.nan
+                    float(c["n_samples"]) if (c.get("n_samples") or 0) >= 1 else math.nan
                 ),
             }
         )

@@ -127,10 +127,10 @@ class _InspectRunner:
         self, script: str, targets: list[Any] | None, collect: tuple[str, ...]
     ) -> SandboxResult:
         from metacog_tasks.benchmarks import _scicode_support
-        from metacog_tasks.benchmarks.scicode import _scicode_package
+        from metacog_tasks.benchmarks.scicode import support_files
 
         folder = f"metacog-scicode-{uuid.uuid4().hex}"
-        files = dict(_scicode_package())
+        files = dict(support_files())
         if targets is not None:
             files["targets.json"] = _scicode_support.codec["dump_targets"](targets)
         files["main.py"] = script
