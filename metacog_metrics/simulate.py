@@ -300,10 +300,12 @@ def model_names(n: int) -> list[str]:
 def model_index(name: str) -> int:
     """The 1-based index of a simulated model name (``m07`` -> 7).
 
+    A harness prefix is dropped, so the record-table name ``metacog-sim/m07`` works too.
+
     Raises:
         ValueError: The name is not ``m`` followed by a positive number.
     """
-    match = _MODEL_RE.match(str(name).strip())
+    match = _MODEL_RE.match(str(name).strip().rsplit("/", 1)[-1])
     if not match or int(match.group(1)) < 1:
         raise ValueError(f"simulated model names are m01, m02, ...; got {name!r}")
     return int(match.group(1))

@@ -89,6 +89,7 @@ def test_model_names_and_index():
     assert model_names(3) == ["m01", "m02", "m03"]
     assert model_names(120)[0] == "m001" and model_names(120)[-1] == "m120"
     assert model_index("m07") == 7 and model_index("m120") == 120
+    assert model_index("metacog-sim/m07") == 7  # record-table names from the harnesses
     for bad in ("gpt-4", "m0", "m-1", "07"):
         with pytest.raises(ValueError, match="m01, m02"):
             model_index(bad)
