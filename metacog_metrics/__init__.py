@@ -3,8 +3,10 @@
 The record table (:mod:`~metacog_metrics.records`), tetrachoric correlations
 (:mod:`~metacog_metrics.tetrachoric`, on :mod:`~metacog_metrics.bvn`), factor structure
 (:mod:`~metacog_metrics.factors`), pairwise calibration with permutation nulls
-(:mod:`~metacog_metrics.pairwise`), per-model calibration (:mod:`~metacog_metrics.calibration`)
-and the whole analysis (:mod:`~metacog_metrics.analyze`).
+(:mod:`~metacog_metrics.pairwise`), per-model calibration (:mod:`~metacog_metrics.calibration`),
+the whole analysis (:mod:`~metacog_metrics.analyze`) and its report
+(:mod:`~metacog_metrics.report`), the generative model of confidence and correctness
+(:mod:`~metacog_metrics.simulate`) and power analysis (:mod:`~metacog_metrics.power`).
 
 The public names are re-exported here lazily (PEP 562): ``import metacog_metrics._result`` (which
 every harness module does) stays cheap, and ``metacog_metrics.tetrachoric_matrix`` imports its
@@ -69,6 +71,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         pairwise_taus,
         tau_b_from_table,
     )
+    from metacog_metrics.power import (
+        PowerOutputs,
+        PowerResult,
+        StratifiedTestResult,
+        power_analysis,
+        run_power,
+        stratified_mean_tau_test,
+        stratified_permutations,
+        write_power_outputs,
+    )
     from metacog_metrics.records import (
         CONFIDENCE_KINDS,
         EXTRA_COLUMNS,
@@ -84,6 +96,26 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_records,
         validate_records,
         write_records,
+    )
+    from metacog_metrics.report import (
+        headline_findings,
+        render_report,
+        write_report,
+    )
+    from metacog_metrics.simulate import (
+        PRESETS,
+        BenchmarkProfile,
+        LatentState,
+        Population,
+        SimulatedArrays,
+        SimulateResult,
+        SimulationParams,
+        get_preset,
+        model_index,
+        model_names,
+        run_simulate,
+        simulate_arrays,
+        simulate_records,
     )
     from metacog_metrics.tetrachoric import (
         CorSmoothResult,
@@ -101,6 +133,30 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
 from metacog_metrics.tetrachoric import tetrachoric
 
 _LAZY: dict[str, str] = {
+    "PRESETS": "metacog_metrics.simulate",
+    "BenchmarkProfile": "metacog_metrics.simulate",
+    "LatentState": "metacog_metrics.simulate",
+    "Population": "metacog_metrics.simulate",
+    "SimulateResult": "metacog_metrics.simulate",
+    "SimulatedArrays": "metacog_metrics.simulate",
+    "SimulationParams": "metacog_metrics.simulate",
+    "get_preset": "metacog_metrics.simulate",
+    "model_index": "metacog_metrics.simulate",
+    "model_names": "metacog_metrics.simulate",
+    "run_simulate": "metacog_metrics.simulate",
+    "simulate_arrays": "metacog_metrics.simulate",
+    "simulate_records": "metacog_metrics.simulate",
+    "PowerOutputs": "metacog_metrics.power",
+    "PowerResult": "metacog_metrics.power",
+    "StratifiedTestResult": "metacog_metrics.power",
+    "power_analysis": "metacog_metrics.power",
+    "run_power": "metacog_metrics.power",
+    "stratified_mean_tau_test": "metacog_metrics.power",
+    "stratified_permutations": "metacog_metrics.power",
+    "write_power_outputs": "metacog_metrics.power",
+    "headline_findings": "metacog_metrics.report",
+    "render_report": "metacog_metrics.report",
+    "write_report": "metacog_metrics.report",
     "AlignmentSubset": "metacog_metrics.factors",
     "AnalysisResult": "metacog_metrics.analyze",
     "CONFIDENCE_KINDS": "metacog_metrics.records",
@@ -182,10 +238,12 @@ __all__ = [
     "EXTRA_COLUMNS",
     "KEY_COLUMNS",
     "NULLS",
+    "PRESETS",
     "RECORD_COLUMNS",
     "REQUIRED_COLUMNS",
     "AlignmentSubset",
     "AnalysisResult",
+    "BenchmarkProfile",
     "CalibrationResult",
     "CorSmoothResult",
     "DeltaCurve",
@@ -194,16 +252,24 @@ __all__ = [
     "FactorAnalysisResult",
     "GroupAnalysis",
     "ItemMatrices",
+    "LatentState",
     "MatrixSection",
     "MeanTauNull",
     "ModelCalibration",
     "PairTestResult",
     "PairTypeSummary",
     "PairwiseResult",
+    "Population",
+    "PowerOutputs",
+    "PowerResult",
     "QuadraticFit",
     "RecordError",
     "RecordWarning",
     "Result",
+    "SimulateResult",
+    "SimulatedArrays",
+    "SimulationParams",
+    "StratifiedTestResult",
     "TetrachoricMatrixResult",
     "TetrachoricResult",
     "analyze_files",
@@ -223,20 +289,34 @@ __all__ = [
     "factor_alignment",
     "factor_analysis",
     "factor_scores",
+    "get_preset",
+    "headline_findings",
     "item_matrices",
     "joint_null_draws",
     "load_models_file",
+    "model_index",
+    "model_names",
     "pair_permutation_test",
     "pairwise_calibration",
     "pairwise_taus",
     "population_confidence",
+    "power_analysis",
     "quadratic_fit",
     "read_records",
+    "render_report",
+    "run_power",
+    "run_simulate",
+    "simulate_arrays",
+    "simulate_records",
+    "stratified_mean_tau_test",
+    "stratified_permutations",
     "tau_b_from_table",
     "tetrachoric",
     "tetrachoric_matrix",
     "tetrachoric_table",
     "to_jsonable",
     "validate_records",
+    "write_power_outputs",
     "write_records",
+    "write_report",
 ]

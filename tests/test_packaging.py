@@ -30,3 +30,15 @@ def test_task_configs_are_importable_package_data() -> None:
     import metacog_tasks.task_configs as configs
 
     assert Path(configs.__file__).parent.resolve() == (REPO / "task_configs").resolve()
+
+
+def test_metacog_metrics_exports_resolve() -> None:
+    import metacog_metrics
+
+    lazy = set(metacog_metrics._LAZY)
+    assert set(metacog_metrics.__all__) == lazy | {"tetrachoric"}
+    for name in metacog_metrics.__all__:
+        value = getattr(metacog_metrics, name)
+        module = metacog_metrics._LAZY.get(name, "metacog_metrics.tetrachoric")
+        assert getattr(__import__(module, fromlist=[name]), name) is value, name
+    assert callable(metacog_metrics.tetrachoric)  # the function, not its module
