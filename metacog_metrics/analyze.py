@@ -17,7 +17,6 @@ import importlib.util
 import json
 import os
 import re
-import tempfile
 import warnings
 import zlib
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.calibration import CalibrationResult, calibration_by_model
 from metacog_metrics.factors import (
@@ -731,18 +731,6 @@ def _pooled_frames(
 # --------------------------------------------------------------------------------------------
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def analyze_files(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
@@ -794,9 +782,9 @@ def analyze_files(
     )
     out = Path(out_dir)
     text = json.dumps(result.summary, indent=2, allow_nan=False)
-    _atomic_write(out / "summary.json", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write_text(out / "summary.json", text)
     for name, table in result.tables.items():
-        _atomic_write(
+        atomic_write(
             out / "tables" / f"{name}.csv", lambda tmp, t=table: t.to_csv(tmp, index=False)
         )
     result = dataclasses.replace(result, out_dir=out)

@@ -46,7 +46,6 @@ import functools
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -59,6 +58,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.factors import contentious_items, eigen_decomposition, factor_scores
 from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
@@ -652,18 +652,6 @@ def _grid_point(
 # Outputs
 
 
-def _atomic(path: Path, write: Any, mode: str = "w") -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _plot(result: PowerResult, path: str) -> None:
     import matplotlib
 
@@ -722,8 +710,8 @@ def write_power_outputs(result: PowerResult, out_dir: str | os.PathLike[str]) ->
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path, png_path, json_path = out / "power.csv", out / "power.png", out / "power.json"
-    _atomic(csv_path, lambda tmp: result.table.to_csv(tmp, index=False))
-    _atomic(png_path, lambda tmp: _plot(result, tmp))
+    atomic_write(csv_path, lambda tmp: result.table.to_csv(tmp, index=False))
+    atomic_write(png_path, lambda tmp: _plot(result, tmp))
     doc = {
         "preset": result.preset,
         "benchmark": result.benchmark,
@@ -736,10 +724,7 @@ def write_power_outputs(result: PowerResult, out_dir: str | os.PathLike[str]) ->
         "table": result.table,
     }
 
-    def _json(tmp: str) -> None:
-        Path(tmp).write_text(json.dumps(to_jsonable(doc), indent=2), encoding="utf-8")
-
-    _atomic(json_path, _json)
+    atomic_write_text(json_path, json.dumps(to_jsonable(doc), indent=2))
     return PowerOutputs(str(csv_path), str(png_path), str(json_path))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import tempfile
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from metacog_metrics._io import atomic_write
 from metacog_metrics._result import Result
 
 __all__ = [
@@ -504,19 +504,9 @@ def write_records(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     fmt = _format(path)
     table = validate_records(df, source=str(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        if fmt == "parquet":
-            table.to_parquet(tmp, index=False)
-        else:
-            table.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    if fmt == "parquet":
+        return atomic_write(path, lambda tmp: table.to_parquet(tmp, index=False))
+    return atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,13 +12,14 @@ import html
 import io
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+from metacog_metrics._io import atomic_write_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -518,15 +519,4 @@ def write_report(result: AnalysisResult, out_dir: str | os.PathLike[str]) -> Pat
     Returns:
         The path of the report.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    text = render_report(result)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".report.", suffix=".html.tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, out / "report.html")
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out / "report.html"
+    return atomic_write_text(Path(out_dir) / "report.html", render_report(result))

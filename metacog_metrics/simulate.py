@@ -39,7 +39,6 @@ import hashlib
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -49,6 +48,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from metacog_metrics._io import atomic_write
 from metacog_metrics._result import Result
 from metacog_metrics.records import write_records
 
@@ -894,19 +894,6 @@ class SimulateResult(Result):
         )
 
 
-def _write_csv(table: pd.DataFrame, path: Path) -> None:
-    """Write a CSV atomically (temporary file in the same folder, then ``os.replace``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        table.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run_simulate(
     out: str | os.PathLike[str],
     *,
@@ -957,7 +944,7 @@ def run_simulate(
     write_records(table, out)  # validates the table, writes atomically
     pop = Population(params, models, seed)
     models_path = out.with_name(f"{out.stem}.models.csv")
-    _write_csv(pop.traits(), models_path)
+    atomic_write(models_path, lambda tmp: pop.traits().to_csv(tmp, index=False))
     return SimulateResult(
         path=str(out),
         models_path=str(models_path),

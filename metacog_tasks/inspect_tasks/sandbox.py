@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -26,6 +24,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 
+from metacog_metrics._io import atomic_write_text
 from metacog_tasks.benchmarks.base import Benchmark, Grade, Item
 from metacog_tasks.sandbox import SandboxResult
 
@@ -62,10 +61,7 @@ services:
 def _write_atomic(path: Path, text: str) -> None:
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    atomic_write_text(path, text)
 
 
 def _docker_config_dir() -> Path:
