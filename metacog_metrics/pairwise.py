@@ -22,12 +22,13 @@ co-occurrence counts, computed for all pairs at once on bits packed 64 to a word
 popcount), so a joint draw costs a few vectorised passes; each model's shuffled vector is drawn
 as a uniformly random arrangement of its own counts. Per-pair draws are random contingency tables
 with the fixed margins (3x3 for the base-rate null, the 4x4 table of A's by B's (conf, perf)
-category for the calibration-preserving null) drawn by sequential hypergeometric sampling, so
-their cost does not depend on the number of items. Continuous confidence (logprob, sampled,
-numeric) takes an exact but slower path: permutations of the items, with tau-b from a sort with
-ties (or from bincounts when the confidences lie on a coarse grid, k / Q, with many items per
-level). All permutation work is split into fixed chunks with their own child seeds and run on a
-thread pool: results do not depend on the number of threads.
+category for the calibration-preserving null, collapsed to 3x3) drawn exactly by a block
+decomposition into hypergeometric variates, those whose law repeats across draws by inversion of
+tabulated CDFs, so their cost does not depend on the number of items. Continuous confidence
+(logprob, sampled, numeric) takes an exact but slower path: permutations of the items, with
+tau-b from a sort with ties (or from bincounts when the confidences lie on a coarse grid, k / Q,
+with many items per level). All permutation work is split into fixed chunks with their own
+child seeds and run on a thread pool: results do not depend on the number of threads.
 """
 
 from __future__ import annotations
@@ -456,6 +457,9 @@ def pairwise_taus(conf: ArrayLike, perf: ArrayLike, *, pairs: Any = None) -> NDA
 def _random_tables(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator) -> NDArray:
     """Random contingency tables with fixed margins, by sequential hypergeometric sampling.
 
+    The plain cell-by-cell sampler, kept as the reference the block samplers of the per-pair
+    nulls (:func:`_base_rate_s`, :func:`_calibration_taus`) are tested and timed against.
+
     Row by row, the row's count is split over the columns still available, one hypergeometric
     draw per cell (the last cell of a row and the last row follow). The tables are distributed as
     under a random permutation of the items (multivariate hypergeometric), and the cost per table
@@ -525,6 +529,224 @@ def _collapse_4x4(t4: NDArray) -> NDArray:
     for i, (r, c) in enumerate(_CAT_TO_CELL):
         out[r, c] += t4[i // 4, i % 4]
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Per-pair null draws: block decomposition with exact inversion of the shared laws
+# --------------------------------------------------------------------------------------------
+#
+# A per-pair null table is built in three levels of hypergeometric variates. Level 1 has one
+# law per pair; level 2 depends on the pair and the level-1 value only, so its laws repeat
+# across the draws; level 3 (the last free cell of each block) depends on several earlier values
+# and is drawn one by one. Laws that repeat are tabulated once (their exact CDF on a window that
+# leaves out less than 2**-60 of the mass, checked) and drawn by inversion with a guide table, a
+# few nanoseconds a draw instead of the ~100 ns of a rejection-sampled hypergeometric variate.
+# Every step draws from the exact conditional law, so the tables are distributed as under
+# random permutations of the items (tests check this against enumeration and SciPy).
+
+_WINDOW_SD = 9.0  # tabulated window: mean +- (9 sd + 12), widened until the tails are < 2**-60
+_WINDOW_PAD = 12.0
+_TAIL = 2.0**-60
+_DRAWS_PER_STEP = 1 << 16  # draws per vectorised step of a per-pair task (cache sized)
+_TABULATE_RATIO = 4  # tabulate a level-2 law when it has >= 1/4 draw per table entry
+
+
+def _hg_window(good: NDArray, bad: NDArray, sample: NDArray, scale: NDArray | float = 1.0
+               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:  # fmt: skip
+    """Window ``[lo, hi]`` of Hypergeometric(good, bad, sample) around its mean."""
+    pop = good + bad
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(pop > 0, sample * good / np.maximum(pop, 1), 0.0)
+        var = np.where(pop > 1, mean * (bad / np.maximum(pop, 1)) * (pop - sample)
+                       / np.maximum(pop - 1, 1), 0.0)  # fmt: skip
+    half = np.ceil((_WINDOW_SD * np.sqrt(np.maximum(var, 0.0)) + _WINDOW_PAD) * scale)
+    lo = np.maximum(np.maximum(sample - bad, 0), np.floor(mean - half).astype(np.int64))
+    hi = np.minimum(np.minimum(sample, good), np.ceil(mean + half).astype(np.int64))
+    return lo, hi
+
+
+def _hg_tables(good: ArrayLike, bad: ArrayLike, sample: ArrayLike
+               ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:  # fmt: skip
+    """Exact CDFs of Hypergeometric(good, bad, sample), one law per row.
+
+    The pmf on the window comes from the ratio recurrence
+    ``f(k+1) / f(k) = (good - k)(sample - k) / ((k + 1)(bad - sample + k + 1))`` (a cumulative
+    sum of logs: relative error ~1e-14, better than log-factorial differences), normalised on
+    the window. The window is widened until a log-concavity bound puts each tail below 2**-60,
+    far below the 2**-53 resolution of the uniforms that invert it.
+
+    Returns:
+        ``lo`` (G,) first value of each window and ``cdf`` (G, W): the CDF at ``lo + j``,
+        exactly 1.0 from the window's last value on.
+    """
+    good, bad, sample = (np.asarray(v, dtype=np.int64) for v in (good, bad, sample))
+    s_lo = np.maximum(sample - bad, 0)
+    s_hi = np.minimum(sample, good)
+    scale = np.ones(good.shape)
+    while True:
+        lo, hi = _hg_window(good, bad, sample, scale)
+        width = int((hi - lo).max()) + 1 if lo.size else 1
+        k = lo[:, None] + np.arange(width - 1)  # ratios f(k+1)/f(k)
+        inside = k < hi[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            kk = np.where(inside, k, lo[:, None])  # keep logs finite outside
+            lr = np.log((good[:, None] - kk) * (sample[:, None] - kk).astype(float)) - np.log(
+                (kk + 1) * (bad[:, None] - sample[:, None] + kk + 1).astype(float)
+            )
+        lr = np.where(inside, lr, -np.inf)  # fmt: skip
+        logf = np.zeros((lo.size, width))
+        np.cumsum(lr, axis=1, out=logf[:, 1:])
+        logf -= logf.max(axis=1, keepdims=True)
+        logf[logf < -700.0] = -np.inf  # no subnormals (slow); such masses are far below 2**-60
+        pmf = np.exp(logf)
+        cdf = np.cumsum(pmf, axis=1)
+        total = cdf[:, -1:].copy()
+        cdf /= total
+        # Tails beyond the window, bounded by log-concavity: f(end) r / (1 - r).
+        rows = np.arange(lo.size)
+        f_hi = pmf[rows, hi - lo] / total[:, 0]
+        f_lo = pmf[:, 0] / total[:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r_hi = ((good - hi) * (sample - hi).astype(float)
+                    / ((hi + 1) * (bad - sample + hi + 1).astype(float)))  # fmt: skip
+            r_lo = (lo * (bad - sample + lo).astype(float)
+                    / ((good - lo + 1) * (sample - lo + 1).astype(float)))  # fmt: skip
+            up = np.where(hi < s_hi, np.where(r_hi < 1, f_hi * r_hi / (1 - r_hi), np.inf), 0.0)
+            down = np.where(lo > s_lo, np.where(r_lo < 1, f_lo * r_lo / (1 - r_lo), np.inf), 0.0)
+        wide = (up > _TAIL) | (down > _TAIL)
+        if not wide.any():
+            return lo, cdf
+        scale = np.where(wide, scale * 2.0, scale)
+
+
+def _inverse_cdf_draws(lo: NDArray, cdf: NDArray, group: NDArray, rng: np.random.Generator
+                       ) -> NDArray[np.int64]:  # fmt: skip
+    """One exact draw per entry of ``group`` from that row of tabulated CDFs.
+
+    Inversion: the smallest k with ``cdf[k] > u``, started from a guide table with L bins per
+    row (L a power of two, so ``cdf * L`` and ``floor(u * L)`` are exact): the number of k with
+    ``cdf[k] <= j / L`` is a lower bound for every u in bin j, and a short walk finishes.
+    """
+    n_rows, width = cdf.shape
+    size = 1 << max(0, width.bit_length() - 1)  # largest power of two <= width
+    bucket = np.ceil(cdf * size).astype(np.int64)  # cdf[k] <= j / L  <=>  bucket[k] <= j
+    bucket += (np.arange(n_rows) * (size + 1))[:, None]
+    below = np.cumsum(np.bincount(bucket.ravel(), minlength=n_rows * (size + 1)))
+    u = rng.random(group.size)
+    k = below[group * (size + 1) + (u * size).astype(np.int64)] - group * width
+    flat = cdf.ravel()
+    base = group * width
+    todo = np.flatnonzero(flat[base + k] <= u)
+    while todo.size:
+        k[todo] += 1
+        todo = todo[flat[base[todo] + k[todo]] <= u[todo]]
+    return lo[group] + k
+
+
+def _group_by(pair: NDArray, value: NDArray, lo: NDArray, width: int, n_pairs: int
+              ) -> tuple[NDArray, NDArray, NDArray]:  # fmt: skip
+    """Draws sharing (pair, level-1 value): group per draw, and each group's pair and value."""
+    key = pair * width + (value - lo[pair])
+    used = np.bincount(key, minlength=n_pairs * width) > 0
+    index = np.cumsum(used) - 1
+    occupied = np.flatnonzero(used)
+    g_pair = occupied // width
+    return index[key], g_pair, lo[g_pair] + occupied % width
+
+
+def _conditional_draws(
+    good: NDArray, bad: NDArray, sample: NDArray, group: NDArray, rng: np.random.Generator
+) -> NDArray[np.int64]:
+    """Hypergeometric draws with the parameters of their group (level 2).
+
+    A group with many draws next to its table's width is tabulated and inverted; the draws of
+    the other groups (the tails of the level-1 law) go to NumPy's sampler one by one.
+    """
+    lo, hi = _hg_window(good, bad, sample)
+    count = np.bincount(group, minlength=good.size)
+    table = count * _TABULATE_RATIO >= hi - lo + 1
+    out = np.empty(group.size, dtype=np.int64)
+    by_table = table[group]
+    if table.any():
+        index = np.cumsum(table) - 1
+        lo_t, cdf = _hg_tables(good[table], bad[table], sample[table])
+        out[by_table] = _inverse_cdf_draws(lo_t, cdf, index[group[by_table]], rng)
+    rest = group[~by_table]
+    if rest.size:
+        out[~by_table] = rng.hypergeometric(good[rest], bad[rest], sample[rest])
+    return out
+
+
+def _base_rate_s(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator) -> NDArray:
+    """Kendall's S of ``n`` random 3x3 tables per pair with the given margins: ``(P, n)``.
+
+    Block decomposition around cell (0, 0): ``n00`` (level 1); given it, the rest of row 0
+    (``n01``) and of column 0 (``n10``) are independent (level 2); the remaining 2x2 block is a
+    random table with the margins they leave, one more variate ``n22`` (level 3). With the
+    margins fixed, ``S`` is a polynomial in the corners, evaluated in exact integers.
+    """
+    n_pairs = rows.shape[0]
+    r0, r1, r2 = (np.asarray(v, dtype=np.int64) for v in rows.T)
+    c0, c1, c2 = (np.asarray(v, dtype=np.int64) for v in cols.T)
+    total = r0 + r1 + r2
+    pair = np.repeat(np.arange(n_pairs), n)
+    lo, cdf = _hg_tables(c0, total - c0, r0)
+    n00 = _inverse_cdf_draws(lo, cdf, pair, rng)
+    group, g_pair, g_n00 = _group_by(pair, n00, lo, cdf.shape[1], n_pairs)
+    n01 = _conditional_draws(c1[g_pair], c2[g_pair], r0[g_pair] - g_n00, group, rng)
+    n10 = _conditional_draws(r1[g_pair], r2[g_pair], c0[g_pair] - g_n00, group, rng)
+    r0, r1, r2, c0, c1, c2 = (v[pair] for v in (r0, r1, r2, c0, c1, c2))
+    n02 = r0 - n00 - n01
+    n20 = c0 - n00 - n10
+    n22 = rng.hypergeometric(c2 - n02, c1 - n01, r2 - n20)
+    s = (c2 - c0) * (r0 - r2) + n00 * (r0 + r1 - c2 + n22) + n02 * (c0 - r0 - r1 - n20)
+    s += n20 * (c2 - r1 - r2) + n22 * (r1 + r2 - c0)
+    return s.reshape(n_pairs, n)
+
+
+def _calibration_taus(a_cats: NDArray, b_cats: NDArray, n: int, rng: np.random.Generator
+                      ) -> NDArray[np.float64]:  # fmt: skip
+    """tau-b of ``n`` random tables per pair under the calibration-preserving null: ``(P, n)``.
+
+    B's items are matched to A's by a random permutation; ``a_cats``/``b_cats`` are (P, 4)
+    counts of the categories ``2 conf + perf``. Level 1: ``x11``, the items both models say
+    yes to, fixes the four confidence blocks (yes/yes, yes/no, no/yes, no/no). Level 2 (given
+    ``x11`` only): how many of A's correct items and of B's correct items fall in each block.
+    Level 3: in each block, how many items both got right. The (dconf, dperf) table follows:
+    the disagreeing blocks are the rows dconf = +1 and -1, the two agreeing blocks row 0.
+    """
+    n_pairs = a_cats.shape[0]
+    a00, a01, a10, a11 = (np.asarray(v, dtype=np.int64) for v in a_cats.T)
+    b00, b01, b10, b11 = (np.asarray(v, dtype=np.int64) for v in b_cats.T)
+    total = a00 + a01 + a10 + a11
+    ka, kb = a10 + a11, b10 + b11
+    pair = np.repeat(np.arange(n_pairs), n)
+    lo, cdf = _hg_tables(kb, total - kb, ka)
+    x11 = _inverse_cdf_draws(lo, cdf, pair, rng)
+    group, gp, gx = _group_by(pair, x11, lo, cdf.shape[1], n_pairs)
+    al11 = _conditional_draws(a11[gp], a10[gp], gx, group, rng)  # A right, among A yes
+    al01 = _conditional_draws(a01[gp], a00[gp], kb[gp] - gx, group, rng)  # ... among A no
+    be11 = _conditional_draws(b11[gp], b10[gp], gx, group, rng)  # B right, among B yes
+    be10 = _conditional_draws(b01[gp], b00[gp], ka[gp] - gx, group, rng)  # ... among B no
+    ka, kb, a01, a11, b01, b11, total = (v[pair] for v in (ka, kb, a01, a11, b01, b11, total))
+    x10, x01 = ka - x11, kb - x11
+    x00 = total - ka - kb + x11
+    al10, al00 = a11 - al11, a01 - al01
+    be01, be00 = b11 - be11, b01 - be10
+    h11 = rng.hypergeometric(al11, x11 - al11, be11)
+    h10 = rng.hypergeometric(al10, x10 - al10, be10)
+    h01 = rng.hypergeometric(al01, x01 - al01, be01)
+    h00 = rng.hypergeometric(al00, x00 - al00, be00)
+    # (dconf, dperf) cells t[dconf + 1][dperf + 1]; dperf = +1: A right and B wrong
+    t00, t02 = be01 - h01, al01 - h01  # dconf -1: A no, B yes
+    t20, t22 = be10 - h10, al10 - h10  # dconf +1: A yes, B no
+    both = h11 + h00
+    t10, t12 = be11 + be00 - both, al11 + al00 - both
+    t01 = x01 - t00 - t02
+    t21 = x10 - t20 - t22
+    t11 = x11 + x00 - t10 - t12
+    t = np.stack([t00, t01, t02, t10, t11, t12, t20, t21, t22]).reshape(3, 3, -1)
+    return _tau_cells(t).reshape(n_pairs, n)
 
 
 def _exact_counts(
@@ -824,24 +1046,32 @@ def _accumulate(obs: NDArray, draws: NDArray) -> NDArray:
 def _binary_pair_task(
     tables: NDArray, cats: tuple[NDArray, NDArray] | None, null: str, n: int, ss: Any
 ) -> NDArray:
+    """Per-pair draws for binary confidence: (P, 5) accumulations (see :func:`_accumulate`).
+
+    Pairs are drawn a few at a time, so that the arrays of one step stay in cache.
+    """
     rng = np.random.default_rng(ss)
-    obs = _tau_b_3x3(tables)
-    if null == "base_rate":
+    step = max(1, _DRAWS_PER_STEP // n)
+    parts = []
+    for s in range(0, tables.shape[0], step):
+        t = tables[s : s + step]
+        obs = _tau_b_3x3(t)
+        if null == "calibration_preserving":
+            taus = _calibration_taus(cats[0][s : s + step], cats[1][s : s + step], n, rng)
+            parts.append(_accumulate(obs, taus))
+            continue
         # Margins are fixed, so tau-b is S times a constant: compare the integer S exactly.
-        draws = _random_tables(tables.sum(axis=-1), tables.sum(axis=-2), n, rng)
-        s_obs = _s_3x3(np.moveaxis(tables, (-2, -1), (0, 1)))
-        s_null = _s_3x3(draws)
-        rows = tables.sum(axis=-1).astype(float)
-        cols = tables.sum(axis=-2).astype(float)
-        scale = _tau_from_s(np.ones(obs.shape), rows, cols)  # 1 / sqrt(denominator), or NaN
-        ok = np.isfinite(scale)
+        rows, cols = t.sum(axis=-1), t.sum(axis=-2)
+        s_null = _base_rate_s(rows, cols, n, rng)
+        s_obs = _s_3x3(np.moveaxis(t, (-2, -1), (0, 1)))
+        scale = _tau_from_s(np.ones(obs.shape), rows.astype(float), cols.astype(float))
+        ok = np.isfinite(scale)  # 1 / sqrt(denominator), NaN when a margin is constant
         ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
         le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
         s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
         s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
-        return np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float)
-    draws = _collapse_4x4(_random_tables(cats[0], cats[1], n, rng))
-    return _accumulate(obs, _tau_cells(draws))
+        parts.append(np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float))
+    return np.concatenate(parts)
 
 
 def _exact_chunk_task(

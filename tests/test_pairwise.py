@@ -7,15 +7,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from scipy import stats
+from scipy import special, stats
 
 from metacog_metrics.pairwise import (
     NULLS,
+    _base_rate_s,
     _binary_tables,
+    _calibration_taus,
     _category_counts,
+    _collapse_4x4,
+    _hg_tables,
+    _inverse_cdf_draws,
     _random_bits,
     _random_tables,
+    _s_3x3,
     _shuffled_binary,
+    _tau_cells,
     joint_null_draws,
     pair_permutation_test,
     pairwise_calibration,
@@ -212,6 +219,241 @@ def test_joint_draws_keep_the_right_counts(null):
         np.testing.assert_array_equal(joint, np.tile((conf * perf).sum(axis=0), (3, 1)))
     else:
         assert not np.array_equal(joint, np.tile((conf * perf).sum(axis=0), (3, 1)))
+
+
+# --------------------------------------------------------------------------------------------
+# Per-pair null tables: exactness of the block sampler
+# --------------------------------------------------------------------------------------------
+
+
+class _FixedUniforms:
+    """Stand-in generator whose ``random`` returns given uniforms (edge cases of inversion)."""
+
+    def __init__(self, u):
+        self.u = np.asarray(u, dtype=float)
+
+    def random(self, size):
+        assert size == self.u.size
+        return self.u.copy()
+
+
+_LAWS = [  # (good, bad, sample): small, skewed, degenerate, large
+    (5, 7, 6), (1, 1, 1), (0, 9, 4), (9, 0, 4), (4, 5, 0), (4, 5, 9), (2, 40, 10),
+    (30, 3, 20), (800, 3400, 800), (1500, 1700, 1800), (4, 49_996, 25_000),
+    (12_000, 38_000, 9_000), (3, 7, 5),
+]  # fmt: skip
+
+
+def test_hypergeometric_tables_equal_scipy_cdf():
+    good, bad, sample = (np.array(v) for v in zip(*_LAWS))
+    lo, cdf = _hg_tables(good, bad, sample)
+    for j, (g, b, s) in enumerate(_LAWS):
+        k = lo[j] + np.arange(cdf.shape[1])
+        ref = stats.hypergeom.cdf(k, g + b, g, s)
+        np.testing.assert_allclose(cdf[j], ref, rtol=0, atol=1e-12)
+        # Values never drawn (outside the window, or past the point where the float CDF
+        # reaches 1.0) carry a few 1e-16 of mass at most: the resolution of inverting 53-bit
+        # uniforms, i.e. no detectable difference over 10**8 draws.
+        assert stats.hypergeom.cdf(lo[j] - 1, g + b, g, s) < 2.0**-60
+        last = lo[j] + np.flatnonzero(np.diff(cdf[j], prepend=0.0) > 0)[-1]
+        assert stats.hypergeom.sf(last, g + b, g, s) < 2.0**-50
+        assert cdf[j][-1] == 1.0
+
+
+def test_hypergeometric_tables_widen_until_tails_are_negligible(monkeypatch):
+    import metacog_metrics.pairwise as pw
+
+    monkeypatch.setattr(pw, "_WINDOW_SD", 0.5)  # far too narrow: the tail bound must widen it
+    monkeypatch.setattr(pw, "_WINDOW_PAD", 0.0)
+    good, bad, sample = (np.array(v) for v in zip(*_LAWS))
+    lo, cdf = pw._hg_tables(good, bad, sample)
+    for j, (g, b, s) in enumerate(_LAWS):
+        k = lo[j] + np.arange(cdf.shape[1])
+        np.testing.assert_allclose(cdf[j], stats.hypergeom.cdf(k, g + b, g, s), atol=1e-12)
+        assert stats.hypergeom.cdf(lo[j] - 1, g + b, g, s) < 2.0**-60
+
+
+def test_inverse_cdf_draws_are_exact_inversion():
+    # The guide table is only a starting point: the draw must be exactly the smallest k with
+    # cdf[k] > u, for any u, including u = 0, u on a CDF value and the largest double < 1.
+    good, bad, sample = (np.array(v) for v in zip(*_LAWS))
+    lo, cdf = _hg_tables(good, bad, sample)
+    rng = np.random.default_rng(0)
+    group = rng.integers(0, len(_LAWS), 40_000)
+    u = rng.random(group.size)
+    edge = np.concatenate([[0.0, 1.0 - 2.0**-53, 0.5], cdf[group[:2000], 3], cdf[group[:2000], 0]])
+    u[: edge.size] = np.minimum(edge, 1.0 - 2.0**-53)
+    got = _inverse_cdf_draws(lo, cdf, group, _FixedUniforms(u))
+    want = np.array([lo[g] + np.searchsorted(cdf[g], x, side="right") for g, x in zip(group, u)])
+    np.testing.assert_array_equal(got, want)
+
+
+def _tables_3x3(rows, cols):
+    """Every 3x3 table with the given margins and its exact probability under permutations."""
+    rows, cols = np.asarray(rows), np.asarray(cols)
+    n = rows.sum()
+    out, logp = [], []
+    for a in range(min(rows[0], cols[0]) + 1):
+        for b in range(min(rows[0] - a, cols[1]) + 1):
+            for c in range(min(rows[1], cols[0] - a) + 1):
+                for d in range(min(rows[1] - c, cols[1] - b) + 1):
+                    t = np.array([[a, b, rows[0] - a - b], [c, d, rows[1] - c - d], [0, 0, 0]])
+                    t[2] = cols - t[0] - t[1]
+                    if (t < 0).any() or t[2].sum() != rows[2]:
+                        continue
+                    out.append(t)
+                    logp.append(
+                        special.gammaln(rows + 1).sum() + special.gammaln(cols + 1).sum()
+                        - special.gammaln(n + 1) - special.gammaln(t + 1).sum()
+                    )  # fmt: skip
+    return np.array(out), np.exp(np.array(logp))
+
+
+def _brute_s(t):
+    """Kendall's S of a table by counting cell pairs (independent of the library formula)."""
+    s = 0
+    for i, j in np.ndindex(3, 3):
+        for k, m in np.ndindex(3, 3):
+            s += t[i, j] * t[k, m] * np.sign(k - i) * np.sign(m - j)
+    return s // 2
+
+
+def _chi2_p(observed_values, support, probs):
+    """Goodness of fit of sampled values to an exact law (bins with expectation < 5 pooled)."""
+    n = observed_values.size
+    index = {v: i for i, v in enumerate(support)}
+    counts = np.bincount([index[v] for v in observed_values], minlength=len(support))
+    expected = probs * n
+    order = np.argsort(expected)
+    small = order[np.cumsum(expected[order]) < 5]
+    keep = np.setdiff1d(np.arange(len(support)), small)
+    obs = np.append(counts[keep], counts[small].sum())
+    exp = np.append(expected[keep], expected[small].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+
+@pytest.mark.parametrize(
+    "rows, cols", [([3, 6, 4], [4, 5, 4]), ([2, 9, 3], [5, 7, 2]), ([5, 5, 5], [1, 13, 1])]
+)
+def test_base_rate_tables_follow_the_exact_permutation_law(rows, cols):
+    # Every table enumerated with its exact (Fisher-Freeman-Halton) probability; the law of S
+    # it implies must be what the block sampler draws. 150,000 draws: a sampler off by even a
+    # little in one cell's conditional law fails by many orders of magnitude.
+    tables, probs = _tables_3x3(rows, cols)
+    assert probs.sum() == pytest.approx(1.0)
+    s_exact = np.array([_brute_s(t) for t in tables])
+    support = np.unique(s_exact)
+    law = np.array([probs[s_exact == v].sum() for v in support])
+    draws = _base_rate_s(np.array([rows]), np.array([cols]), 150_000, np.random.default_rng(1))
+    assert _chi2_p(draws[0], support, law) > 1e-4
+    # ... and the engine's S is the library's S of the same tables
+    np.testing.assert_array_equal(s_exact, _s_3x3(np.moveaxis(tables, 0, -1)))
+
+
+def _exact_calibration_law(ca, pa, cb, pb):
+    """Exact law of tau-b under the calibration-preserving null by enumerating permutations."""
+    from itertools import permutations
+
+    taus = []
+    for perm in permutations(range(len(ca))):
+        p = list(perm)
+        dc, dp = ca - cb[p], pa - pb[p]
+        taus.append(stats.kendalltau(dc, dp).statistic if np.ptp(dc) and np.ptp(dp) else np.nan)
+    taus = np.round(np.array(taus), 12)
+    finite = taus[np.isfinite(taus)]
+    support, counts = np.unique(finite, return_counts=True)
+    return support, counts / taus.size, np.isnan(taus).mean()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_calibration_tables_follow_the_exact_permutation_law(seed):
+    # 7 items: all 5040 matchings of B's items to A's enumerated, tau-b from scipy.
+    rng = np.random.default_rng(seed)
+    ca, pa, cb, pb = (rng.integers(0, 2, 7) for _ in range(4))
+    ca[:2], cb[:2], pa[:2], pb[:2] = [0, 1], [1, 0], [1, 0], [0, 1]  # both values everywhere
+    support, law, nan_share = _exact_calibration_law(ca, pa, cb, pb)
+    cats_a = np.bincount(2 * ca + pa, minlength=4)[None]
+    cats_b = np.bincount(2 * cb + pb, minlength=4)[None]
+    taus = _calibration_taus(cats_a, cats_b, 200_000, np.random.default_rng(seed + 10))[0]
+    assert np.isnan(taus).mean() == pytest.approx(nan_share, abs=4e-3)
+    finite = np.round(taus[np.isfinite(taus)], 12)
+    assert set(finite) <= set(support)
+    assert _chi2_p(finite, support, law / law.sum()) > 1e-4
+
+
+def _old_calibration_taus(a_cats, b_cats, n, rng):
+    """The sequential 4x4 sampler the block sampler replaced (a reference)."""
+    return _tau_cells(_collapse_4x4(_random_tables(a_cats, b_cats, n, rng)))
+
+
+def _ks_p(x, y):
+    return stats.ks_2samp(x, y, method="asymp").pvalue
+
+
+def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
+    # Realistic margins (300 items, shared difficulty): the block samplers against two
+    # independent exact samplers, scipy.stats.random_table (Patefield) and the old
+    # cell-by-cell sampler. Two-sample KS on S (base rate) and tau-b (calibration).
+    conf, perf = _population(300, 3, seed=4)
+    ia, ib = np.triu_indices(3, 1)
+    tables = _binary_tables(conf, perf, ia, ib)
+    code = (2 * conf + perf).astype(int)
+    cats = np.stack([np.bincount(code[:, j], minlength=4) for j in range(3)])
+    n = 20_000
+    new_s = _base_rate_s(tables.sum(-1), tables.sum(-2), n, np.random.default_rng(1))
+    new_tau = _calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(2))
+    old_tau = _old_calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(3))
+    for j in range(ia.size):
+        scipy_tables = stats.random_table(tables[j].sum(-1), tables[j].sum(-2)).rvs(
+            size=n, random_state=np.random.default_rng(4 + j)
+        )
+        assert _ks_p(new_s[j], _s_3x3(np.moveaxis(scipy_tables, 0, -1))) > 1e-3
+        t4 = stats.random_table(cats[ia[j]], cats[ib[j]]).rvs(
+            size=n, random_state=np.random.default_rng(9 + j)
+        )
+        scipy_tau = _tau_cells(_collapse_4x4(np.moveaxis(t4, 0, -1)))
+        assert _ks_p(new_tau[j], scipy_tau) > 1e-3
+        assert _ks_p(new_tau[j], old_tau[j]) > 1e-3
+
+
+def test_calibration_p_value_matches_brute_force_shuffles():
+    # The per-pair p-value against explicit shuffles of B's items (two estimates of one p).
+    conf, perf = _population(150, 2, shared=0.5, seed=1, noise=0.8)
+    res = pair_permutation_test(
+        conf, perf, null="calibration_preserving", permutations=20_000, alternative="less",
+        rng=5,
+    )  # fmt: skip
+    rng = np.random.default_rng(6)
+    dc0 = conf[:, 0]
+    taus = []
+    for _ in range(3000):
+        p = rng.permutation(150)
+        taus.append(stats.kendalltau(dc0 - conf[p, 1], perf[:, 0] - perf[p, 1]).statistic)
+    taus = np.array(taus)
+    ref = (1 + (taus <= res.tau[0] + 1e-12).sum()) / (taus.size + 1)
+    assert 0.005 < ref < 0.995
+    se = np.sqrt(ref * (1 - ref) * (1 / 3000 + 1 / 20_000)) + 1e-4
+    assert res.p_value[0] == pytest.approx(ref, abs=5 * se)
+    assert res.null_mean[0] == pytest.approx(taus.mean(), abs=5 * taus.std() / np.sqrt(3000))
+
+
+def test_degenerate_margins():
+    # A model that always says yes (dconf then only takes two values) and constant dperf.
+    rng = np.random.default_rng(3)
+    perf = (rng.random((60, 3)) < 0.5).astype(float)
+    conf = (rng.random((60, 3)) < 0.5).astype(float)
+    conf[:, 0] = 1.0
+    perf[:, 2] = perf[:, 1]
+    conf[:, 2] = conf[:, 1]
+    for null in NULLS:
+        res = pair_permutation_test(conf, perf, null=null, permutations=400, rng=1)
+        assert np.isfinite(res.p_value[:2]).all()  # pairs (0, 1) and (0, 2)
+        assert np.isnan(res.p_value[2]) and res.n_valid[2] == 0 if null == "base_rate" else True
+    two = np.array([[1.0, 0.0], [0.0, 1.0]])
+    res = pair_permutation_test(two, two, null="calibration_preserving", permutations=50, rng=0)
+    assert res.p_value.shape == (1,)
 
 
 # --------------------------------------------------------------------------------------------
