@@ -162,8 +162,7 @@ class CollectResult(Result):
         records = self.records.copy()
         if not records.empty:
             records["model"] = [
-                new_name(m, h)
-                for m, h in zip(records["model"], records["harness"], strict=True)
+                new_name(m, h) for m, h in zip(records["model"], records["harness"], strict=True)
             ]
         files = tuple(
             dataclasses.replace(f, model=new_name(f.model, f.harness)) if f.model else f
@@ -353,3 +352,74 @@ def collect(
 def _json_loads(text: str) -> Any:
     """``json.loads`` that accepts the bare ``NaN`` tokens lm-eval writes (never evaluates)."""
     return json.loads(text, parse_constant=lambda c: math.nan if c == "NaN" else float(c))
+
+
+# ------------------------------------------------------------------ shared by the readers
+
+#: How the readers join several texts (MathBench's rotated solves) into one cell.
+_TEXT_SEPARATOR = "\n\n"
+
+
+class _BadRow(ValueError):
+    """A line (lm-eval) or sample (Inspect) that gives no records; counted, its reason kept."""
+
+
+def _float_or_nan(value: Any, what: str = "") -> float:
+    """``value`` as a float, ``None`` as NaN; anything else is a :class:`_BadRow`."""
+    if value is None:
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        prefix = f"{what} is " if what else ""
+        raise _BadRow(f"{prefix}not a number: {value!r}") from None
+
+
+def _n_samples(kind: str, n_parsed: Any) -> float:
+    """Parsed replies behind a sampled confidence; NaN for other kinds or when none parsed."""
+    if kind != "sampled" or not isinstance(n_parsed, int | float) or n_parsed < 1:
+        return math.nan
+    return float(n_parsed)
+
+
+def _text(value: Any) -> str | None:
+    """A text cell: ``None`` stays ``None``, a list of texts is joined."""
+    if value is None:
+        return None
+    if isinstance(value, list | tuple):
+        return _TEXT_SEPARATOR.join(str(v) for v in value)
+    return str(value)
+
+
+class _BadRows:
+    """The bad lines or samples of one file: all counted, the first MAX_ERRORS reasons kept."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.reasons: list[str] = []
+
+    def add(self, reason: str) -> None:
+        self.n += 1
+        if len(self.reasons) < MAX_ERRORS:
+            self.reasons.append(reason)
+
+    def report(
+        self, path: str, harness: str, model: str, task: str | None, n_lines: int, n_records: int
+    ) -> FileReport:
+        """The report of the file, with these bad rows."""
+        return FileReport(
+            path, harness, model, task, n_lines, n_records, self.n, tuple(self.reasons)
+        )
+
+
+def _keep_latest(runs: list[Any], latest_only: bool) -> tuple[list[Any], list[Any]]:
+    """(kept, superseded) of the runs of one model and task, sorted oldest first."""
+    return (runs[-1:], runs[:-1]) if latest_only else (runs, [])
+
+
+def _reader_result(
+    rows: list[dict[str, Any]], reports: list[FileReport], warnings: list[str]
+) -> CollectResult:
+    """What a reader returns: its rows as :data:`COLLECT_COLUMNS`, its file reports, warnings."""
+    records = pd.DataFrame(rows, columns=list(COLLECT_COLUMNS))
+    return CollectResult(records=records, files=tuple(reports), warnings=tuple(warnings))

@@ -25,45 +25,22 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from metacog_tasks.collect import COLLECT_COLUMNS, MAX_ERRORS, CollectResult, FileReport
+from metacog_tasks.collect import (
+    CollectResult,
+    FileReport,
+    _BadRow,
+    _BadRows,
+    _float_or_nan,
+    _keep_latest,
+    _n_samples,
+    _reader_result,
+    _text,
+)
 
 __all__ = ["HARNESS", "read_inspect_logs"]
 
 HARNESS = "inspect"
-_SOLVE_SEPARATOR = "\n\n"  # as the lm-eval reader joins MathBench's rotated solves
 _METACOG_PREFIX = "metacog_tasks/"
-
-
-class _BadSample(ValueError):
-    pass
-
-
-def _float_or_nan(value: Any, what: str) -> float:
-    if value is None:
-        return math.nan
-    if isinstance(value, bool):
-        return float(value)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise _BadSample(f"{what} is not a number: {value!r}") from None
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, list | tuple):
-        return _SOLVE_SEPARATOR.join(str(v) for v in value)
-    return str(value)
-
-
-def _n_samples(kind: str, n_parsed: Any) -> float:
-    """Parsed replies behind a sampled confidence; NaN for other kinds or when none parsed."""
-    if kind != "sampled" or not isinstance(n_parsed, int | float) or n_parsed < 1:
-        return math.nan
-    return float(n_parsed)
 
 
 def _is_metacog_score(score: Any) -> bool:
@@ -74,11 +51,11 @@ def _is_metacog_score(score: Any) -> bool:
 def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, Any]]:
     if sample.error is not None:
         message = getattr(sample.error, "message", None) or str(sample.error)
-        raise _BadSample(f"sample errored: {' '.join(str(message).split())[:160]}")
+        raise _BadRow(f"sample errored: {' '.join(str(message).split())[:160]}")
     scores = sample.scores or {}
     metacog = {name: s for name, s in scores.items() if _is_metacog_score(s)}
     if not metacog:
-        raise _BadSample("no metacog score (not scored, or not a metacog scorer)")
+        raise _BadRow("no metacog score (not scored, or not a metacog scorer)")
     rows = []
     for name, score in metacog.items():
         meta = score.metadata or {}
@@ -87,79 +64,89 @@ def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, An
             continue
         value = score.value
         if not isinstance(value, Mapping) or "confidence" not in value or "correct" not in value:
-            raise _BadSample(f"score {name!r}: value lacks confidence/correct: {value!r}")
-        conf = _float_or_nan(value.get("confidence"), f"score {name!r} confidence")
-        if not math.isnan(conf) and not 0.0 <= conf <= 1.0:
-            raise _BadSample(f"score {name!r}: confidence {conf} is outside [0, 1]")
-        correct = _float_or_nan(value.get("correct"), f"score {name!r} correct")
-        if not (math.isnan(correct) or correct in (0.0, 1.0)):
-            raise _BadSample(f"score {name!r}: correct must be 0, 1 or NaN, got {correct}")
-        kind = str(meta["confidence_kind"])
-        probe_text = meta.get("probe_text")
-        if isinstance(probe_text, list):  # k sampled replies: the first, as the lm-eval reader
-            probe_text = probe_text[0] if probe_text else None
-        rows.append(
-            {
-                "model": model,
-                "benchmark": str(meta.get("benchmark") or ""),
-                "item_id": str(sample.id),
-                "probe": str(meta["probe"]),
-                "confidence": conf,
-                "confidence_kind": kind,
-                "correct": correct,
-                "question": _text(meta.get("question")),
-                "probe_text": _text(probe_text),
-                "solve_text": _text(meta.get("solve_text")),
-                "probe_status": str(meta.get("probe_status") or "ok"),
-                "grade_status": _text(meta.get("grade_status")),
-                "answer": _text(score.answer),
-                "harness": HARNESS,
-                "source": source,
-                "n_samples": _n_samples(kind, meta.get("n_parsed")),
-            }
+            raise _BadRow(f"score {name!r}: value lacks confidence/correct: {value!r}")
+        row = _row(
+            f"score {name!r}",
+            value,
+            meta,
+            meta,
+            benchmark=str(meta.get("benchmark") or ""),
+            item_id=str(sample.id),
+            answer=score.answer,
+            model=model,
+            source=source,
         )
-        if not rows[-1]["benchmark"]:
-            raise _BadSample(f"score {name!r}: metadata lacks the benchmark")
+        if not row["benchmark"]:
+            raise _BadRow(f"score {name!r}: metadata lacks the benchmark")
+        rows.append(row)
     return rows
 
 
 def _step_rows(name: str, meta: Mapping[str, Any], model: str, source: str) -> list[dict[str, Any]]:
-    kind = str(meta["confidence_kind"])
     rows = []
     for step in meta["steps"]:
         if not isinstance(step, Mapping) or not step.get("item_id"):
-            raise _BadSample(f"score {name!r}: a step record lacks its item_id")
-        where = f"score {name!r} step {step['item_id']}"
-        conf = _float_or_nan(step.get("confidence"), f"{where} confidence")
-        correct = _float_or_nan(step.get("correct"), f"{where} correct")
-        if not math.isnan(conf) and not 0.0 <= conf <= 1.0:
-            raise _BadSample(f"{where}: confidence {conf} is outside [0, 1]")
-        if not (math.isnan(correct) or correct in (0.0, 1.0)):
-            raise _BadSample(f"{where}: correct must be 0, 1 or NaN, got {correct}")
-        probe_text = step.get("probe_text")
-        if isinstance(probe_text, list):
-            probe_text = probe_text[0] if probe_text else None
-        rows.append(
-            {
-                "model": model,
-                "benchmark": str(meta.get("benchmark") or "scicode"),
-                "item_id": str(step["item_id"]),
-                "probe": str(meta["probe"]),
-                "confidence": conf,
-                "confidence_kind": kind,
-                "correct": correct,
-                "question": _text(step.get("question")),
-                "probe_text": _text(probe_text),
-                "solve_text": _text(step.get("solve_text")),
-                "probe_status": str(step.get("probe_status") or "ok"),
-                "grade_status": _text(step.get("grade_status")),
-                "answer": _text(step.get("answer")),
-                "harness": HARNESS,
-                "source": source,
-                "n_samples": _n_samples(kind, step.get("n_parsed")),
-            }
+            raise _BadRow(f"score {name!r}: a step record lacks its item_id")
+        row = _row(
+            f"score {name!r} step {step['item_id']}",
+            step,
+            step,
+            meta,
+            benchmark=str(meta.get("benchmark") or "scicode"),
+            item_id=str(step["item_id"]),
+            answer=step.get("answer"),
+            model=model,
+            source=source,
         )
+        rows.append(row)
     return rows
+
+
+def _row(
+    where: str,
+    values: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    *,
+    benchmark: str,
+    item_id: str,
+    answer: Any,
+    model: str,
+    source: str,
+) -> dict[str, Any]:
+    """One record of a score (or of one step of a multi-step score).
+
+    ``values`` holds the confidence and the correctness, ``fields`` the texts, statuses and
+    ``n_parsed``, ``meta`` (the score's metadata) the probe and the confidence kind.
+    """
+    conf = _float_or_nan(values.get("confidence"), f"{where} confidence")
+    if not math.isnan(conf) and not 0.0 <= conf <= 1.0:
+        raise _BadRow(f"{where}: confidence {conf} is outside [0, 1]")
+    correct = _float_or_nan(values.get("correct"), f"{where} correct")
+    if not (math.isnan(correct) or correct in (0.0, 1.0)):
+        raise _BadRow(f"{where}: correct must be 0, 1 or NaN, got {correct}")
+    kind = str(meta["confidence_kind"])
+    probe_text = fields.get("probe_text")
+    if isinstance(probe_text, list):  # k sampled replies: the first, as the lm-eval reader
+        probe_text = probe_text[0] if probe_text else None
+    return {
+        "model": model,
+        "benchmark": benchmark,
+        "item_id": item_id,
+        "probe": str(meta["probe"]),
+        "confidence": conf,
+        "confidence_kind": kind,
+        "correct": correct,
+        "question": _text(fields.get("question")),
+        "probe_text": _text(probe_text),
+        "solve_text": _text(fields.get("solve_text")),
+        "probe_status": str(fields.get("probe_status") or "ok"),
+        "grade_status": _text(fields.get("grade_status")),
+        "answer": _text(answer),
+        "harness": HARNESS,
+        "source": source,
+        "n_samples": _n_samples(kind, fields.get("n_parsed")),
+    }
 
 
 def _header(path: Path) -> tuple[Any | None, str | None]:
@@ -202,8 +189,8 @@ def _read_samples(
     task = str(log.eval.task)
     source = str(path)
     rows: list[dict[str, Any]] = []
-    errors: list[str] = []
-    n_seen = n_bad = n_other_epochs = 0
+    bad = _BadRows()
+    n_seen = n_other_epochs = 0
     seen: set[str] = set()
     try:
         # Records come from the scores only: skipping the transcript and messages halves the
@@ -221,17 +208,13 @@ def _read_samples(
             where = f"sample {sample.id!r} (epoch {sample.epoch})"
             try:
                 if str(sample.id) in seen:
-                    raise _BadSample("duplicate sample id")
+                    raise _BadRow("duplicate sample id")
                 seen.add(str(sample.id))
                 rows.extend(_rows_from_sample(sample, model, source))
-            except _BadSample as exc:
-                n_bad += 1
-                if len(errors) < MAX_ERRORS:
-                    errors.append(f"{where}: {exc}")
+            except _BadRow as exc:
+                bad.add(f"{where}: {exc}")
     except Exception as exc:  # a truncated or corrupt file: keep what was read, report it
-        n_bad += 1
-        if len(errors) < MAX_ERRORS:
-            errors.append(f"reading stopped: {type(exc).__name__}: {exc}"[:300])
+        bad.add(f"reading stopped: {type(exc).__name__}: {exc}"[:300])
     notes: list[str] = []
     if log.status != "success":
         notes.append(f"{path}: log status is {log.status!r}; read the samples it holds")
@@ -240,16 +223,7 @@ def _read_samples(
             f"{path}: {n_other_epochs} sample(s) of other epochs not read (the record table "
             f"holds one attempt per item; epoch {epoch} read)"
         )
-    report = FileReport(
-        path=source,
-        harness=HARNESS,
-        model=model,
-        task=task,
-        n_lines=n_seen,
-        n_records=len(rows),
-        n_bad=n_bad,
-        errors=tuple(errors),
-    )
+    report = bad.report(source, HARNESS, model, task, n_seen, len(rows))
     return rows, report, notes
 
 
@@ -296,7 +270,7 @@ def read_inspect_logs(
     for _, logs in sorted(runs.items()):
         # Successful logs rank above unfinished ones, then by creation time.
         logs.sort(key=lambda pl: (pl[1].status == "success", str(pl[1].eval.created)))
-        keep, superseded = (logs[-1:], logs[:-1]) if latest_only else (logs, [])
+        keep, superseded = _keep_latest(logs, latest_only)
         for path, log in superseded:
             reports.append(
                 FileReport(
@@ -313,5 +287,4 @@ def read_inspect_logs(
             rows.extend(new_rows)
             reports.append(report)
             warnings.extend(notes)
-    records = pd.DataFrame(rows, columns=list(COLLECT_COLUMNS))
-    return CollectResult(records=records, files=tuple(reports), warnings=tuple(warnings))
+    return _reader_result(rows, reports, warnings)

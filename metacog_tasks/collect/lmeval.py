@@ -21,14 +21,17 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from metacog_tasks.collect import (
-    COLLECT_COLUMNS,
-    MAX_ERRORS,
     CollectResult,
     FileReport,
+    _BadRow,
+    _BadRows,
+    _float_or_nan,
     _json_loads,
+    _keep_latest,
+    _n_samples,
+    _reader_result,
+    _text,
 )
 
 __all__ = ["read_lmeval"]
@@ -36,11 +39,6 @@ __all__ = ["read_lmeval"]
 HARNESS = "lm-eval"
 #: lm-eval's date_id: ``datetime.now().isoformat()`` with ``:`` replaced by ``-``.
 _DATE_ID = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)$")
-_SOLVE_SEPARATOR = "\n\n"
-
-
-class _BadLine(ValueError):
-    pass
 
 
 def _split_name(path: Path, prefix: str) -> tuple[str, str] | None:
@@ -70,46 +68,29 @@ def _model_name(results: dict[str, Any], folder: Path) -> str:
     return folder.name
 
 
-def _float_or_nan(value: Any) -> float:
-    if value is None:
-        return math.nan
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise _BadLine(f"not a number: {value!r}") from None
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return _SOLVE_SEPARATOR.join(str(v) for v in value)
-    return str(value)
-
-
 def _rows_from_line(line: dict[str, Any], model: str, source: str) -> list[dict[str, Any]]:
     record = line.get("record")
     if not isinstance(record, dict):
-        raise _BadLine("no `record` object (not written by a metacog task?)")
+        raise _BadRow("no `record` object (not written by a metacog task?)")
     for key in ("item_id", "benchmark", "probe", "confidence"):
         if key not in record:
-            raise _BadLine(f"record lacks `{key}`")
+            raise _BadRow(f"record lacks `{key}`")
     item_id = record["item_id"]
     if item_id is None or str(item_id) == "":
-        raise _BadLine("empty item_id")
+        raise _BadRow("empty item_id")
     confidences = record["confidence"]
     if not isinstance(confidences, dict) or not confidences:
-        raise _BadLine("record `confidence` is not a non-empty object")
+        raise _BadRow("record `confidence` is not a non-empty object")
     correct = _float_or_nan(record.get("correct"))
     if not (math.isnan(correct) or correct in (0.0, 1.0)):
-        raise _BadLine(f"correct must be 0, 1 or null, got {record.get('correct')!r}")
+        raise _BadRow(f"correct must be 0, 1 or null, got {record.get('correct')!r}")
     rows = []
     for kind, c in confidences.items():
         if not isinstance(c, dict):
-            raise _BadLine(f"confidence[{kind!r}] is not an object")
+            raise _BadRow(f"confidence[{kind!r}] is not an object")
         conf = _float_or_nan(c.get("confidence"))
         if not math.isnan(conf) and not 0.0 <= conf <= 1.0:
-            raise _BadLine(f"confidence[{kind!r}] = {conf} is outside [0, 1]")
+            raise _BadRow(f"confidence[{kind!r}] = {conf} is outside [0, 1]")
         if kind == "sampled":
             texts = c.get("texts") or []
             probe_text = str(texts[0]) if texts else None
@@ -132,10 +113,7 @@ def _rows_from_line(line: dict[str, Any], model: str, source: str) -> list[dict[
                 "answer": _text(record.get("answer")),
                 "harness": HARNESS,
                 "source": source,
-                # replies behind a sampled confidence; none parsed -> NaN, as the Inspect reader
-                "n_samples": (
-                    float(c["n_samples"]) if (c.get("n_samples") or 0) >= 1 else math.nan
-                ),
+                "n_samples": _n_samples(str(kind), c.get("n_samples")),
             }
         )
     return rows
@@ -164,8 +142,8 @@ def _read_samples(
     path: Path, model: str, task: str | None
 ) -> tuple[list[dict[str, Any]], FileReport]:
     rows: list[dict[str, Any]] = []
-    n_lines = n_bad = 0
-    errors: list[str] = []
+    n_lines = 0
+    bad = _BadRows()
     seen: dict[str, int] = {}
     source = str(path)
     try:
@@ -181,34 +159,23 @@ def _read_samples(
                 try:
                     line = _json_loads(raw)
                 except ValueError as exc:
-                    raise _BadLine(f"invalid JSON ({exc.args[0][:60]})") from None
+                    raise _BadRow(f"invalid JSON ({exc.args[0][:60]})") from None
                 if not isinstance(line, dict):
-                    raise _BadLine("not a JSON object")
+                    raise _BadRow("not a JSON object")
                 if line.get("filter", "none") != "none":
                     # metacog tasks log one row per document under filter "none"; other
                     # filter rows of a user variant would duplicate the document.
-                    raise _BadLine(f"filter {line.get('filter')!r} is not 'none'")
+                    raise _BadRow(f"filter {line.get('filter')!r} is not 'none'")
                 new = _rows_from_line(line, model, source)
                 item_id = new[0]["item_id"]
                 if item_id in seen:
-                    raise _BadLine(f"item_id {item_id!r} repeats line {seen[item_id]}")
+                    raise _BadRow(f"item_id {item_id!r} repeats line {seen[item_id]}")
                 seen[item_id] = lineno
                 rows.extend(new)
-            except _BadLine as exc:
-                n_bad += 1
-                if len(errors) < MAX_ERRORS:
-                    errors.append(f"line {lineno}: {exc}")
-    report = FileReport(
-        path=source,
-        harness=HARNESS,
-        model=model,
-        task=task,
-        n_lines=n_lines,
-        n_records=len(rows),
-        n_bad=n_bad,
-        errors=tuple(errors),
-    )
-    if n_lines and n_bad == n_lines and all("no `record` object" in e for e in errors):
+            except _BadRow as exc:
+                bad.add(f"line {lineno}: {exc}")
+    report = bad.report(source, HARNESS, model, task, n_lines, len(rows))
+    if n_lines and bad.n == n_lines and all("no `record` object" in e for e in bad.reasons):
         report = FileReport(
             source, HARNESS, model, task, n_lines=n_lines, skipped="not a metacog task"
         )
@@ -303,10 +270,7 @@ def read_lmeval(paths: Iterable[str | PathLike[str]], *, latest_only: bool = Tru
     rows: list[dict[str, Any]] = []
     for (model, task), runs_of_task in sorted(by_model_task.items()):
         runs_of_task.sort(key=lambda r: r[0])
-        if latest_only:
-            keep, superseded = runs_of_task[-1:], runs_of_task[:-1]
-        else:
-            keep, superseded = runs_of_task, []
+        keep, superseded = _keep_latest(runs_of_task, latest_only)
         for date_id, path, _ in superseded:
             reports.append(
                 FileReport(
@@ -322,5 +286,4 @@ def read_lmeval(paths: Iterable[str | PathLike[str]], *, latest_only: bool = Tru
             rows.extend(new_rows)
             reports.append(report)
 
-    records = pd.DataFrame(rows, columns=list(COLLECT_COLUMNS))
-    return CollectResult(records=records, files=tuple(reports), warnings=tuple(warnings))
+    return _reader_result(rows, reports, warnings)
