@@ -10,8 +10,14 @@ Prints, in one run, for 20, 50 and 100 models x 5,000 and 50,000 items:
 then the whole ``analyze_records`` on 33 models x 1,500 items with the defaults. Every figure is
 the median of ``--repeats`` runs. Binary confidence, a shared difficulty axis (the paper's case).
 
+``--per-pair`` prints instead the per-pair engine (both nulls, B draws per pair) before and after
+its block sampler: the cell-by-cell hypergeometric sampler it replaced is swapped back in for the
+baseline, timed in the same run on ``--baseline-pairs`` pairs (same chunks, threads and seeds)
+and scaled to all pairs, wall and CPU seconds.
+
     python bench/bench_pairwise.py                 # the full table (several minutes on 2 cores)
     python bench/bench_pairwise.py --quick         # fewer draws, same structure
+    python bench/bench_pairwise.py --per-pair --models 100 --items 5000,50000
 
 Targets on 2 cores: per-pair p-values for 100 models x 10,000 draws < 10 s whatever the number
 of items; joint draws 20 x 5,000 x 1,000 < 5 s and 100 x 50,000 x 200 < 30 s; the whole analysis
@@ -31,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from metacog_metrics import pairwise as pw
 from metacog_metrics.analyze import analyze_records
 from metacog_metrics.pairwise import NULLS, joint_null_draws, pair_permutation_test
 
@@ -46,12 +53,83 @@ def population(n_items: int, n_models: int, seed: int = 0) -> tuple[np.ndarray, 
 
 
 def median_time(fn: Callable[[], object], repeats: int) -> float:
-    times = []
+    return median_times(fn, repeats)[0]
+
+
+def median_times(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median wall and CPU (all threads of the process) seconds of ``repeats`` calls."""
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _sequential_pair_task(
+    tables: np.ndarray, cats: tuple[np.ndarray, np.ndarray] | None, null: str, n: int, ss: object
+) -> np.ndarray:
+    """The per-pair task before the block sampler: every cell its own hypergeometric draw."""
+    rng = np.random.default_rng(ss)
+    obs = pw._tau_b_3x3(tables)
+    if null == "base_rate":
+        rows, cols = tables.sum(axis=-1), tables.sum(axis=-2)
+        s_null = pw._s_3x3(pw._random_tables(rows, cols, n, rng))
+        s_obs = pw._s_3x3(np.moveaxis(tables, (-2, -1), (0, 1)))
+        scale = pw._tau_from_s(np.ones(obs.shape), rows.astype(float), cols.astype(float))
+        ok = np.isfinite(scale)
+        ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
+        le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
+        s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
+        s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
+        return np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float)
+    draws = pw._collapse_4x4(pw._random_tables(cats[0], cats[1], n, rng))
+    return pw._accumulate(obs, pw._tau_cells(draws))
+
+
+def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats: int,
+                     baseline_pairs: int) -> None:  # fmt: skip
+    """Per-pair p-values, both nulls: block sampler against the cell-by-cell sampler."""
+    print(f"per-pair p-values, both nulls, B = {b_draws:,}; {os.cpu_count()} CPU(s); median of "
+          f"{repeats}; 'sequential' = the cell-by-cell sampler the block sampler replaced, timed "
+          "in this run on a subset of the pairs and scaled to all of them")  # fmt: skip
+    header = (
+        f"{'models':>6} {'items':>7} {'pairs':>6} | {'block wall':>10} {'cpu':>7} | "
+        f"{'sequential wall':>15} {'cpu':>7} {'(pairs)':>7} | {'x wall':>6} {'x cpu':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for m in models:
+        for n in items:
+            conf, perf = population(n, m)
+            ia, ib = np.triu_indices(m, 1)
+            sub = min(ia.size, baseline_pairs)
+            keep = np.linspace(0, ia.size - 1, sub).astype(int)
+
+            def run(
+                pairs: tuple | None = None, conf: np.ndarray = conf, perf: np.ndarray = perf
+            ) -> None:
+                for null in NULLS:
+                    pair_permutation_test(
+                        conf, perf, null=null, permutations=b_draws, rng=0, pairs=pairs
+                    )
+
+            wall, cpu = median_times(run, repeats)
+            block_task = pw._binary_pair_task
+            pw._binary_pair_task = _sequential_pair_task
+            try:
+                subset = (ia[keep], ib[keep])
+                old_wall, old_cpu = median_times(lambda s=subset: run(s), repeats)
+            finally:
+                pw._binary_pair_task = block_task
+            scale = ia.size / sub
+            old_wall, old_cpu = old_wall * scale, old_cpu * scale
+            print(
+                f"{m:>6} {n:>7} {ia.size:>6} | {wall:>9.1f}s {cpu:>6.1f}s | {old_wall:>14.1f}s "
+                f"{old_cpu:>6.1f}s {sub:>7} | {old_wall / wall:>5.2f}x {old_cpu / cpu:>5.2f}x",
+                flush=True,
+            )
 
 
 def naive_seconds_per_draw(conf: np.ndarray, perf: np.ndarray, null: str, draws: int) -> float:
@@ -80,11 +158,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="20,50,100")
     parser.add_argument("--items", default="5000,50000")
     parser.add_argument("--skip-analyze", action="store_true")
+    parser.add_argument(
+        "--per-pair", action="store_true", help="per-pair engine before/after its block sampler"
+    )
+    parser.add_argument(
+        "--baseline-pairs", type=int, default=1000, help="pairs the --per-pair baseline runs on"
+    )
     args = parser.parse_args(argv)
     repeats = 1 if args.quick else args.repeats
     b_draws = 1_000 if args.quick else args.permutations
     models = [int(v) for v in args.models.split(",")]
     items = [int(v) for v in args.items.split(",")]
+    if args.per_pair:
+        per_pair_section(models, items, b_draws, repeats, args.baseline_pairs)
+        return 0
 
     print(f"pairwise engine, binary confidence; {os.cpu_count()} CPU(s); median of {repeats}")
     print("B = per-pair draws per null, K = joint draws per null; 'naive' = scipy kendalltau on")

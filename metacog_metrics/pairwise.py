@@ -737,16 +737,24 @@ def _calibration_taus(a_cats: NDArray, b_cats: NDArray, n: int, rng: np.random.G
     h10 = rng.hypergeometric(al10, x10 - al10, be10)
     h01 = rng.hypergeometric(al01, x01 - al01, be01)
     h00 = rng.hypergeometric(al00, x00 - al00, be00)
-    # (dconf, dperf) cells t[dconf + 1][dperf + 1]; dperf = +1: A right and B wrong
-    t00, t02 = be01 - h01, al01 - h01  # dconf -1: A no, B yes
-    t20, t22 = be10 - h10, al10 - h10  # dconf +1: A yes, B no
+    # (dconf, dperf) cells n[dconf + 1][dperf + 1]; dperf = +1: A right and B wrong
+    n00, n02 = be01 - h01, al01 - h01  # dconf -1: A no, B yes
+    n20, n22 = be10 - h10, al10 - h10  # dconf +1: A yes, B no
     both = h11 + h00
-    t10, t12 = be11 + be00 - both, al11 + al00 - both
-    t01 = x01 - t00 - t02
-    t21 = x10 - t20 - t22
-    t11 = x11 + x00 - t10 - t12
-    t = np.stack([t00, t01, t02, t10, t11, t12, t20, t21, t22]).reshape(3, 3, -1)
-    return _tau_cells(t).reshape(n_pairs, n)
+    n10, n12 = be11 + be00 - both, al11 + al00 - both
+    n01 = x01 - n00 - n02
+    n21 = x10 - n20 - n22
+    n11 = x11 + x00 - n10 - n12
+    s = _s_3x3(((n00, n01, n02), (n10, n11, n12), (n20, n21, n22))).astype(float)
+    c0, c2 = n00 + n10 + n20, n02 + n12 + n22  # dperf -1 and +1
+    pairs = (total * (total - 1)).astype(float)
+    ties_x = x01 * (x01 - 1) + x10 * (x10 - 1) + (x11 + x00) * (x11 + x00 - 1)
+    c1 = total - c0 - c2
+    ties_y = c0 * (c0 - 1) + c1 * (c1 - 1) + c2 * (c2 - 1)
+    den = (pairs - ties_x) * (pairs - ties_y) / 4.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.where(den > 0, s / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
+    return tau.reshape(n_pairs, n)
 
 
 def _exact_counts(
