@@ -678,18 +678,6 @@ class Population:
         return pd.concat(frames, ignore_index=True)
 
 
-_RECORD_COLUMNS = (
-    "model",
-    "benchmark",
-    "item_id",
-    "probe",
-    "confidence",
-    "confidence_kind",
-    "correct",
-    "reasoning",
-)
-
-
 def _state_records(state: LatentState) -> pd.DataFrame:
     n_items, n_models = state.correct.shape
     if state.probe == "numeric":
@@ -709,8 +697,7 @@ def _state_records(state: LatentState) -> pd.DataFrame:
             "confidence_kind": kind,
             "correct": state.correct.T.ravel().astype(np.float64),
             "reasoning": np.repeat(state.reasoning, n_items),
-        },
-        columns=list(_RECORD_COLUMNS),
+        }
     )
 
 

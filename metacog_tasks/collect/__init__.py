@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from metacog_metrics._result import Result
+from metacog_metrics.records import EXTRA_COLUMNS, RECORD_COLUMNS
 
 __all__ = [
     "COLLECT_COLUMNS",
@@ -31,25 +32,11 @@ __all__ = [
     "parse_renames",
 ]
 
-#: Columns of the records a reader returns, in order (record-table names; see
-#: ``metacog_metrics.records``). Readers may leave optional ones empty.
-COLLECT_COLUMNS: tuple[str, ...] = (
-    "model",
-    "benchmark",
-    "item_id",
-    "probe",
-    "confidence",
-    "confidence_kind",
-    "correct",
-    "question",
-    "probe_text",
-    "solve_text",
-    "probe_status",
-    "grade_status",
-    "answer",
-    "harness",
-    "source",
-    "n_samples",
+#: Columns of the records a reader returns, in order: the record table's (see
+#: ``metacog_metrics.records``) but ``reasoning`` (from a models file) and ``epoch`` (one is
+#: read). Readers may leave optional ones empty.
+COLLECT_COLUMNS: tuple[str, ...] = tuple(
+    c for c in RECORD_COLUMNS + EXTRA_COLUMNS if c not in ("reasoning", "epoch")
 )
 #: How many bad-line reasons a file report keeps (the count is always exact).
 MAX_ERRORS = 5
