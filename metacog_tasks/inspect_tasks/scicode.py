@@ -30,10 +30,10 @@ from metacog_tasks.inspect_tasks._naming import qualified
 from metacog_tasks.inspect_tasks.dataset import BenchmarkItems, load_benchmark_items
 from metacog_tasks.inspect_tasks.solvers import (
     ProbeOutcome,
-    _run_probe,
+    _ask_probes,
+    _ProbeSettings,
     parse_confidences,
     parse_probes,
-    probe_key,
     probe_plan,
 )
 
@@ -126,6 +126,7 @@ def scicode_multiturn(
         The solver; per-step probes and replies are stored for the scorers.
     """
     plan = probe_plan(parse_probes(probe), parse_confidences(confidence))
+    settings = _ProbeSettings(k, temperature, max_tokens, seed)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         loaded = load_benchmark_items("scicode", data=data, split=split, options=options)
@@ -140,18 +141,8 @@ def scicode_multiturn(
             item = tested.get(index)
             probes: dict[str, Any] = {}
             if item is not None:
-                for p, method in plan:
-                    kind = "numeric" if method == "numeric" else p
-                    outcome = await _run_probe(
-                        p,
-                        method,
-                        loaded.benchmark.probe_prompt(item, kind),
-                        k=k,
-                        temperature=temperature,
-                        max_tokens=max_tokens,
-                        seed=seed,
-                    )
-                    probes[probe_key(p, method)] = outcome.to_store()
+                outcomes = await _ask_probes(loaded.benchmark, item, plan, settings)
+                probes = {key: outcome.to_store() for key, outcome in outcomes.items()}
             prompt = _turn_prompt(loaded, sub_step, item if index == 0 else None)
             state.messages.append(ChatMessageUser(content=prompt))
             state = await generate(state, tool_calls="none")

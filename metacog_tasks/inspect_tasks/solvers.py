@@ -17,6 +17,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.util import collect, span
 
+from metacog_tasks.benchmarks.base import Benchmark, Item
 from metacog_tasks.inspect_tasks._naming import qualified
 from metacog_tasks.inspect_tasks.dataset import BenchmarkItems, load_benchmark_items
 
@@ -167,33 +168,37 @@ async def _ask(prompt: str, config: GenerateConfig, label: str) -> str:
     return output.completion
 
 
+@dataclasses.dataclass(frozen=True)
+class _ProbeSettings:
+    """How a solver asks its probes (the arguments of :func:`metacog_probe` of that name)."""
+
+    k: int
+    temperature: float
+    max_tokens: int
+    seed: int | None
+
+
 async def _run_probe(
-    probe: str,
-    method: str,
-    prompt: str,
-    *,
-    k: int,
-    temperature: float,
-    max_tokens: int,
-    seed: int | None,
+    probe: str, method: str, prompt: str, settings: _ProbeSettings
 ) -> ProbeOutcome:
     label = f"probe: {probe_key(probe, method)}"
     if method == "sampled":
         # k independent conversations at temperature > 0; per-sample seeds keep providers that
         # honour a seed (and the simulator) reproducible while the samples still differ.
+        seed = settings.seed
         configs = [
             GenerateConfig(
-                temperature=temperature,
-                max_tokens=max_tokens,
+                temperature=settings.temperature,
+                max_tokens=settings.max_tokens,
                 seed=None if seed is None else seed + i,
             )
-            for i in range(k)
+            for i in range(settings.k)
         ]
         replies = await collect(
             *(_ask(prompt, cfg, f"{label} #{i + 1}") for i, cfg in enumerate(configs))
         )
     else:
-        replies = [await _ask(prompt, GenerateConfig(max_tokens=max_tokens), label)]
+        replies = [await _ask(prompt, GenerateConfig(max_tokens=settings.max_tokens), label)]
     parsed = [_parse(method, r) for r in replies]
     values = [c for c, _ in parsed if not math.isnan(c)]
     confidence = float(sum(values) / len(values)) if values else math.nan
@@ -207,6 +212,17 @@ async def _run_probe(
         parsed=len(values),
         statuses=tuple(s for _, s in parsed),
     )
+
+
+async def _ask_probes(
+    bench: Benchmark, item: Item, plan: Sequence[tuple[str, str]], settings: _ProbeSettings
+) -> dict[str, ProbeOutcome]:
+    """Ask every (probe, confidence) of ``plan`` about ``item``, keyed by :func:`probe_key`."""
+    out: dict[str, ProbeOutcome] = {}
+    for p, method in plan:
+        prompt = bench.probe_prompt(item, "numeric" if method == "numeric" else p)
+        out[probe_key(p, method)] = await _run_probe(p, method, prompt, settings)
+    return out
 
 
 def probe_outcomes(state: TaskState) -> dict[str, ProbeOutcome]:
@@ -282,24 +298,14 @@ def metacog_probe(
     if "sampled" in methods and temperature <= 0:
         raise ValueError(f"sampled confidence needs temperature > 0, got {temperature}")
     plan = probe_plan(probes, methods)
+    settings = _ProbeSettings(k, temperature, max_tokens, seed)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         loaded = _loaded(benchmark, data, split, options)
         item = loaded.item(state.sample_id)
         stored: dict[str, Any] = dict(state.store.get(_STORE_PROBES, {}) or {})
-        for p, method in plan:
-            prompt_kind = "numeric" if method == "numeric" else p
-            prompt = loaded.benchmark.probe_prompt(item, prompt_kind)
-            outcome = await _run_probe(
-                p,
-                method,
-                prompt,
-                k=k,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-            )
-            key = probe_key(p, method)
+        outcomes = await _ask_probes(loaded.benchmark, item, plan, settings)
+        for key, outcome in outcomes.items():
             stored[key] = outcome.to_store()
             state.metadata[f"{key}_prompt"] = outcome.prompt
             state.metadata[f"{key}_reply"] = (
