@@ -18,6 +18,7 @@ themselves come from :mod:`metacog_metrics` (no re-implementation here).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -53,9 +54,13 @@ def _pairs(items: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     return arr[:, 0], arr[:, 1]
 
 
-def _valid(conf: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _on_pairs(items: Sequence[Any], stat: Callable[[np.ndarray, np.ndarray], Any]) -> float:
+    """``stat(confidence, correct)`` over the complete pairs; NaN when none is left."""
+    conf, correct = _pairs(items)
     keep = ~(np.isnan(conf) | np.isnan(correct))
-    return conf[keep], correct[keep]
+    if not keep.any():
+        return math.nan
+    return float(stat(conf[keep], correct[keep]))
 
 
 def rate(items: Sequence[float | None]) -> float:
@@ -87,10 +92,7 @@ def auroc(items: Sequence[Any]) -> float:
     """
     from metacog_metrics.calibration import auroc as _auroc
 
-    conf, correct = _valid(*_pairs(items))
-    if conf.size == 0:
-        return math.nan
-    return float(_auroc(conf, correct))
+    return _on_pairs(items, _auroc)
 
 
 def brier(items: Sequence[Any]) -> float:
@@ -104,10 +106,7 @@ def brier(items: Sequence[Any]) -> float:
     """
     from metacog_metrics.calibration import brier_score
 
-    conf, correct = _valid(*_pairs(items))
-    if conf.size == 0:
-        return math.nan
-    return float(brier_score(conf, correct))
+    return _on_pairs(items, brier_score)
 
 
 def ece(items: Sequence[Any]) -> float:
@@ -121,10 +120,7 @@ def ece(items: Sequence[Any]) -> float:
     """
     from metacog_metrics.calibration import ece as _ece
 
-    conf, correct = _valid(*_pairs(items))
-    if conf.size == 0:
-        return math.nan
-    return float(_ece(conf, correct, n_bins=10, strategy="uniform"))
+    return _on_pairs(items, functools.partial(_ece, n_bins=10, strategy="uniform"))
 
 
 def tetrachoric(items: Sequence[Any]) -> float:
@@ -142,10 +138,9 @@ def tetrachoric(items: Sequence[Any]) -> float:
     """
     from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
 
-    conf, correct = _valid(*_pairs(items))
-    if conf.size == 0:
-        return math.nan
-    return float(_tetrachoric((conf >= 0.5).astype(float), correct).rho)
+    return _on_pairs(
+        items, lambda conf, correct: _tetrachoric((conf >= 0.5).astype(float), correct).rho
+    )
 
 
 def count_records(items: Sequence[Any]) -> int:

@@ -53,6 +53,23 @@ LOGPROB_PREFIX = "Answer:"
 _PROMPT_KEY = "__metacog_prompt__"
 
 
+#: Metrics per confidence method, ``<name>_<method>``, in output order: name -> (aggregation,
+#: whether higher is better).
+_METHOD_METRICS: dict[str, tuple[Callable[[Sequence[Any]], Any], bool | None]] = {
+    "yes_rate": (_m.rate, None),
+    "unparseable": (_m.rate, False),
+    "auroc": (_m.auroc, True),
+    "brier": (_m.brier, False),
+    "ece": (_m.ece, False),
+    "tetrachoric": (_m.tetrachoric, True),
+}
+
+
+def _metrics_of(method: str) -> list[str]:
+    """The metric names of one method (a log-probability always gives a verdict)."""
+    return [n for n in _METHOD_METRICS if not (n == "unparseable" and method == "logprob")]
+
+
 class TaskDataError(ValueError):
     """The task's items could not be loaded or are inconsistent (names the task and source)."""
 
@@ -326,9 +343,9 @@ class MetacogTask(ConfigurableTask):
     def _confidences(self, by_slot: dict[tuple[str, int], Any]) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for method in self._methods:
-            if method == "verbal":
-                text = _as_text(by_slot[("verbal", 0)])
-                p = parse_yes_no(text)
+            if method in ("verbal", "numeric"):  # one reply: Yes/No, or a 0-100 number
+                text = _as_text(by_slot[(method, 0)])
+                p = parse_yes_no(text) if method == "verbal" else parse_confidence(text)
                 out[method] = {
                     "confidence": _none_if_nan(p.confidence),
                     "status": p.status,
@@ -346,7 +363,7 @@ class MetacogTask(ConfigurableTask):
                     "ll_yes": ll_yes if math.isfinite(ll_yes) else None,
                     "ll_no": ll_no if math.isfinite(ll_no) else None,
                 }
-            elif method == "sampled":
+            else:  # sampled
                 raw = by_slot[("sampled", 0)]
                 texts = [_as_text(t) for t in (raw if isinstance(raw, list) else [raw])]
                 parses = [parse_yes_no(t) for t in texts]
@@ -365,15 +382,6 @@ class MetacogTask(ConfigurableTask):
                     "n_samples": len(values),
                     "n_requested": len(texts),
                     "texts": texts,
-                }
-            else:  # numeric
-                text = _as_text(by_slot[("numeric", 0)])
-                p = parse_confidence(text)
-                out[method] = {
-                    "confidence": _none_if_nan(p.confidence),
-                    "status": p.status,
-                    "matched": p.matched,
-                    "text": text,
                 }
         return out
 
@@ -419,15 +427,10 @@ class MetacogTask(ConfigurableTask):
         if grade is not None and grade.graded:
             out["acc"] = correct
         for method, c in confidences.items():
-            value = c["confidence"]
-            pair = [value, _none_if_nan(correct)]
-            out[f"yes_rate_{method}"] = value
-            if method != "logprob":
-                out[f"unparseable_{method}"] = 0.0 if c["status"] == "ok" else 1.0
-            out[f"auroc_{method}"] = pair
-            out[f"brier_{method}"] = pair
-            out[f"ece_{method}"] = pair
-            out[f"tetrachoric_{method}"] = pair
+            pair = [c["confidence"], _none_if_nan(correct)]
+            own = {"yes_rate": c["confidence"], "unparseable": 0.0 if c["status"] == "ok" else 1.0}
+            for name in _metrics_of(method):
+                out[f"{name}_{method}"] = own.get(name, pair)
         out["record"] = record
         return out
 
@@ -437,13 +440,8 @@ class MetacogTask(ConfigurableTask):
             return {"bypass": bypass_agg, "record": _m.count_records}
         aggs: dict[str, Callable[[Sequence[Any]], Any]] = {"acc": _m.accuracy}
         for method in self._methods:
-            aggs[f"yes_rate_{method}"] = _m.rate
-            if method != "logprob":
-                aggs[f"unparseable_{method}"] = _m.rate
-            aggs[f"auroc_{method}"] = _m.auroc
-            aggs[f"brier_{method}"] = _m.brier
-            aggs[f"ece_{method}"] = _m.ece
-            aggs[f"tetrachoric_{method}"] = _m.tetrachoric
+            for name in _metrics_of(method):
+                aggs[f"{name}_{method}"] = _METHOD_METRICS[name][0]
         aggs["record"] = _m.count_records
         return aggs
 
@@ -453,13 +451,8 @@ class MetacogTask(ConfigurableTask):
             return {"bypass": True, "record": None}
         hib: dict[str, bool | None] = {"acc": True}
         for method in self._methods:
-            hib[f"yes_rate_{method}"] = None
-            if method != "logprob":
-                hib[f"unparseable_{method}"] = False
-            hib[f"auroc_{method}"] = True
-            hib[f"brier_{method}"] = False
-            hib[f"ece_{method}"] = False
-            hib[f"tetrachoric_{method}"] = True
+            for name in _metrics_of(method):
+                hib[f"{name}_{method}"] = _METHOD_METRICS[name][1]
         hib["record"] = None
         return hib
 
