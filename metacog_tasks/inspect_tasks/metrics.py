@@ -10,8 +10,10 @@ fractional under them. The statistics come from :mod:`metacog_metrics`.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from inspect_ai.scorer import (
@@ -67,6 +69,20 @@ def _pairs(scores: Sequence[SampleScore]) -> tuple[np.ndarray, np.ndarray]:
     conf, correct = _field(scores, "confidence"), _field(scores, "correct")
     keep = ~(np.isnan(conf) | np.isnan(correct))
     return conf[keep], correct[keep]
+
+
+def _on_pairs(stat: Callable[[np.ndarray, np.ndarray], Any]) -> Metric:
+    """A metric computing ``stat(confidence, correct)`` over the complete pairs (NaN: none)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        conf, correct = _pairs(scores)
+        return float(stat(conf, correct)) if conf.size else math.nan
+
+    return compute
+
+
+def _two_classes(correct: np.ndarray) -> bool:
+    return np.unique(correct).size >= 2
 
 
 def _projected(scores: Sequence[SampleScore], key: str) -> list[SampleScore]:
@@ -155,16 +171,9 @@ def auroc() -> Metric:
     Returns:
         The AUROC metric.
     """
+    from metacog_metrics.calibration import auroc as _auroc
 
-    def compute(scores: list[SampleScore]) -> Value:
-        from metacog_metrics.calibration import auroc as _auroc
-
-        conf, correct = _pairs(scores)
-        if conf.size == 0 or np.unique(correct).size < 2:
-            return math.nan
-        return float(_auroc(conf, correct))
-
-    return compute
+    return _on_pairs(lambda c, y: _auroc(c, y) if _two_classes(y) else math.nan)
 
 
 @metric(qualified("brier"), scores="unreduced")
@@ -174,14 +183,9 @@ def brier() -> Metric:
     Returns:
         The Brier metric.
     """
+    from metacog_metrics.calibration import brier_score
 
-    def compute(scores: list[SampleScore]) -> Value:
-        from metacog_metrics.calibration import brier_score
-
-        conf, correct = _pairs(scores)
-        return float(brier_score(conf, correct)) if conf.size else math.nan
-
-    return compute
+    return _on_pairs(brier_score)
 
 
 @metric(qualified("ece"), scores="unreduced")
@@ -194,16 +198,9 @@ def ece(n_bins: int = 10) -> Metric:
     Returns:
         The ECE metric.
     """
+    from metacog_metrics.calibration import ece as _ece
 
-    def compute(scores: list[SampleScore]) -> Value:
-        from metacog_metrics.calibration import ece as _ece
-
-        conf, correct = _pairs(scores)
-        if conf.size == 0:
-            return math.nan
-        return float(_ece(conf, correct, n_bins=n_bins, strategy="uniform"))
-
-    return compute
+    return _on_pairs(functools.partial(_ece, n_bins=n_bins, strategy="uniform"))
 
 
 @metric(qualified("tetrachoric"), scores="unreduced")
@@ -216,19 +213,15 @@ def tetrachoric() -> Metric:
     Returns:
         The tetrachoric metric.
     """
+    from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
 
-    def compute(scores: list[SampleScore]) -> Value:
-        from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
-
-        conf, correct = _pairs(scores)
-        if conf.size == 0:
-            return math.nan
+    def rho(conf: np.ndarray, correct: np.ndarray) -> float:
         binary = (conf >= 0.5).astype(float)
-        if np.unique(binary).size < 2 or np.unique(correct).size < 2:
+        if not (_two_classes(binary) and _two_classes(correct)):
             return math.nan
-        return float(_tetrachoric(binary, correct).rho)
+        return _tetrachoric(binary, correct).rho
 
-    return compute
+    return _on_pairs(rho)
 
 
 def default_metrics() -> list[Metric]:
