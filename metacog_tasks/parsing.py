@@ -80,7 +80,26 @@ def _clean(line: str) -> str:
 
 
 def _lines(text: str) -> list[str]:
+    """The reply's non-empty lines, markup removed (none: an empty reply)."""
     return [ln for ln in (_clean(x) for x in text.splitlines()) if ln]
+
+
+def _empty() -> ProbeParse:
+    return ProbeParse(math.nan, "empty", None)
+
+
+def _yes_no(word: str, matched: str) -> ProbeParse:
+    return ProbeParse(1.0 if word.lower() == "yes" else 0.0, "ok", matched)
+
+
+def _one_word(span: str) -> ProbeParse | None:
+    """The verdict of a span holding only one of the two words (no template echo, no refusal)."""
+    if _ALTERNATIVE.search(span):
+        return None
+    words = {w.lower() for w in _WORD_YES_NO.findall(span)}
+    if len(words) != 1 or _REFUSAL.search(span):
+        return None
+    return _yes_no(words.pop(), span)
 
 
 def _no_verdict(text: str) -> ProbeParse:
@@ -105,32 +124,22 @@ def parse_yes_no(text: str | None) -> ProbeParse:
     Returns:
         A :class:`ProbeParse` with confidence 1.0 (yes), 0.0 (no) or NaN.
     """
-    if text is None or not str(text).strip():
-        return ProbeParse(math.nan, "empty", None)
-    text = str(text)
+    text = "" if text is None else str(text)
     lines = _lines(text)
     if not lines:
-        return ProbeParse(math.nan, "empty", None)
+        return _empty()
     cleaned = "\n".join(lines)
     labelled = list(_VERDICT.finditer(cleaned))
     if labelled:
-        m = labelled[-1]
-        return ProbeParse(1.0 if m.group(1).lower() == "yes" else 0.0, "ok", m.group(0))
+        return _yes_no(labelled[-1].group(1), labelled[-1].group(0))
     last = lines[-1]
     m = _LEADING_YES_NO.match(last)
     if m and not _ALTERNATIVE.search(last):
-        return ProbeParse(1.0 if m.group(1).lower() == "yes" else 0.0, "ok", last)
-    if not _ALTERNATIVE.search(last):
-        words = {w.lower() for w in _WORD_YES_NO.findall(last)}
-        if len(words) == 1 and not _REFUSAL.search(last):
-            word = words.pop()
-            return ProbeParse(1.0 if word == "yes" else 0.0, "ok", last)
-    if len(cleaned.split()) <= 12 and not _ALTERNATIVE.search(cleaned):
-        words = {w.lower() for w in _WORD_YES_NO.findall(cleaned)}
-        if len(words) == 1 and not _REFUSAL.search(cleaned):
-            word = words.pop()
-            return ProbeParse(1.0 if word == "yes" else 0.0, "ok", cleaned)
-    return _no_verdict(text)
+        return _yes_no(m.group(1), last)
+    found = _one_word(last)
+    if found is None and len(cleaned.split()) <= 12:
+        found = _one_word(cleaned)
+    return _no_verdict(text) if found is None else found
 
 
 def _to_unit(number: str, unit: str | None) -> float | None:
@@ -166,12 +175,10 @@ def parse_confidence(text: str | None) -> ProbeParse:
     Returns:
         A :class:`ProbeParse` with confidence in [0, 1] or NaN.
     """
-    if text is None or not str(text).strip():
-        return ProbeParse(math.nan, "empty", None)
-    text = str(text)
+    text = "" if text is None else str(text)
     lines = _lines(text)
     if not lines:
-        return ProbeParse(math.nan, "empty", None)
+        return _empty()
     cleaned = "\n".join(lines)
     labelled = list(_CONF_LABELLED.finditer(cleaned))
     if labelled:
