@@ -123,6 +123,19 @@ def support_files() -> dict[str, str]:
     return _scicode_package()
 
 
+def _script_head(item: Item, prior_code: str, code: str) -> list[str]:
+    """The top of a test or target script: imports, dependencies, earlier steps' code, code."""
+    return [
+        "import os, sys",
+        "sys.path.insert(0, os.getcwd())",
+        item.meta["dependencies"],
+        "from scicode.compare.cmp import cmp_tuple_or_list, are_dicts_close, are_csc_matrix_close",
+        prior_code,
+        code,
+        "",
+    ]
+
+
 def build_test_script(item: Item, code: str, prior_code: str = "") -> str:
     """The step's test script: dependencies, previous code, the code under test, test cases.
 
@@ -132,14 +145,7 @@ def build_test_script(item: Item, code: str, prior_code: str = "") -> str:
     tests = list(item.meta["test_cases"])
     return "\n".join(
         [
-            "import os, sys",
-            "sys.path.insert(0, os.getcwd())",
-            item.meta["dependencies"],
-            "from scicode.compare.cmp import cmp_tuple_or_list, are_dicts_close, "
-            "are_csc_matrix_close",
-            prior_code,
-            code,
-            "",
+            *_script_head(item, prior_code, code),
             "def __metacog_run_tests():",
             "    from _metacog_codec import load_targets",
             "    with open('targets.json', encoding='utf-8') as fh:",
@@ -168,14 +174,7 @@ def build_target_script(item: Item, gold_code: str, prior_code: str = "") -> str
     captured = [capture_targets_source(t) for t in item.meta["test_cases"]]
     return "\n".join(
         [
-            "import os, sys",
-            "sys.path.insert(0, os.getcwd())",
-            item.meta["dependencies"],
-            "from scicode.compare.cmp import cmp_tuple_or_list, are_dicts_close, "
-            "are_csc_matrix_close",
-            prior_code,
-            gold_code,
-            "",
+            *_script_head(item, prior_code, gold_code),
             "def __metacog_capture():",
             "    from _metacog_codec import dump_targets",
             f"    sources = {captured!r}",
