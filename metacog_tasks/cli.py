@@ -6,8 +6,10 @@ Subcommands import their implementation lazily, so ``metacog analyze`` never loa
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = ["build_parser", "main"]
 
@@ -20,6 +22,46 @@ def _float_list(text: str) -> list[float]:
     return [float(x) for x in text.split(",") if x.strip()]
 
 
+def _names(text: str) -> list[str]:
+    return [b for b in text.split(",") if b]
+
+
+#: Options several subcommands share: flags and ``add_argument`` keywords. Each subcommand adds
+#: its own default and help; ``dest`` is the keyword of the function the subcommand calls.
+_OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "out": (("--out", "-o"), {"metavar": "OUT"}),
+    "seed": (("--seed",), {"type": int, "default": 0}),
+    "quiet": (("--quiet", "-q"), {"action": "store_false", "dest": "progress"}),
+    "permutations": (("--permutations",), {"type": int}),
+    "joint_permutations": (("--joint-permutations",), {"type": int}),
+    "preset": (("--preset",), {"default": "paper"}),
+    "benchmarks": (("--benchmarks",), {"type": _names}),
+}
+
+
+def _option(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
+    """Add the shared option ``name`` (:data:`_OPTIONS`) with this subcommand's keywords."""
+    flags, shared = _OPTIONS[name]
+    p.add_argument(*flags, **{**shared, **kwargs})
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed options as keywords of the subcommand's function."""
+    return {k: v for k, v in vars(args).items() if k not in ("command", "func")}
+
+
+def _summarized(target: str) -> Callable[[argparse.Namespace], int]:
+    """A subcommand body: call ``module:function`` with the options, print its summary."""
+
+    def run(args: argparse.Namespace) -> int:
+        module, name = target.split(":")
+        result = getattr(importlib.import_module(module), name)(**_options(args))
+        print(result.summary_text())
+        return 0
+
+    return run
+
+
 def _add_analyze(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "analyze",
@@ -27,18 +69,16 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
         description="Tetrachoric factor analysis, factor alignment, pairwise calibration with "
         "permutation nulls and per-model calibration of one or more record tables.",
     )
-    p.add_argument("records", nargs="+", help="record tables (.parquet, .csv)")
-    p.add_argument("--out", "-o", required=True, help="output folder")
-    p.add_argument(
-        "--permutations", type=int, default=10_000, help="per-pair draws (default 10000)"
-    )
-    p.add_argument(
-        "--joint-permutations",
-        type=int,
+    p.add_argument("paths", metavar="records", nargs="+", help="record tables (.parquet, .csv)")
+    _option(p, "out", dest="out_dir", required=True, help="output folder")
+    _option(p, "permutations", default=10_000, help="per-pair draws (default 10000)")
+    _option(
+        p,
+        "joint_permutations",
         default=1_000,
         help="joint draws for the mean tau over all pairs (default 1000)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _option(p, "seed", help="random seed (default 0)")
     p.add_argument("--models", dest="models_file", help="models.yaml with per-model traits")
     p.add_argument(
         "--pool",
@@ -58,28 +98,15 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
         default=0.5,
         help="continuous confidence >= this is 'yes' in the factor sections (default 0.5)",
     )
-    p.add_argument("--no-report", action="store_true", help="skip report.html")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
+    _option(p, "quiet", help="no progress bars")
     p.set_defaults(func=_run_analyze)
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
     from metacog_metrics.analyze import analyze_files
 
-    result = analyze_files(
-        args.records,
-        out_dir=args.out,
-        permutations=args.permutations,
-        joint_permutations=args.joint_permutations,
-        seed=args.seed,
-        models_file=args.models_file,
-        report=not args.no_report,
-        progress=not args.quiet,
-        pool=args.pool,
-        alternative=args.alternative,
-        fdr_alpha=args.fdr_alpha,
-        binarize_at=args.binarize_at,
-    )
+    result = analyze_files(**_options(args))
     print(result.summary_text())
     from metacog_metrics.report import headline_findings
 
@@ -134,7 +161,7 @@ def _add_collect(sub: argparse._SubParsersAction) -> None:
         "per file; the exit status is nonzero only when nothing could be read.",
     )
     p.add_argument("paths", nargs="+", help="files or folders (searched recursively)")
-    p.add_argument("--out", "-o", required=True, help="record table to write (.parquet or .csv)")
+    _option(p, "out", required=True, help="record table to write (.parquet or .csv)")
     p.add_argument(
         "--rename",
         action="append",
@@ -145,10 +172,11 @@ def _add_collect(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--all-runs",
-        action="store_true",
+        dest="latest_only",
+        action="store_false",
         help="keep every lm-eval run of a model and task, not only the latest",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary line")
+    _option(p, "quiet", dest="verbose", help="print only the summary line")
     p.set_defaults(func=_run_collect)
 
 
@@ -156,9 +184,9 @@ def _run_collect(args: argparse.Namespace) -> int:
     from metacog_metrics.records import write_records
     from metacog_tasks.collect import collect, parse_renames
 
-    result = collect(args.paths, rename=parse_renames(args.rename), latest_only=not args.all_runs)
+    result = collect(args.paths, rename=parse_renames(args.rename), latest_only=args.latest_only)
     report = result.report_text()
-    print(report.splitlines()[0] if args.quiet else report)
+    print(report if args.verbose else report.splitlines()[0])
     if result.n_records == 0:
         print(
             f"metacog collect: error: no records read from {' '.join(args.paths)}", file=sys.stderr
@@ -177,42 +205,19 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
         "population through the real lm-eval harness (or Inspect), collect the logs, analyse "
         "them and write report.html. Needs no network, no GPU and no API key.",
     )
-    p.add_argument(
-        "--out", "-o", default="metacog-demo", help="output folder (default metacog-demo)"
-    )
+    _option(p, "out", default="metacog-demo", help="output folder (default metacog-demo)")
     p.add_argument("--models", type=int, default=12, help="population size (default 12)")
-    p.add_argument("--preset", default="paper", help="generative-model preset (default paper)")
+    _option(p, "preset", help="generative-model preset (default paper)")
     p.add_argument("--harness", choices=("lm-eval", "inspect"), default="lm-eval")
     p.add_argument(
         "--items-per-benchmark", type=int, default=None, help="first N items of each pack"
     )
-    p.add_argument(
-        "--benchmarks", type=lambda s: [b for b in s.split(",") if b], help="comma-separated"
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--permutations", type=int, default=10_000, help="per-pair draws")
-    p.add_argument("--joint-permutations", type=int, default=1_000, help="joint draws")
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
-    p.set_defaults(func=_run_demo)
-
-
-def _run_demo(args: argparse.Namespace) -> int:
-    from metacog_tasks.demo import run_demo
-
-    result = run_demo(
-        args.out,
-        models=args.models,
-        preset=args.preset,
-        harness=args.harness,
-        items_per_benchmark=args.items_per_benchmark,
-        benchmarks=args.benchmarks,
-        seed=args.seed,
-        permutations=args.permutations,
-        joint_permutations=args.joint_permutations,
-        verbose=not args.quiet,
-    )
-    print(result.summary_text())
-    return 0
+    _option(p, "benchmarks", help="comma-separated")
+    _option(p, "seed")
+    _option(p, "permutations", default=10_000, help="per-pair draws")
+    _option(p, "joint_permutations", default=1_000, help="joint draws")
+    _option(p, "quiet", dest="verbose", help="print only the summary")
+    p.set_defaults(func=_summarized("metacog_tasks.demo:run_demo"))
 
 
 def _add_simulate(sub: argparse._SubParsersAction) -> None:
@@ -223,37 +228,27 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:
         "difficulty, model ability and threshold, individuated metacognition, inline solving). "
         "The true model traits are written beside the table (<stem>.models.csv).",
     )
-    p.add_argument("--out", "-o", required=True, help="record table (.parquet or .csv)")
-    p.add_argument("--preset", default="paper", help="preset (default paper)")
+    _option(p, "out", required=True, help="record table (.parquet or .csv)")
+    _option(p, "preset", help="preset (default paper)")
     p.add_argument("--models", type=int, default=20, help="number of models (default 20)")
-    p.add_argument("--items", type=int, default=500, help="items per benchmark (default 500)")
-    p.add_argument("--benchmarks", type=lambda s: [b for b in s.split(",") if b])
+    p.add_argument(
+        "--items",
+        dest="items_per_benchmark",
+        metavar="ITEMS",
+        type=int,
+        default=500,
+        help="items per benchmark (default 500)",
+    )
+    _option(p, "benchmarks")
     p.add_argument("--individuated", type=float, default=None, help="individuated weight")
     p.add_argument(
         "--probes",
-        type=lambda s: [b for b in s.split(",") if b],
+        type=_names,
         default=["prospective"],
         help="comma-separated: prospective, counterfactual, numeric",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=_run_simulate)
-
-
-def _run_simulate(args: argparse.Namespace) -> int:
-    from metacog_metrics.simulate import run_simulate
-
-    result = run_simulate(
-        args.out,
-        preset=args.preset,
-        models=args.models,
-        items_per_benchmark=args.items,
-        benchmarks=args.benchmarks,
-        seed=args.seed,
-        probes=args.probes,
-        individuated=args.individuated,
-    )
-    print(result.summary_text())
-    return 0
+    _option(p, "seed")
+    p.set_defaults(func=_summarized("metacog_metrics.simulate:run_simulate"))
 
 
 def _add_power(sub: argparse._SubParsersAction) -> None:
@@ -264,42 +259,22 @@ def _add_power(sub: argparse._SubParsersAction) -> None:
         "report how often the pairwise test and the contentious-subset alignment detect it "
         "(and the false-positive rate at 0), as a table and a plot.",
     )
-    p.add_argument("--out", "-o", default="metacog-power", help="output folder")
+    _option(p, "out", dest="out_dir", default="metacog-power", help="output folder")
     p.add_argument("--models", type=_int_list, default=[10, 20, 40], help="e.g. 10,20,40")
     p.add_argument("--items", type=_int_list, default=[200, 1000, 5000], help="e.g. 200,1000")
     p.add_argument(
         "--individuated", type=_float_list, default=[0.0, 0.1, 0.2, 0.4], help="e.g. 0,0.1,0.2"
     )
     p.add_argument("--reps", type=int, default=200, help="replicates per grid point")
-    p.add_argument("--preset", default="paper")
+    _option(p, "preset")
     p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--permutations", type=int, default=99, help="null draws per replicate")
+    _option(p, "permutations", default=99, help="null draws per replicate")
     p.add_argument(
         "--alignment-reps", type=int, default=40, help="alignment replicates (0 skips it)"
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.set_defaults(func=_run_power)
-
-
-def _run_power(args: argparse.Namespace) -> int:
-    from metacog_metrics.power import run_power
-
-    result = run_power(
-        args.out,
-        models=args.models,
-        items=args.items,
-        individuated=args.individuated,
-        reps=args.reps,
-        preset=args.preset,
-        alpha=args.alpha,
-        permutations=args.permutations,
-        alignment_reps=args.alignment_reps,
-        seed=args.seed,
-        progress=not args.quiet,
-    )
-    print(result.summary_text())
-    return 0
+    _option(p, "seed")
+    _option(p, "quiet", help="no progress bar")
+    p.set_defaults(func=_summarized("metacog_metrics.power:run_power"))
 
 
 def build_parser() -> argparse.ArgumentParser:
