@@ -40,6 +40,32 @@ def _run(cmd: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedP
     return proc
 
 
+def _run_sim(
+    out: Path, model_args: str, tasks: str, limit: int, cwd: Path
+) -> subprocess.CompletedProcess:
+    """``metacog lm-eval run`` of the simulated model on the bundled packs, samples logged."""
+    return _run(
+        _metacog(
+            "lm-eval",
+            "run",
+            "--model",
+            "metacog-sim",
+            "--model_args",
+            model_args,
+            "--tasks",
+            tasks,
+            "--limit",
+            str(limit),
+            "--metadata",
+            BUNDLED,
+            "--output_path",
+            str(out),
+            "--log_samples",
+        ),
+        cwd=cwd,
+    )
+
+
 def _results(out: Path) -> dict:
     files = sorted(out.rglob("results_*.json"))
     assert files, f"no results file under {out}"
@@ -74,26 +100,7 @@ def test_sim_model_through_the_wrapper_then_collect(tmp_path: Path) -> None:
     from metacog_tasks.sim import SimResponder
 
     out = tmp_path / "sim"
-    proc = _run(
-        _metacog(
-            "lm-eval",
-            "run",
-            "--model",
-            "metacog-sim",
-            "--model_args",
-            "model=m01,preset=paper,seed=0",
-            "--tasks",
-            "metacog_mmlu_pro",
-            "--limit",
-            "6",
-            "--metadata",
-            BUNDLED,
-            "--output_path",
-            str(out),
-            "--log_samples",
-        ),
-        cwd=tmp_path,
-    )
+    proc = _run_sim(out, "model=m01,preset=paper,seed=0", "metacog_mmlu_pro", 6, tmp_path)
     assert "metacog_mmlu_pro" in proc.stdout  # lm-eval's results table
     results = _results(out)
     assert results["config"]["metacog_model_name"] == "metacog-sim/m01"
@@ -215,26 +222,7 @@ def test_plain_lm_eval_hf_tiny_gpt2_all_tasks_chat_template(
 @pytest.mark.slow
 def test_group_metacog_reports_one_row(tmp_path: Path) -> None:
     out = tmp_path / "group"
-    _run(
-        _metacog(
-            "lm-eval",
-            "run",
-            "--model",
-            "metacog-sim",
-            "--model_args",
-            "model=m02,seed=0",
-            "--tasks",
-            "metacog",
-            "--limit",
-            "3",
-            "--metadata",
-            BUNDLED,
-            "--output_path",
-            str(out),
-            "--log_samples",
-        ),
-        cwd=tmp_path,
-    )
+    _run_sim(out, "model=m02,seed=0", "metacog", 3, tmp_path)
     results = _results(out)
     group = results["groups"]["metacog"]
     leaves = {t: results["results"][t] for t in ALL_TASKS}
