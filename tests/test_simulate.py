@@ -288,14 +288,14 @@ def test_inline_solving_makes_the_probe_follow_own_correctness():
 
 def test_simulate_records_schema_and_agreement_with_population():
     params = get_preset("paper")
-    df = simulate_records(
-        params,
+    args = dict(
         n_models=4,
         items_per_benchmark=30,
         benchmarks=["squad", "mathbench"],
         seed=9,
         probes=("prospective", "numeric"),
     )
+    df = simulate_records(params, **args)
     assert list(df.columns) == RECORD_COLUMNS
     assert len(df) == 4 * 30 * 2 * 2
     assert not df.duplicated(["model", "benchmark", "item_id", "probe"]).any()
@@ -312,14 +312,7 @@ def test_simulate_records_schema_and_agreement_with_population():
     rows = binary[binary["benchmark"] == "mathbench"]
     wide = rows.pivot(index="item_id", columns="model", values="confidence")
     np.testing.assert_array_equal(wide.to_numpy(), state.confidence.astype(float))
-    again = simulate_records(
-        params,
-        n_models=4,
-        items_per_benchmark=30,
-        benchmarks=["squad", "mathbench"],
-        seed=9,
-        probes=("prospective", "numeric"),
-    )
+    again = simulate_records(params, **args)
     pd.testing.assert_frame_equal(df, again)
 
 
