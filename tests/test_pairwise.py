@@ -440,7 +440,8 @@ def test_calibration_p_value_matches_brute_force_shuffles():
 
 
 def test_degenerate_margins():
-    # A model that always says yes (dconf then only takes two values) and constant dperf.
+    # Model 0 always says yes (its pairs' dconf takes two values only); models 1 and 2 are
+    # identical, so the pair (1, 2) has constant dconf and dperf: no tau, no p-value.
     rng = np.random.default_rng(3)
     perf = (rng.random((60, 3)) < 0.5).astype(float)
     conf = (rng.random((60, 3)) < 0.5).astype(float)
@@ -449,11 +450,16 @@ def test_degenerate_margins():
     conf[:, 2] = conf[:, 1]
     for null in NULLS:
         res = pair_permutation_test(conf, perf, null=null, permutations=400, rng=1)
-        assert np.isfinite(res.p_value[:2]).all()  # pairs (0, 1) and (0, 2)
-        assert np.isnan(res.p_value[2]) and res.n_valid[2] == 0 if null == "base_rate" else True
+        assert np.isfinite(res.p_value[:2]).all() and (res.n_valid[:2] == 400).all()
+        assert np.isnan(res.tau[2]) and np.isnan(res.p_value[2])
+        if null == "base_rate":  # margins fixed: every draw is degenerate too
+            assert res.n_valid[2] == 0
+    # Two items, two matchings: the observed one (tau = 1) and the swapped one, where dconf
+    # is constant (tau undefined): half the draws are not valid and do not count.
     two = np.array([[1.0, 0.0], [0.0, 1.0]])
-    res = pair_permutation_test(two, two, null="calibration_preserving", permutations=50, rng=0)
-    assert res.p_value.shape == (1,)
+    res = pair_permutation_test(two, two, null="calibration_preserving", permutations=400, rng=0)
+    assert res.tau[0] == 1.0 and 150 < res.n_valid[0] < 250
+    assert res.null_mean[0] == 1.0 and res.p_greater[0] == 1.0 and res.p_less[0] == 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -525,13 +531,21 @@ def test_continuous_exact_paths_agree(null):
     )
 
 
-def test_workers_and_seed_determinism():
+@pytest.mark.parametrize("null", NULLS)
+def test_workers_and_seed_determinism(null, monkeypatch):
+    import metacog_metrics.pairwise as pw
+
     conf, perf = _population(150, 5)
-    a = pair_permutation_test(conf, perf, permutations=500, rng=11, workers=1)
-    b = pair_permutation_test(conf, perf, permutations=500, rng=11, workers=2)
-    c = pair_permutation_test(conf, perf, permutations=500, rng=12, workers=2)
-    np.testing.assert_array_equal(a.p_value, b.p_value)
-    assert not np.array_equal(a.null_mean, c.null_mean)
+    a = pair_permutation_test(conf, perf, null=null, permutations=500, rng=11, workers=1)
+    monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 1000)  # 2 pairs a chunk: many tasks
+    b = pair_permutation_test(conf, perf, null=null, permutations=500, rng=11, workers=2)
+    b1 = pair_permutation_test(conf, perf, null=null, permutations=500, rng=11, workers=1)
+    c = pair_permutation_test(conf, perf, null=null, permutations=500, rng=12, workers=2)
+    np.testing.assert_array_equal(b.p_value, b1.p_value)
+    np.testing.assert_array_equal(b.null_mean, b1.null_mean)
+    assert not np.array_equal(b.null_mean, c.null_mean)
+    # another chunk size is another (fixed) stream layout: other draws, the same law
+    assert np.all(np.abs(a.null_mean - b.null_mean) < 6 * a.null_sd / np.sqrt(250))
     j1 = joint_null_draws(conf, perf, n=50, rng=5)
     j2 = joint_null_draws(conf, perf, n=50, rng=5)
     np.testing.assert_array_equal(j1, j2)
