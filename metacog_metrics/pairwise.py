@@ -538,11 +538,13 @@ def _collapse_4x4(t4: NDArray) -> NDArray:
 # A per-pair null table is built in three levels of hypergeometric variates. Level 1 has one
 # law per pair; level 2 depends on the pair and the level-1 value only, so its laws repeat
 # across the draws; level 3 (the last free cell of each block) depends on several earlier values
-# and is drawn one by one. Laws that repeat are tabulated once (their exact CDF on a window that
-# leaves out less than 2**-60 of the mass, checked) and drawn by inversion with a guide table, a
-# few nanoseconds a draw instead of the ~100 ns of a rejection-sampled hypergeometric variate.
-# Every step draws from the exact conditional law, so the tables are distributed as under
-# random permutations of the items (tests check this against enumeration and SciPy).
+# and is drawn one by one (NumPy's sampler, ~100 ns a variate). Laws that repeat are tabulated
+# once (their exact CDF on a window that leaves out less than 2**-60 of the mass, checked) and
+# drawn by inversion with a guide table, some 20-40 ns a draw with the tables; they are
+# tabulated only where a table serves enough draws (few items: narrow laws). Every step draws
+# from the exact conditional law, so the tables are distributed as under random permutations
+# of the items (tests check this against enumeration, shuffles, SciPy and the old sampler).
+# The level-3 variates set the floor: 1 per base-rate draw, 4 per calibration-preserving draw.
 
 _WINDOW_SD = 9.0  # tabulated window: mean +- (9 sd + 12), widened until the tails are < 2**-60
 _WINDOW_PAD = 12.0
@@ -571,8 +573,8 @@ def _hg_tables(good: ArrayLike, bad: ArrayLike, sample: ArrayLike
 
     The pmf on the window comes from the ratio recurrence
     ``f(k+1) / f(k) = (good - k)(sample - k) / ((k + 1)(bad - sample + k + 1))`` (a cumulative
-    sum of logs: relative error ~1e-14, better than log-factorial differences), normalised on
-    the window. The window is widened until a log-concavity bound puts each tail below 2**-60,
+    sum of logs: relative error ~1e-12, better than differences of log-factorials), normalised
+    on the window. The window is widened until a log-concavity bound puts each tail below 2**-60,
     far below the 2**-53 resolution of the uniforms that invert it.
 
     Returns:
