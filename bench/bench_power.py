@@ -20,9 +20,10 @@ import numpy as np
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
-from metacog_metrics.power import _stratified_null, power_analysis
-from metacog_metrics.power import stratified_permutations as perms_of
+from metacog_metrics.power import power_analysis
 from metacog_metrics.simulate import get_preset, simulate_arrays
+from metacog_metrics.stratified import stratified_null_draws as _stratified_null
+from metacog_metrics.stratified import stratified_permutations as perms_of
 
 MODELS = (10, 20, 40)
 ITEMS = (200, 1000, 5000)

@@ -74,11 +74,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from metacog_metrics.power import (
         PowerOutputs,
         PowerResult,
-        StratifiedTestResult,
         power_analysis,
         run_power,
-        stratified_mean_tau_test,
-        stratified_permutations,
         write_power_outputs,
     )
     from metacog_metrics.records import (
@@ -117,6 +114,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         simulate_arrays,
         simulate_records,
     )
+    from metacog_metrics.stratified import (
+        StratifiedTestResult,
+        stratified_mean_tau_test,
+        stratified_permutations,
+    )
     from metacog_metrics.tetrachoric import (
         CorSmoothResult,
         TetrachoricMatrixResult,
@@ -148,11 +150,11 @@ _LAZY: dict[str, str] = {
     "simulate_records": "metacog_metrics.simulate",
     "PowerOutputs": "metacog_metrics.power",
     "PowerResult": "metacog_metrics.power",
-    "StratifiedTestResult": "metacog_metrics.power",
+    "StratifiedTestResult": "metacog_metrics.stratified",
     "power_analysis": "metacog_metrics.power",
     "run_power": "metacog_metrics.power",
-    "stratified_mean_tau_test": "metacog_metrics.power",
-    "stratified_permutations": "metacog_metrics.power",
+    "stratified_mean_tau_test": "metacog_metrics.stratified",
+    "stratified_permutations": "metacog_metrics.stratified",
     "write_power_outputs": "metacog_metrics.power",
     "headline_findings": "metacog_metrics.report",
     "render_report": "metacog_metrics.report",

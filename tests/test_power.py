@@ -16,14 +16,18 @@ from metacog_metrics.power import (
     PowerResult,
     power_analysis,
     run_power,
-    stratified_mean_tau_test,
-    stratified_permutations,
     write_power_outputs,
 )
 from metacog_metrics.power import _alignment as fast_alignment
 from metacog_metrics.power import _curtailed_rejects as curtailed
-from metacog_metrics.power import _stratified_null as stratified_null
 from metacog_metrics.simulate import get_preset, simulate_arrays
+from metacog_metrics.stratified import (
+    stratified_mean_tau_test,
+    stratified_permutations,
+)
+from metacog_metrics.stratified import (
+    stratified_null_draws as stratified_null,
+)
 
 
 def _data(preset="paper", m=8, n=300, seed=0, **overrides):

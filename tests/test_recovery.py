@@ -16,8 +16,8 @@ from scipy import stats
 
 from metacog_metrics.analyze import analyze_records
 from metacog_metrics.pairwise import joint_null_draws, pairwise_taus
-from metacog_metrics.power import stratified_mean_tau_test
 from metacog_metrics.simulate import get_preset, simulate_arrays, simulate_records
+from metacog_metrics.stratified import stratified_mean_tau_test
 
 SQUAD = ("squad", "prospective", "verbal_binary")
 MATH = ("mathbench", "prospective", "verbal_binary")
