@@ -46,6 +46,7 @@ from metacog_metrics.records import (
     read_records,
     validate_records,
 )
+from metacog_metrics.stratified import StratifiedTestResult, stratified_mean_tau_test
 from metacog_metrics.tetrachoric import TetrachoricMatrixResult, tetrachoric_matrix
 
 __all__ = [
@@ -115,6 +116,9 @@ class GroupAnalysis(Result):
         calibration: Per-model calibration (each model on its own graded items).
         skipped: Why the cross-model analyses were skipped, else None.
         warnings: Notes on this group (drops, degenerate models, smoothing, unparseable rows).
+        stratified: The mean tau against the difficulty-stratified null, a test of private
+            signal beyond shared difficulty (binary confidence only; see
+            :mod:`metacog_metrics.stratified`).
     """
 
     benchmark: str
@@ -130,6 +134,7 @@ class GroupAnalysis(Result):
     calibration: CalibrationResult
     skipped: str | None
     warnings: tuple[str, ...]
+    stratified: StratifiedTestResult | None = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -208,7 +213,7 @@ def _analyze_group(
     bench, probe, kind = key
     notes: list[str] = []
     root = _group_seed(seed, key)
-    pair_seed, boot_seed = root.spawn(2)
+    pair_seed, boot_seed, strat_seed = root.spawn(3)
     mat = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind)
     calibration = calibration_by_model(df, n_boot=n_boot, seed=int(boot_seed.generate_state(1)[0]))
     for model, reason in mat.models_dropped.items():
@@ -269,6 +274,16 @@ def _analyze_group(
         progress=progress,
         workers=workers,
     )
+    stratified = None
+    if continuous:
+        notes.append("difficulty-stratified null: binary confidence only; not run")
+    elif joint_permutations > 0:
+        stratified = stratified_mean_tau_test(
+            mat.confidence,
+            mat.correct,
+            permutations=joint_permutations,
+            seed=np.random.default_rng(strat_seed),
+        )
     return GroupAnalysis(
         benchmark=bench,
         probe=probe,
@@ -283,6 +298,7 @@ def _analyze_group(
         calibration=calibration,
         skipped=None,
         warnings=tuple(notes),
+        stratified=stratified,
     )
 
 
@@ -358,10 +374,40 @@ def _alignment_summary(a: FactorAlignmentResult | None) -> dict[str, Any]:
             "method": a.method}  # fmt: skip
 
 
-def _pairwise_summary(pw: PairwiseResult | None) -> dict[str, Any]:
+def _stratified_summary(st: StratifiedTestResult) -> dict[str, Any]:
+    ok = st.draws[np.isfinite(st.draws)]
+    return {
+        "mean": st.null_mean,
+        "sd": st.null_sd,
+        "ci": tuple(np.quantile(ok, [0.025, 0.975])) if ok.size else (None, None),
+        "p_value": st.p_value,
+        "alternative": "greater",
+        "n_draws": st.permutations,
+        "n_strata": st.n_strata,
+    }
+
+
+def _pairwise_summary(
+    pw: PairwiseResult | None, stratified: StratifiedTestResult | None = None
+) -> dict[str, Any]:
     if pw is None:
         return {}
     curve = pw.delta_curve
+    nulls: dict[str, Any] = {
+        null: {
+            "mean": res.mean,
+            "sd": res.sd,
+            "ci": res.ci,
+            "p_value": res.p_value,
+            "p_greater": res.p_greater,
+            "p_less": res.p_less,
+            "n_draws": res.n_draws,
+            "fdr_significant_share": pw.fdr_share(null) if pw.permutations else None,
+        }
+        for null, res in pw.nulls.items()
+    }
+    if stratified is not None:
+        nulls["stratified"] = _stratified_summary(stratified)
     return {
         "n_pairs": pw.n_pairs,
         "n_pairs_valid": pw.n_pairs_valid,
@@ -370,19 +416,7 @@ def _pairwise_summary(pw: PairwiseResult | None) -> dict[str, Any]:
         "alternative": pw.alternative,
         "permutations": pw.permutations,
         "joint_permutations": pw.joint_permutations,
-        "nulls": {
-            null: {
-                "mean": res.mean,
-                "sd": res.sd,
-                "ci": res.ci,
-                "p_value": res.p_value,
-                "p_greater": res.p_greater,
-                "p_less": res.p_less,
-                "n_draws": res.n_draws,
-                "fdr_significant_share": pw.fdr_share(null) if pw.permutations else None,
-            }
-            for null, res in pw.nulls.items()
-        },
+        "nulls": nulls,
         "fdr_alpha": pw.fdr_alpha,
         "fdr_significant_share": pw.fdr_significant_share,
         "delta_curve": {
@@ -443,7 +477,7 @@ def _group_summary(g: GroupAnalysis) -> dict[str, Any]:
         "confidence": conf,
         "correctness": _section_summary(g.correctness, models),
         "factor_alignment": _alignment_summary(g.alignment),
-        "pairwise": _pairwise_summary(g.pairwise),
+        "pairwise": _pairwise_summary(g.pairwise, g.stratified),
         "per_model": per_model,
         "warnings": list(g.warnings),
     }
@@ -836,6 +870,12 @@ def _summary_text(result: AnalysisResult) -> str:
                 f"calibration-preserving null {_fmt(nc['mean'])} "
                 f"(p={_fmt(nc['p_value'], '.3g')})"
             )
+            if "stratified" in pw["nulls"]:
+                ns = pw["nulls"]["stratified"]
+                lines.append(
+                    f"  private signal beyond shared difficulty: difficulty-stratified null "
+                    f"{_fmt(ns['mean'])} (one-sided p={_fmt(ns['p_value'], '.3g')})"
+                )
             lines.append(
                 f"  {_fmt(pw['fdr_significant_share'], '.1%')} of pairs FDR-significant "
                 f"(base-rate, q < {pw['fdr_alpha']:g}); factor alignment r all items "

@@ -31,9 +31,14 @@ __all__ = ["headline_findings", "render_report", "write_report"]
 _NULL_LABELS = {
     "base_rate": "base-rate-matched null",
     "calibration_preserving": "calibration-preserving null",
+    "stratified": "difficulty-stratified null",
 }
 _COLORS = {"confidence": "#1f77b4", "correctness": "#d62728", "observed": "#000000"}
-_NULL_COLORS = {"base_rate": "#7f7f7f", "calibration_preserving": "#ff7f0e"}
+_NULL_COLORS = {
+    "base_rate": "#7f7f7f",
+    "calibration_preserving": "#ff7f0e",
+    "stratified": "#2ca02c",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,11 +134,19 @@ def headline_findings(
         br = nulls.get("base_rate", {})
         cp = nulls.get("calibration_preserving", {})
         tau = pw["mean_tau"]
-        parts.append(
+        part = (
             f"{bench}/{label} {_fmt(tau)}, {_versus(tau, br, alpha)} the base-rate-matched null "
             f"({_fmt(br.get('mean'))}, {_p(br.get('p_value'))}) and {_versus(tau, cp, alpha)} "
             f"the calibration-preserving null ({_fmt(cp.get('mean'))}, {_p(cp.get('p_value'))})"
         )
+        st = nulls.get("stratified")
+        if st and st.get("p_value") is not None:
+            verdict = "evidence of" if st["p_value"] < alpha else "no evidence of"
+            part += (
+                f"; {verdict} private signal beyond shared difficulty (difficulty-stratified "
+                f"null {_fmt(st.get('mean'))}, one-sided {_p(st['p_value'])})"
+            )
+        parts.append(part)
     if parts:
         shown = parts[:3] + ([f"and {len(parts) - 3} more groups"] if len(parts) > 3 else [])
         out.append(
@@ -257,6 +270,18 @@ def _null_figure(g: GroupAnalysis) -> Figure | None:
                 alpha=0.55,
                 color=_NULL_COLORS.get(null),
                 label=f"{_NULL_LABELS.get(null, null)} ({_p(res.p_value)})",
+            )
+    st = g.stratified
+    if st is not None:
+        sdraws = np.asarray(st.draws, dtype=float)
+        sdraws = sdraws[np.isfinite(sdraws)]
+        if sdraws.size:
+            ax1.hist(
+                sdraws,
+                bins=40,
+                alpha=0.55,
+                color=_NULL_COLORS["stratified"],
+                label=f"{_NULL_LABELS['stratified']} (one-sided {_p(st.p_value)})",
             )
     if np.isfinite(pw.mean_tau):
         ax1.axvline(
@@ -392,9 +417,11 @@ def _key_figures(group: Mapping[str, Any]) -> pd.DataFrame:
         ),
         ("mean pairwise tau-b", _fmt(pw.get("mean_tau"))),
     ]
-    for null in ("base_rate", "calibration_preserving"):
-        n = nulls.get(null, {})
-        rows.append((f"  {_NULL_LABELS[null]}: mean, {_p(n.get('p_value'))}", _fmt(n.get("mean"))))
+    for null in ("base_rate", "calibration_preserving", "stratified"):
+        if null in nulls:
+            n = nulls[null]
+            label = f"  {_NULL_LABELS[null]}: mean, {_p(n.get('p_value'))}"
+            rows.append((label, _fmt(n.get("mean"))))
     rows += [
         ("share of pairs significant after FDR (base-rate)", _fmt(pw.get("fdr_significant_share"))),
         ("factor alignment r, all items", _fmt(al.get("all", {}).get("r"))),

@@ -329,3 +329,36 @@ def test_cli_analyze(tmp_path, capsys):
     _records(n_items=12, n_models=3).rename(columns={"correct": "is_correct"}).to_csv(bad)
     assert main(["analyze", str(bad), "--out", str(tmp_path / "b"), "--quiet"]) == 2
     assert "unknown column" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("preset", "detects"), [("paper", False), ("individuated", True)])
+def test_stratified_null_separates_private_signal_from_shared_difficulty(preset, detects):
+    from metacog_metrics.report import headline_findings
+    from metacog_metrics.simulate import get_preset, simulate_records
+
+    df = simulate_records(
+        get_preset(preset), n_models=12, items_per_benchmark=400, benchmarks=["squad"], seed=4
+    )
+    res = analyze_records(df, permutations=200, joint_permutations=300, seed=0)
+    group = res.summary["results"]["squad"]["prospective"]
+    st = group["pairwise"]["nulls"]["stratified"]
+    assert st["alternative"] == "greater" and st["n_draws"] == 300 and st["n_strata"] > 5
+    assert st["ci"][0] < st["mean"] < st["ci"][1]
+    assert (st["p_value"] < 0.05) is detects
+    g = res.groups[("squad", "prospective", "verbal_binary")]
+    assert g.stratified.observed == pytest.approx(group["pairwise"]["mean_tau"])
+    finding = headline_findings(res.summary)[1]
+    assert ("no evidence of private signal" in finding) is not detects
+
+
+def test_stratified_null_is_reported_as_not_run_for_continuous_confidence():
+    from metacog_metrics.simulate import get_preset, simulate_records
+
+    df = simulate_records(
+        get_preset("paper"), n_models=6, items_per_benchmark=60, benchmarks=["squad"], seed=1,
+        probes=("numeric",),
+    )  # fmt: skip
+    res = analyze_records(df, permutations=50, joint_permutations=50, seed=0)
+    (group,) = res.summary["results"]["squad"].values()
+    assert "stratified" not in group["pairwise"]["nulls"]
+    assert any("difficulty-stratified null: binary confidence only" in w for w in group["warnings"])
