@@ -119,6 +119,8 @@ class GroupAnalysis(Result):
         stratified: The mean tau against the difficulty-stratified null, a test of private
             signal beyond shared difficulty (binary confidence only; see
             :mod:`metacog_metrics.stratified`).
+        coverage_excluded: ``{model: share of the group's items it has}`` for models left out
+            of the cross-model analyses by ``min_coverage``.
     """
 
     benchmark: str
@@ -135,6 +137,7 @@ class GroupAnalysis(Result):
     skipped: str | None
     warnings: tuple[str, ...]
     stratified: StratifiedTestResult | None = None
+    coverage_excluded: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -209,12 +212,21 @@ def _analyze_group(
     n_boot: int,
     deltas: Sequence[float],
     workers: int | None,
+    min_coverage: float | None = None,
 ) -> GroupAnalysis:
     bench, probe, kind = key
     notes: list[str] = []
     root = _group_seed(seed, key)
     pair_seed, boot_seed, strat_seed = root.spawn(3)
-    mat = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind)
+    excluded = _low_coverage(df, min_coverage) if min_coverage else {}
+    if excluded:
+        listed = ", ".join(f"{m} {c:.0%}" for m, c in excluded.items())
+        notes.append(
+            f"{len(excluded)} model(s) below min_coverage {min_coverage:g} left out of the "
+            f"cross-model analyses ({listed})"
+        )
+    keep = [m for m in pd.unique(df["model"]) if m not in excluded] if excluded else None
+    mat = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind, models=keep)
     calibration = calibration_by_model(df, n_boot=n_boot, seed=int(boot_seed.generate_state(1)[0]))
     for model, reason in mat.models_dropped.items():
         notes.append(f"model {model!r} left out: {reason}")
@@ -239,7 +251,8 @@ def _analyze_group(
     if skipped:
         notes.append(f"cross-model analyses skipped: {skipped}")
         return GroupAnalysis(bench, probe, kind, label, mat, binarized_at, None, None, None,
-                             None, calibration, skipped, tuple(notes))  # fmt: skip
+                             None, calibration, skipped, tuple(notes),
+                             coverage_excluded=excluded)  # fmt: skip
 
     conf_bin = mat.binary_confidence(binarize_at) if continuous else mat.confidence
     conf_section = _section(conf_bin, mat.models)
@@ -299,6 +312,7 @@ def _analyze_group(
         skipped=None,
         warnings=tuple(notes),
         stratified=stratified,
+        coverage_excluded=excluded,
     )
 
 
@@ -372,6 +386,15 @@ def _alignment_summary(a: FactorAlignmentResult | None) -> dict[str, Any]:
 
     return {"all": part(a.all), "contentious": part(a.contentious), "bounds": a.bounds,
             "method": a.method}  # fmt: skip
+
+
+def _low_coverage(df: pd.DataFrame, min_coverage: float) -> dict[str, float]:
+    """Models whose usable items (confidence and grade) cover less than ``min_coverage``."""
+    usable = df[df["confidence"].notna() & df["correct"].notna()]
+    n_items = df["item_id"].nunique()
+    share = usable.groupby("model", sort=False)["item_id"].nunique() / max(n_items, 1)
+    share = share.reindex(pd.unique(df["model"]), fill_value=0.0)
+    return {str(m): float(c) for m, c in share.items() if c < min_coverage}
 
 
 def _stratified_summary(st: StratifiedTestResult) -> dict[str, Any]:
@@ -473,6 +496,7 @@ def _group_summary(g: GroupAnalysis) -> dict[str, Any]:
         "n_items_dropped": mat.n_items_dropped,
         "dropped_by_model": mat.dropped_by_model,
         "models_dropped": mat.models_dropped,
+        "coverage_excluded": dict(g.coverage_excluded),
         "unparseable_by_model": mat.unparseable_by_model,
         "confidence": conf,
         "correctness": _section_summary(g.correctness, models),
@@ -575,6 +599,7 @@ def analyze_records(
     deltas: Sequence[float] = DEFAULT_DELTAS,
     workers: int | None = None,
     pool: bool = False,
+    min_coverage: float | None = None,
 ) -> AnalysisResult:
     """Run every analysis on a record table, one group per (benchmark, probe, confidence kind).
 
@@ -599,6 +624,10 @@ def analyze_records(
         pool: Also analyse the benchmarks pooled: for each (probe, confidence kind) found in
             two or more benchmarks, one more group under the benchmark name ``"pooled"`` whose
             items are ``<benchmark>:<item_id>``. Useful when each benchmark has few items.
+        min_coverage: Leave a model out of a group's cross-model analyses (not its own
+            calibration) when it has usable items for less than this share of the group's
+            items, before the complete-case rule; one partial run then no longer costs every
+            model the items it lacks. Reported per group. Default: keep every model.
 
     Returns:
         An :class:`AnalysisResult` (``out_dir`` None; nothing is written).
@@ -622,6 +651,7 @@ def analyze_records(
             deltas=deltas,
             workers=workers,
             pool=pool,
+            min_coverage=min_coverage,
         )
 
 
@@ -652,7 +682,10 @@ def _analyze(
     deltas: Sequence[float],
     workers: int | None,
     pool: bool,
+    min_coverage: float | None,
 ) -> AnalysisResult:
+    if min_coverage is not None and not 0.0 < min_coverage <= 1.0:
+        raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
     inputs = list(df.attrs.get("inputs", []))
     notes = list(df.attrs.get("warnings", []))
     records = validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
@@ -698,6 +731,7 @@ def _analyze(
             n_boot=int(n_boot),
             deltas=deltas,
             workers=workers,
+            min_coverage=min_coverage,
         )
         groups[key] = g
         results.setdefault(bench, {})[labels[key]] = _group_summary(g)
@@ -727,6 +761,7 @@ def _analyze(
             "min_models": MIN_MODELS,
             "min_items": MIN_ITEMS,
             "pool": bool(pool),
+            "min_coverage": min_coverage,
         },
         "warnings": notes,
         "results": results,

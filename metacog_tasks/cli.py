@@ -98,6 +98,14 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
         default=0.5,
         help="continuous confidence >= this is 'yes' in the factor sections (default 0.5)",
     )
+    p.add_argument(
+        "--min-coverage",
+        type=float,
+        default=None,
+        help="leave out of the cross-model analyses any model with usable items for less than "
+        "this share of a group's items (e.g. 0.9), instead of dropping the items it lacks for "
+        "every model",
+    )
     p.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
     _option(p, "quiet", help="no progress bars")
     p.set_defaults(func=_run_analyze)

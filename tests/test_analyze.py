@@ -362,3 +362,28 @@ def test_stratified_null_is_reported_as_not_run_for_continuous_confidence():
     (group,) = res.summary["results"]["squad"].values()
     assert "stratified" not in group["pairwise"]["nulls"]
     assert any("difficulty-stratified null: binary confidence only" in w for w in group["warnings"])
+
+
+def test_min_coverage_leaves_out_partial_models_instead_of_their_missing_items():
+    from metacog_metrics.simulate import get_preset, simulate_records
+
+    df = simulate_records(
+        get_preset("paper"), n_models=6, items_per_benchmark=200, benchmarks=["squad"], seed=2
+    )
+    ids = sorted(df["item_id"].unique())
+    partial = df[(df["model"] == "m06") & ~df["item_id"].isin(ids[:60])].index
+    df = df.drop(partial)  # m06 answered only 60 of 200 items
+    plain = analyze_records(df, permutations=50, joint_permutations=50, seed=0)
+    g = plain.summary["results"]["squad"]["prospective"]
+    assert g["n_items"] == 60 and g["n_items_dropped"] == 140 and g["n_models"] == 6
+    assert g["coverage_excluded"] == {}
+
+    res = analyze_records(df, permutations=50, joint_permutations=50, seed=0, min_coverage=0.9)
+    g = res.summary["results"]["squad"]["prospective"]
+    assert g["n_items"] == 200 and g["n_items_dropped"] == 0 and g["n_models"] == 5
+    assert g["coverage_excluded"] == {"m06": pytest.approx(0.3)}
+    assert "m06" not in g["models"] and "m06" in g["per_model"]  # own calibration still there
+    assert any("below min_coverage 0.9" in w for w in g["warnings"])
+    assert res.summary["parameters"]["min_coverage"] == 0.9
+    with pytest.raises(ValueError, match="min_coverage must be in"):
+        analyze_records(df, permutations=10, joint_permutations=10, min_coverage=1.5)
