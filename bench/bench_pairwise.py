@@ -10,14 +10,17 @@ Prints, in one run, for 20, 50 and 100 models x 5,000 and 50,000 items:
 then the whole ``analyze_records`` on 33 models x 1,500 items with the defaults. Every figure is
 the median of ``--repeats`` runs. Binary confidence, a shared difficulty axis (the paper's case).
 
-``--per-pair`` prints instead the per-pair engine (both nulls, B draws per pair) before and after
-its block sampler: the cell-by-cell hypergeometric sampler it replaced is swapped back in for the
-baseline, timed in the same run on ``--baseline-pairs`` pairs (same chunks, threads and seeds)
-and scaled to all pairs, wall and CPU seconds.
+``--per-pair`` prints instead the per-pair engine (both nulls, B draws per pair): the compiled
+kernels (numba, the ``fast`` extra) against the NumPy block sampler in the same run (median wall
+and CPU seconds of ``--repeats`` runs each, after a warm-up call that loads or compiles the
+kernels, whose time is printed first: the cold compile is timed in a fresh interpreter with an
+empty cache), and, with ``--sequential``, the cell-by-cell hypergeometric sampler the block sampler
+replaced, timed on ``--baseline-pairs`` pairs (same chunks, threads and seeds) and scaled to all
+pairs.
 
     python bench/bench_pairwise.py                 # the full table (several minutes on 2 cores)
     python bench/bench_pairwise.py --quick         # fewer draws, same structure
-    python bench/bench_pairwise.py --per-pair --models 100 --items 5000,50000
+    python bench/bench_pairwise.py --per-pair --models 100 --items 5000,50000 --repeats 5
 
 Targets on 2 cores: per-pair p-values for 100 models x 10,000 draws < 10 s whatever the number
 of items; joint draws 20 x 5,000 x 1,000 < 5 s and 100 x 50,000 x 200 < 30 s; the whole analysis
@@ -29,7 +32,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -88,48 +93,89 @@ def _sequential_pair_task(
     return pw._accumulate(obs, pw._tau_cells(draws))
 
 
-def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats: int,
-                     baseline_pairs: int) -> None:  # fmt: skip
-    """Per-pair p-values, both nulls: block sampler against the cell-by-cell sampler."""
-    print(f"per-pair p-values, both nulls, B = {b_draws:,}; {os.cpu_count()} CPU(s); median of "
-          f"{repeats}; 'sequential' = the cell-by-cell sampler the block sampler replaced, timed "
-          "in this run on a subset of the pairs and scaled to all of them")  # fmt: skip
-    header = (
-        f"{'models':>6} {'items':>7} {'pairs':>6} | {'block wall':>10} {'cpu':>7} | "
-        f"{'sequential wall':>15} {'cpu':>7} {'(pairs)':>7} | {'x wall':>6} {'x cpu':>6}"
+def compile_seconds() -> tuple[float | None, float | None]:
+    """Seconds to import the compiled kernels in a fresh interpreter: cold (empty numba cache,
+    so they compile) and warm (from the cache just written); None without numba."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return None, None
+    code = (
+        "import time; t = time.perf_counter(); import metacog_metrics._pairwise_numba; "
+        "print(time.perf_counter() - t)"
     )
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        run = [sys.executable, "-c", code]
+        times = [
+            float(subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout)
+            for _ in range(2)
+        ]
+    return times[0], times[1]
+
+
+def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats: int,
+                     baseline_pairs: int, sequential: bool) -> None:  # fmt: skip
+    """Per-pair p-values, both nulls: compiled kernels against the NumPy block sampler."""
+    cold, warm = compile_seconds()
+    compiled = cold is not None
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"per-pair p-values, both nulls, B = {b_draws:,}; {os.cpu_count()} CPU(s), load "
+          f"average {load:.2f} at the start; median of {repeats}")  # fmt: skip
+    if compiled:
+        print(f"compiled kernels: first import {cold:.1f}s (compiling, empty cache), "
+              f"{warm:.2f}s from numba's cache")  # fmt: skip
+        pair_permutation_test(*population(50, 3), permutations=10, rng=0, engine="numba")
+    else:
+        print("numba is not installed: NumPy engine only (pip install 'metacog-eval[fast]')")
+    if sequential:
+        print(f"'sequential' = the cell-by-cell sampler the block sampler replaced, timed on "
+              f"{baseline_pairs} pairs and scaled to all of them")  # fmt: skip
+    header = (
+        f"{'models':>6} {'items':>7} {'pairs':>6} | {'numba wall':>10} {'cpu':>6} | "
+        f"{'numpy wall':>10} {'cpu':>6} | {'x wall':>6}"
+    )
+    if sequential:
+        header += f" | {'sequential wall':>15} {'cpu':>6}"
     print(header)
     print("-" * len(header))
     for m in models:
         for n in items:
             conf, perf = population(n, m)
             ia, ib = np.triu_indices(m, 1)
-            sub = min(ia.size, baseline_pairs)
-            keep = np.linspace(0, ia.size - 1, sub).astype(int)
 
             def run(
-                pairs: tuple | None = None, conf: np.ndarray = conf, perf: np.ndarray = perf
-            ) -> None:
+                engine: str, pairs: tuple | None = None, conf: np.ndarray = conf,
+                perf: np.ndarray = perf,
+            ) -> None:  # fmt: skip
                 for null in NULLS:
-                    pair_permutation_test(
-                        conf, perf, null=null, permutations=b_draws, rng=0, pairs=pairs
-                    )
+                    pair_permutation_test(conf, perf, null=null, permutations=b_draws, rng=0,
+                                          pairs=pairs, engine=engine)  # fmt: skip
 
-            wall, cpu = median_times(run, repeats)
-            block_task = pw._binary_pair_task
-            pw._binary_pair_task = _sequential_pair_task
-            try:
-                subset = (ia[keep], ib[keep])
-                old_wall, old_cpu = median_times(lambda s=subset: run(s), repeats)
-            finally:
-                pw._binary_pair_task = block_task
-            scale = ia.size / sub
-            old_wall, old_cpu = old_wall * scale, old_cpu * scale
-            print(
-                f"{m:>6} {n:>7} {ia.size:>6} | {wall:>9.1f}s {cpu:>6.1f}s | {old_wall:>14.1f}s "
-                f"{old_cpu:>6.1f}s {sub:>7} | {old_wall / wall:>5.2f}x {old_cpu / cpu:>5.2f}x",
-                flush=True,
-            )
+            line = f"{m:>6} {n:>7} {ia.size:>6} | "
+            wall = cpu = float("nan")
+            if compiled:
+                wall, cpu = median_times(lambda: run("numba"), repeats)
+                line += f"{wall:>9.2f}s {cpu:>5.1f}s | "
+            else:
+                line += f"{'-':>10} {'-':>6} | "
+            np_wall, np_cpu = median_times(lambda: run("numpy"), repeats)
+            line += f"{np_wall:>9.2f}s {np_cpu:>5.1f}s | {np_wall / wall:>5.2f}x"
+            if sequential:
+                sub = min(ia.size, baseline_pairs)
+                keep = np.linspace(0, ia.size - 1, sub).astype(int)
+                block_task = pw._binary_pair_task
+                pw._binary_pair_task = _sequential_pair_task
+                try:
+                    subset = (ia[keep], ib[keep])
+                    old_wall, old_cpu = median_times(lambda s=subset: run("numpy", s), repeats)
+                finally:
+                    pw._binary_pair_task = block_task
+                scale = ia.size / sub
+                line += f" | {old_wall * scale:>14.1f}s {old_cpu * scale:>5.1f}s"
+            print(line, flush=True)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.2f} at the end")
 
 
 def naive_seconds_per_draw(conf: np.ndarray, perf: np.ndarray, null: str, draws: int) -> float:
@@ -159,7 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", default="5000,50000")
     parser.add_argument("--skip-analyze", action="store_true")
     parser.add_argument(
-        "--per-pair", action="store_true", help="per-pair engine before/after its block sampler"
+        "--per-pair", action="store_true", help="per-pair engine: compiled against NumPy"
+    )
+    parser.add_argument(
+        "--sequential", action="store_true", help="--per-pair: also the cell-by-cell sampler"
     )
     parser.add_argument(
         "--baseline-pairs", type=int, default=1000, help="pairs the --per-pair baseline runs on"
@@ -170,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     models = [int(v) for v in args.models.split(",")]
     items = [int(v) for v in args.items.split(",")]
     if args.per_pair:
-        per_pair_section(models, items, b_draws, repeats, args.baseline_pairs)
+        per_pair_section(models, items, b_draws, repeats, args.baseline_pairs, args.sequential)
         return 0
 
     print(f"pairwise engine, binary confidence; {os.cpu_count()} CPU(s); median of {repeats}")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -29,6 +35,69 @@ from metacog_metrics.pairwise import (
     pairwise_taus,
     tau_b_from_table,
 )
+
+_NO_NUMBA = "numba is not installed (the fast extra): the compiled engine is not tested"
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason=_NO_NUMBA)
+#: The per-pair engines under test: the NumPy engine always, the compiled one with numba.
+ENGINES = ["numpy", pytest.param("numba", marks=needs_numba)]
+
+
+def _kernels():
+    """The compiled per-pair kernels (the test is skipped without numba)."""
+    if importlib.util.find_spec("numba") is None:
+        pytest.skip(_NO_NUMBA)
+    from metacog_metrics import _pairwise_numba
+
+    return _pairwise_numba
+
+
+def _compiled_base_rate_s(rows, cols, n, seed, ratio):
+    """S of ``n`` base-rate tables per pair from the compiled kernel: ``(P, n)``."""
+    k = _kernels()
+    rows, cols = np.atleast_2d(rows), np.atleast_2d(cols)
+    margins = np.ascontiguousarray(np.concatenate([rows, cols], axis=1), dtype=np.int64)
+    draws = np.zeros((rows.shape[0], n))
+    k.base_rate_kernel(
+        margins, np.zeros(rows.shape[0], dtype=np.int64), n,
+        k.state(np.random.SeedSequence(seed)), k.number_tables(int(rows.sum(axis=1).max())),
+        float(ratio), draws,
+    )  # fmt: skip
+    return draws.astype(np.int64)
+
+
+def _compiled_calibration_taus(a_cats, b_cats, n, seed, ratio):
+    """tau-b of ``n`` calibration-preserving tables per pair from the compiled kernel."""
+    k = _kernels()
+    a, b = (np.ascontiguousarray(np.atleast_2d(v), dtype=np.int64) for v in (a_cats, b_cats))
+    draws = np.zeros((a.shape[0], n))
+    k.calibration_kernel(
+        a, b, np.zeros(a.shape[0]), n, k.state(np.random.SeedSequence(seed)),
+        k.number_tables(int(a.sum(axis=1).max())), float(ratio), draws,
+    )  # fmt: skip
+    return draws
+
+
+#: Samplers of the per-pair null tables: NumPy, and the compiled kernels with every law by
+#: ratio of uniforms (HRUA, ratio 0) and with every level-1/2 law tabulated (ratio 1e9).
+SAMPLERS = [
+    "numpy",
+    pytest.param("numba-hrua", marks=needs_numba),
+    pytest.param("numba-tables", marks=needs_numba),
+]
+_RATIO = {"numba-hrua": 0.0, "numba-tables": 1e9}
+
+
+def _base_rate_draws(sampler, rows, cols, n, seed):
+    if sampler == "numpy":
+        return _base_rate_s(np.atleast_2d(rows), np.atleast_2d(cols), n,
+                            np.random.default_rng(seed))  # fmt: skip
+    return _compiled_base_rate_s(rows, cols, n, seed, _RATIO[sampler])
+
+
+def _calibration_draws(sampler, a_cats, b_cats, n, seed):
+    if sampler == "numpy":
+        return _calibration_taus(a_cats, b_cats, n, np.random.default_rng(seed))
+    return _compiled_calibration_taus(a_cats, b_cats, n, seed, _RATIO[sampler])
 
 
 def _population(n_items, n_models, *, shared=1.0, noise=1.0, seed=0):
@@ -334,10 +403,11 @@ def _chi2_p(observed_values, support, probs):
     return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
+@pytest.mark.parametrize("sampler", SAMPLERS)
 @pytest.mark.parametrize(
     "rows, cols", [([3, 6, 4], [4, 5, 4]), ([2, 9, 3], [5, 7, 2]), ([5, 5, 5], [1, 13, 1])]
 )
-def test_base_rate_tables_follow_the_exact_permutation_law(rows, cols):
+def test_base_rate_tables_follow_the_exact_permutation_law(rows, cols, sampler):
     # Every table enumerated with its exact (Fisher-Freeman-Halton) probability; the law of S
     # it implies must be what the block sampler draws. 150,000 draws: a sampler off by even a
     # little in one cell's conditional law fails by many orders of magnitude.
@@ -346,7 +416,8 @@ def test_base_rate_tables_follow_the_exact_permutation_law(rows, cols):
     s_exact = np.array([_brute_s(t) for t in tables])
     support = np.unique(s_exact)
     law = np.array([probs[s_exact == v].sum() for v in support])
-    draws = _base_rate_s(np.array([rows]), np.array([cols]), 150_000, np.random.default_rng(1))
+    draws = _base_rate_draws(sampler, np.array([rows]), np.array([cols]), 150_000, 1)
+    assert set(np.unique(draws[0])) <= set(support)
     assert _chi2_p(draws[0], support, law) > 1e-4
     # ... and the engine's S is the library's S of the same tables
     np.testing.assert_array_equal(s_exact, _s_3x3(np.moveaxis(tables, 0, -1)))
@@ -367,8 +438,9 @@ def _exact_calibration_law(ca, pa, cb, pb):
     return support, counts / taus.size, np.isnan(taus).mean()
 
 
+@pytest.mark.parametrize("sampler", SAMPLERS)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_calibration_tables_follow_the_exact_permutation_law(seed):
+def test_calibration_tables_follow_the_exact_permutation_law(seed, sampler):
     # 7 items: all 5040 matchings of B's items to A's enumerated, tau-b from scipy.
     rng = np.random.default_rng(seed)
     ca, pa, cb, pb = (rng.integers(0, 2, 7) for _ in range(4))
@@ -376,7 +448,7 @@ def test_calibration_tables_follow_the_exact_permutation_law(seed):
     support, law, nan_share = _exact_calibration_law(ca, pa, cb, pb)
     cats_a = np.bincount(2 * ca + pa, minlength=4)[None]
     cats_b = np.bincount(2 * cb + pb, minlength=4)[None]
-    taus = _calibration_taus(cats_a, cats_b, 200_000, np.random.default_rng(seed + 10))[0]
+    taus = _calibration_draws(sampler, cats_a, cats_b, 200_000, seed + 10)[0]
     assert np.isnan(taus).mean() == pytest.approx(nan_share, abs=4e-3)
     finite = np.round(taus[np.isfinite(taus)], 12)
     assert set(finite) <= set(support)
@@ -393,9 +465,10 @@ def _ks_p(x, y):
 
 
 def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
-    # Realistic margins (300 items, shared difficulty): the block samplers against two
-    # independent exact samplers, scipy.stats.random_table (Patefield) and the old
-    # cell-by-cell sampler. Two-sample KS on S (base rate) and tau-b (calibration).
+    # Realistic margins (300 items, shared difficulty): the block samplers (NumPy, and the
+    # compiled kernels when numba is installed) against two independent exact samplers,
+    # scipy.stats.random_table (Patefield) and the old cell-by-cell sampler. Two-sample KS on
+    # S (base rate) and tau-b (calibration).
     conf, perf = _population(300, 3, seed=4)
     ia, ib = np.triu_indices(3, 1)
     tables = _binary_tables(conf, perf, ia, ib)
@@ -405,6 +478,19 @@ def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
     new_s = _base_rate_s(tables.sum(-1), tables.sum(-2), n, np.random.default_rng(1))
     new_tau = _calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(2))
     old_tau = _old_calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(3))
+    compiled = importlib.util.find_spec("numba") is not None  # (tested when installed)
+    if compiled:
+        k = _kernels()
+        lf = k.number_tables(300)
+        margins = np.ascontiguousarray(
+            np.concatenate([tables.sum(-1), tables.sum(-2)], axis=1), dtype=np.int64
+        )
+        fast_s, fast_tau = np.zeros((ia.size, n)), np.zeros((ia.size, n))
+        k.base_rate_kernel(margins, np.zeros(ia.size, dtype=np.int64), n,
+                           k.state(np.random.SeedSequence(5)), lf, 4.0, fast_s)  # fmt: skip
+        k.calibration_kernel(np.ascontiguousarray(cats[ia]), np.ascontiguousarray(cats[ib]),
+                             np.zeros(ia.size), n, k.state(np.random.SeedSequence(6)), lf, 4.0,
+                             fast_tau)  # fmt: skip
     for j in range(ia.size):
         scipy_tables = stats.random_table(tables[j].sum(-1), tables[j].sum(-2)).rvs(
             size=n, random_state=np.random.default_rng(4 + j)
@@ -416,15 +502,22 @@ def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
         scipy_tau = _tau_cells(_collapse_4x4(np.moveaxis(t4, 0, -1)))
         assert _ks_p(new_tau[j], scipy_tau) > 1e-3
         assert _ks_p(new_tau[j], old_tau[j]) > 1e-3
+        if compiled:  # the compiled kernels (their default tabulation) against the same two
+            scipy_s = _s_3x3(np.moveaxis(scipy_tables, 0, -1))
+            assert _ks_p(fast_s[j], scipy_s) > 1e-3
+            assert _ks_p(fast_tau[j], scipy_tau) > 1e-3
+            assert _ks_p(fast_tau[j], old_tau[j]) > 1e-3
 
 
-def test_calibration_p_value_matches_brute_force_shuffles():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_calibration_p_value_matches_brute_force_shuffles(engine):
     # The per-pair p-value against explicit shuffles of B's items (two estimates of one p).
     conf, perf = _population(150, 2, shared=0.5, seed=1, noise=0.8)
     res = pair_permutation_test(
         conf, perf, null="calibration_preserving", permutations=20_000, alternative="less",
-        rng=5,
+        rng=5, engine=engine,
     )  # fmt: skip
+    assert res.engine == engine
     rng = np.random.default_rng(6)
     dc0 = conf[:, 0]
     taus = []
@@ -439,7 +532,8 @@ def test_calibration_p_value_matches_brute_force_shuffles():
     assert res.null_mean[0] == pytest.approx(taus.mean(), abs=5 * taus.std() / np.sqrt(3000))
 
 
-def test_degenerate_margins():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_degenerate_margins(engine):
     # Model 0 always says yes (its pairs' dconf takes two values only); models 1 and 2 are
     # identical, so the pair (1, 2) has constant dconf and dperf: no tau, no p-value.
     rng = np.random.default_rng(3)
@@ -449,7 +543,8 @@ def test_degenerate_margins():
     perf[:, 2] = perf[:, 1]
     conf[:, 2] = conf[:, 1]
     for null in NULLS:
-        res = pair_permutation_test(conf, perf, null=null, permutations=400, rng=1)
+        res = pair_permutation_test(conf, perf, null=null, permutations=400, rng=1,
+                                    engine=engine)  # fmt: skip
         assert np.isfinite(res.p_value[:2]).all() and (res.n_valid[:2] == 400).all()
         assert np.isnan(res.tau[2]) and np.isnan(res.p_value[2])
         if null == "base_rate":  # margins fixed: every draw is degenerate too
@@ -457,7 +552,9 @@ def test_degenerate_margins():
     # Two items, two matchings: the observed one (tau = 1) and the swapped one, where dconf
     # is constant (tau undefined): half the draws are not valid and do not count.
     two = np.array([[1.0, 0.0], [0.0, 1.0]])
-    res = pair_permutation_test(two, two, null="calibration_preserving", permutations=400, rng=0)
+    res = pair_permutation_test(
+        two, two, null="calibration_preserving", permutations=400, rng=0, engine=engine
+    )
     assert res.tau[0] == 1.0 and 150 < res.n_valid[0] < 250
     assert res.null_mean[0] == 1.0 and res.p_greater[0] == 1.0 and res.p_less[0] == 1.0
 
@@ -467,9 +564,11 @@ def test_degenerate_margins():
 # --------------------------------------------------------------------------------------------
 
 
-def test_base_rate_pair_null_matches_exact_permutation_moments():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_base_rate_pair_null_matches_exact_permutation_moments(engine):
     conf, perf = _population(300, 3, seed=5)
-    res = pair_permutation_test(conf, perf, null="base_rate", permutations=20_000, rng=1)
+    res = pair_permutation_test(conf, perf, null="base_rate", permutations=20_000, rng=1,
+                                engine=engine)  # fmt: skip
     ia, ib = np.triu_indices(3, 1)
     for j, (a, b) in enumerate(zip(ia, ib)):
         x, y = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
@@ -479,10 +578,12 @@ def test_base_rate_pair_null_matches_exact_permutation_moments():
         assert res.tau[j] == pytest.approx(stats.kendalltau(x, y).statistic)
 
 
-def test_base_rate_pair_p_value_matches_scipy_permutation_test():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_base_rate_pair_p_value_matches_scipy_permutation_test(engine):
     conf, perf = _population(120, 2, seed=8, noise=0.7)
     x, y = conf[:, 0] - conf[:, 1], perf[:, 0] - perf[:, 1]
-    ours = pair_permutation_test(conf, perf, permutations=20_000, alternative="greater", rng=3)
+    ours = pair_permutation_test(conf, perf, permutations=20_000, alternative="greater", rng=3,
+                                 engine=engine)  # fmt: skip
     ref = stats.permutation_test(
         (x, y),
         lambda a, b: stats.kendalltau(a, b).statistic,
@@ -497,12 +598,13 @@ def test_base_rate_pair_p_value_matches_scipy_permutation_test():
     assert ours.p_value[0] == pytest.approx(ref.pvalue, abs=5 * se)
 
 
-def test_calibration_pair_null_equals_joint_marginals():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_calibration_pair_null_equals_joint_marginals(engine):
     # Under the joint calibration-preserving null each pair's marginal is exactly the per-pair
     # null (B's items permuted against A's): the 4x4 random tables must reproduce it.
     conf, perf = _population(250, 4, seed=6)
     per_pair = pair_permutation_test(
-        conf, perf, null="calibration_preserving", permutations=8000, rng=1
+        conf, perf, null="calibration_preserving", permutations=8000, rng=1, engine=engine
     )
     joint = joint_null_draws(conf, perf, null="calibration_preserving", n=4000, rng=2)
     se = joint.std(axis=0) * np.sqrt(1 / 8000 + 1 / 4000)
@@ -531,16 +633,20 @@ def test_continuous_exact_paths_agree(null):
     )
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("null", NULLS)
-def test_workers_and_seed_determinism(null, monkeypatch):
+def test_workers_and_seed_determinism(null, engine, monkeypatch):
     import metacog_metrics.pairwise as pw
 
     conf, perf = _population(150, 5)
-    a = pair_permutation_test(conf, perf, null=null, permutations=500, rng=11, workers=1)
+    kw = {"null": null, "permutations": 500, "engine": engine}
+    a = pair_permutation_test(conf, perf, rng=11, workers=1, **kw)
+    a2 = pair_permutation_test(conf, perf, rng=11, workers=2, **kw)
+    np.testing.assert_array_equal(a.null_sd, a2.null_sd)
     monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 1000)  # 2 pairs a chunk: many tasks
-    b = pair_permutation_test(conf, perf, null=null, permutations=500, rng=11, workers=2)
-    b1 = pair_permutation_test(conf, perf, null=null, permutations=500, rng=11, workers=1)
-    c = pair_permutation_test(conf, perf, null=null, permutations=500, rng=12, workers=2)
+    b = pair_permutation_test(conf, perf, rng=11, workers=2, **kw)
+    b1 = pair_permutation_test(conf, perf, rng=11, workers=1, **kw)
+    c = pair_permutation_test(conf, perf, rng=12, workers=2, **kw)
     np.testing.assert_array_equal(b.p_value, b1.p_value)
     np.testing.assert_array_equal(b.null_mean, b1.null_mean)
     assert not np.array_equal(b.null_mean, c.null_mean)
@@ -651,3 +757,208 @@ def test_pairwise_calibration_end_to_end():
     assert res.fdr_significant_share == res.fdr_share("base_rate")
     d = res.to_dict()
     assert d["nulls"]["calibration_preserving"]["n_draws"] == 200
+
+
+# --------------------------------------------------------------------------------------------
+# The compiled engine (numba): its pieces, agreement with the NumPy engine, selection, cache
+# --------------------------------------------------------------------------------------------
+
+
+@needs_numba
+def test_compiled_uniforms_are_numpy_sfc64():
+    k = _kernels()
+    ss = np.random.SeedSequence(2024)
+    st = k.state(ss)
+    got = k._uniforms(st, 1000)
+    np.testing.assert_array_equal(got, np.random.Generator(np.random.SFC64(ss)).random(1000))
+    more = k._uniforms(st, 10)  # the state advanced in place: the stream continues
+    np.testing.assert_array_equal(
+        more, np.random.Generator(np.random.SFC64(ss)).random(1010)[1000:]
+    )
+
+
+@needs_numba
+def test_compiled_tables_equal_scipy_cdf():
+    k = _kernels()
+    cap = 2 * k._HALF_CAP + 1
+    for g, b, s in _LAWS:
+        buf, cdf = np.empty(cap), np.empty(cap)
+        guide = np.empty(4 * cap + 2, dtype=np.int64)
+        lo = k._tabulate(g, b, s, buf, cdf, guide)
+        width = guide[-2]
+        cdf = cdf[:width]
+        ref = stats.hypergeom.cdf(lo + np.arange(width), g + b, g, s)
+        np.testing.assert_allclose(cdf, ref, rtol=0, atol=1e-12)
+        assert cdf[-1] == 1.0 and np.all(np.diff(cdf) >= 0)
+        assert stats.hypergeom.cdf(lo - 1, g + b, g, s) < 2.0**-60  # left out: < 2**-60
+        assert stats.hypergeom.sf(lo + width - 1, g + b, g, s) < 2.0**-59
+        # the guide table: guide[i] is the first j with cdf[j] > i / L
+        size = guide[-1]
+        assert size >= 2 * width and size & (size - 1) == 0
+        want = np.searchsorted(cdf, np.arange(size) / size, side="right")
+        np.testing.assert_array_equal(guide[:size], want)
+
+
+@needs_numba
+@pytest.mark.parametrize("tabulated", [False, True], ids=["hrua", "table"])
+def test_compiled_hypergeometric_draws_follow_the_exact_law(tabulated):
+    # Each law of _LAWS (small, skewed, degenerate, up to 50,000 items): 200,000 draws by
+    # ratio of uniforms (HRUA with tabulated log-factorials) or by the tabulated inversion,
+    # against SciPy's pmf (chi-square, sparse tails pooled).
+    k = _kernels()
+    lf = k.number_tables(60_000)
+    for j, (g, b, s) in enumerate(_LAWS):
+        st = k.state(np.random.SeedSequence([j, int(tabulated)]))
+        x = k._hypergeometric_draws(g, b, s, 200_000, st, lf, tabulated)
+        support = np.arange(max(0, s - b), min(s, g) + 1)
+        assert np.isin(x, support).all()
+        if support.size == 1:
+            continue
+        probs = stats.hypergeom.pmf(support, g + b, g, s)
+        assert _chi2_p(x, list(support), probs / probs.sum()) > 1e-4, (g, b, s)
+
+
+@needs_numba
+def test_compiled_calibration_null_matches_numpy_at_many_items():
+    # 20,000 items: level-2 laws too wide to tabulate for 20,000 draws, so HRUA with shared
+    # set-ups takes them; the compiled draws against the NumPy block sampler (KS).
+    conf, perf = _population(20_000, 3, seed=12)
+    ia, ib = np.triu_indices(3, 1)
+    code = (2 * conf + perf).astype(int)
+    cats = np.stack([np.bincount(code[:, j], minlength=4) for j in range(3)])
+    n = 20_000
+    ref = _calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(1))
+    fast = _compiled_calibration_taus(cats[ia], cats[ib], n, 2, 4.0)
+    tables = _binary_tables(conf, perf, ia, ib)
+    ref_s = _base_rate_s(tables.sum(-1), tables.sum(-2), n, np.random.default_rng(3))
+    fast_s = _compiled_base_rate_s(tables.sum(-1), tables.sum(-2), n, 4, 4.0)
+    for j in range(ia.size):
+        assert _ks_p(ref[j], fast[j]) > 1e-3
+        assert _ks_p(ref_s[j], fast_s[j]) > 1e-3
+
+
+@needs_numba
+@pytest.mark.parametrize("null", NULLS)
+def test_engines_give_statistically_indistinguishable_p_values(null):
+    # Two Monte Carlo estimates of the same per-pair p-values (different engines, different
+    # streams): their differences stay within sampling error, and so do the null moments.
+    # No shared difficulty for the calibration null, so its p-values are not all minimal.
+    conf, perf = _population(250, 5, shared=0.0 if null == "calibration_preserving" else 0.3,
+                             noise=0.8, seed=13)  # fmt: skip
+    b = 20_000
+    kw = {"null": null, "permutations": b, "alternative": "greater"}
+    ref = pair_permutation_test(conf, perf, rng=1, engine="numpy", **kw)
+    fast = pair_permutation_test(conf, perf, rng=2, engine="numba", **kw)
+    assert (ref.engine, fast.engine) == ("numpy", "numba")
+    np.testing.assert_array_equal(ref.tau, fast.tau)
+    moderate = 0
+    for p_ref, p_fast in ((ref.p_greater, fast.p_greater), (ref.p_less, fast.p_less)):
+        p = (p_ref + p_fast) / 2
+        se = np.sqrt(p * (1 - p) * 2 / b) + 1e-4
+        assert np.all(np.abs(p_ref - p_fast) < 5 * se)
+        moderate += int(((p > 0.01) & (p < 0.99)).sum())
+    assert moderate >= 5  # the comparison is not only between minimal p-values
+    se_mean = ref.null_sd * np.sqrt(2 / b)
+    assert np.all(np.abs(ref.null_mean - fast.null_mean) < 5 * se_mean)
+    np.testing.assert_allclose(ref.null_sd, fast.null_sd, rtol=0.04)
+    np.testing.assert_array_equal(ref.n_valid, fast.n_valid) if null == "base_rate" else None
+
+
+@needs_numba
+def test_engine_selection(monkeypatch):
+    import metacog_metrics.pairwise as pw
+
+    conf, perf = _population(100, 3, seed=14)
+    monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
+    assert pair_permutation_test(conf, perf, permutations=50, rng=0).engine == "numba"
+    numpy = pair_permutation_test(conf, perf, permutations=50, rng=0, engine="numpy")
+    monkeypatch.setenv("METACOG_NO_NUMBA", "1")
+    forced = pair_permutation_test(conf, perf, permutations=50, rng=0)
+    assert forced.engine == "numpy"  # the environment forces the NumPy engine: its draws
+    np.testing.assert_array_equal(forced.null_mean, numpy.null_mean)
+    assert pair_permutation_test(conf, perf, permutations=50, rng=0, engine="numba").engine == (
+        "numba"
+    )  # an explicit engine wins over the environment
+    monkeypatch.setenv("METACOG_NO_NUMBA", "0")
+    assert pair_permutation_test(conf, perf, permutations=50, rng=0).engine == "numba"
+    res = pairwise_calibration(conf, perf, permutations=50, joint_permutations=10, rng=0,
+                               engine="numpy")  # fmt: skip
+    assert {r.engine for r in res.per_pair.values()} == {"numpy"}
+    # real-valued confidence: the exact path (NumPy) whatever the engine
+    real = pair_permutation_test(conf * 0.5 + 0.25, perf, permutations=20, rng=0, engine="numba")
+    assert real.engine == "numpy"
+    with pytest.raises(ValueError, match="engine"):
+        pair_permutation_test(conf, perf, permutations=5, engine="cuda")
+    with pytest.raises(ValueError, match="engine"):
+        pairwise_calibration(conf, perf, permutations=0, joint_permutations=0, engine="cuda")
+    # numba missing (simulated): "auto" falls back to NumPy, "numba" says what to install
+    monkeypatch.setattr(pw, "_compiled_state", {"module": None, "error": ImportError("gone")})
+    monkeypatch.delenv("METACOG_NO_NUMBA")
+    assert pair_permutation_test(conf, perf, permutations=50, rng=0).engine == "numpy"
+    with pytest.raises(ImportError, match=r"metacog-eval\[fast\]"):
+        pair_permutation_test(conf, perf, permutations=5, engine="numba")
+
+
+def test_numpy_engine_without_numba():
+    # The package imports and draws with NumPy alone: numba hidden from a fresh interpreter.
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.modules["numba"] = None  # import numba -> ImportError
+        import numpy as np
+        from metacog_metrics.pairwise import pair_permutation_test
+        rng = np.random.default_rng(0)
+        conf = (rng.random((80, 3)) < 0.6).astype(float)
+        perf = (rng.random((80, 3)) < 0.5).astype(float)
+        res = pair_permutation_test(conf, perf, permutations=200, rng=1)
+        assert res.engine == "numpy" and np.isfinite(res.p_value).all(), res
+        try:
+            pair_permutation_test(conf, perf, permutations=5, engine="numba")
+        except ImportError as exc:
+            print("ImportError", exc)
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "METACOG_NO_NUMBA"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120, check=True)  # fmt: skip
+    assert "ImportError engine='numba' needs numba" in out.stdout
+
+
+@needs_numba
+def test_compiled_cache_never_lands_in_an_unwritable_package(tmp_path):
+    # numba's cache locators, as the kernels use them (_jit): a package folder whose
+    # __pycache__ cannot be created (a plain file stands in its way, which stops root too)
+    # sends the cache to the user's cache folder; with that blocked as well, the functions
+    # compile in memory and still run.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__pycache__").write_text("not a folder")
+    (pkg / "probe_mod.py").write_text(textwrap.dedent(
+        """
+        from metacog_metrics._pairwise_numba import _jit
+
+        @_jit("int64(int64)")
+        def bump(x):
+            return x + 1
+        """
+    ))  # fmt: skip
+    code = "import probe_mod; print(probe_mod.bump(41))"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = os.pathsep.join([str(pkg), *sys.path])
+    user = tmp_path / "user-cache"
+    env["XDG_CACHE_HOME"] = str(user)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300, check=True)  # fmt: skip
+    assert out.stdout.strip() == "42"
+    assert (pkg / "__pycache__").is_file()
+    cached = [p.name for p in user.rglob("*") if p.is_file()]
+    assert any(name.startswith("probe_mod.bump") and name.endswith(".nbi") for name in cached)
+    assert sorted(p.name for p in pkg.iterdir()) == ["__pycache__", "probe_mod.py"]
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "numba").write_text("not a folder")
+    env["XDG_CACHE_HOME"] = str(blocked)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300, check=True)  # fmt: skip
+    assert out.stdout.strip() == "42"
+    assert sorted(p.name for p in blocked.iterdir()) == ["numba"]

@@ -1,0 +1,579 @@
+"""Compiled per-pair null draws for binary confidence (optional; needs numba).
+
+The same exact block decomposition as the NumPy engine of :mod:`metacog_metrics.pairwise`
+(level 1: one law per pair; level 2: laws that depend on the pair and the level-1 value only;
+level 3: the last free cell of each block), compiled, one pair and one draw at a time, with
+the accumulations (counts against the observed value, sums, sums of squares) kept in
+registers instead of ``(pairs, draws)`` arrays.
+
+* Hypergeometric variates. Laws that serve enough draws (the level-1 law of each pair, the
+  level-2 laws of the frequent level-1 values) are tabulated and inverted: their exact CDF
+  on a window grown from the mode until a log-concavity bound puts each tail below 2**-60,
+  inverted with a guide table. The others are drawn by Stadlober's ratio-of-uniforms
+  algorithm HRUA, the one NumPy uses for large parameters, with the log-factorials read from
+  a table (one load instead of a Stirling series: this is where the speed comes from), so a
+  draw has the law of NumPy's own sampler. numba has no hypergeometric sampler for
+  ``np.random.Generator`` (and its legacy one is O(sample)), hence this code.
+* Random numbers. NumPy's SFC64 bit generator, stepped inline (a few ns a double less than
+  calling the Generator through numba): each chunk of pairs starts from
+  ``np.random.SFC64(child_seed).state``, so results depend only on the seed and the fixed
+  chunks, never on the number of threads. The draws differ from the NumPy engine's for the
+  same seed (another bit generator and another order of variates); the law is the same.
+* Every kernel releases the GIL: the thread pool of :mod:`metacog_metrics.pairwise` runs the
+  chunks on all cores.
+* Compilation. Kernels are compiled for fixed signatures when this module is imported (about
+  ten seconds the first time), with numba's on-disk cache: numba writes it to
+  ``NUMBA_CACHE_DIR`` when set, else to the ``__pycache__`` beside this file only if that is
+  writable, else to the user's cache folder (``~/.cache/numba``); a read-only installation
+  never receives files. Where no location is writable the kernels compile in memory.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+__all__ = ["NUMBA_VERSION", "base_rate_kernel", "calibration_kernel", "number_tables", "state"]
+
+NUMBA_VERSION: str = numba.__version__
+
+# HRUA constants (Stadlober 1989; NumPy's distributions.c)
+_D1 = 1.7155277699214135
+_D2 = 0.8989161620588988
+_TAIL = 2.0**-60  # tabulated windows leave out less than this on each side
+_HALF_CAP = 1 << 13  # a tabulated law spans at most 2 * 8192 values (else: HRUA)
+_WIDTH_SD = 19.0  # a tabulated window spans about 19 sd (tails of 2**-60 on both sides)
+_WIDTH_PAD = 6.0
+
+_U11 = np.uint64(11)
+_U1 = np.uint64(1)
+_U3 = np.uint64(3)
+_U24 = np.uint64(24)
+_U40 = np.uint64(40)
+_TO_DOUBLE = 1.0 / 9007199254740992.0  # 2**-53
+
+
+def _jit(signature: str | None = None, **options):  # type: ignore[no-untyped-def]
+    """numba.njit with nogil and the on-disk cache (falling back to memory, see the docstring)."""
+
+    def wrap(fn):  # type: ignore[no-untyped-def]
+        args = () if signature is None else (signature,)
+        try:
+            return numba.njit(*args, nogil=True, cache=True, **options)(fn)
+        except RuntimeError:  # "cannot cache function ...: no locator available"
+            return numba.njit(*args, nogil=True, **options)(fn)
+
+    return wrap
+
+
+# --------------------------------------------------------------------------------------------
+# Random numbers: SFC64 (NumPy's algorithm, state from NumPy's seeding)
+# --------------------------------------------------------------------------------------------
+
+
+def state(seed: np.random.SeedSequence) -> NDArray[np.uint64]:
+    """The SFC64 state NumPy's ``np.random.SFC64(seed)`` starts from (4 uint64 words)."""
+    return np.array(np.random.SFC64(seed).state["state"]["state"], dtype=np.uint64)
+
+
+@_jit(inline="always")
+def _uniform(st: tuple) -> tuple:
+    """Next double in [0, 1) of the SFC64 stream and the new state (``st``: 4 uint64 words).
+
+    As ``np.random.Generator(np.random.SFC64(...)).random()``; the state travels in
+    registers (a tuple), not through memory.
+    """
+    a, b, c, w = st
+    tmp = a + b + w
+    return (tmp >> _U11) * _TO_DOUBLE, (
+        b ^ (b >> _U11),
+        c + (c << _U3),
+        ((c << _U24) | (c >> _U40)) + tmp,
+        w + _U1,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Hypergeometric variates
+# --------------------------------------------------------------------------------------------
+
+
+def number_tables(n: int) -> NDArray[np.float64]:
+    """What the kernels read instead of computing: ``log k!`` then ``1/k``, for k = 0..n+2.
+
+    One array of ``2 (n + 3)`` doubles (SciPy's gammaln for the log-factorials); ``n`` is
+    the number of items, the largest population of any law drawn.
+    """
+    k = np.arange(n + 3, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.concatenate([special.gammaln(k + 1.0), 1.0 / k])
+
+
+@_jit(inline="always")
+def _hg_setup(lf: NDArray, good: int, bad: int, sample: int) -> tuple:
+    """HRUA's constants for Hypergeometric(good, bad, sample), shared by all its draws.
+
+    NumPy's ``hypergeometric_hrua`` split in two (set-up, draw), with divisions by the
+    population replaced by reads of ``1/k`` from the number tables ``lf``. Returns ``(fixed,
+    a, h, b, g, cs, mgb, d, reflect, swap)``: ``fixed`` the value of a degenerate law (else
+    -1), the ratio-of-uniforms constants ``a, h, b`` and ``g`` (log-factorials at the mode),
+    ``cs = min(sample, total - sample)``, ``mgb = min(good, bad)``,
+    ``d = max(good, bad) - cs``, and the reflections of the result (``reflect = good`` when
+    ``cs < sample``, ``swap = cs`` when good > bad; else -1).
+    """
+    pop = good + bad
+    if sample <= 0 or good <= 0 or bad <= 0 or sample >= pop:
+        fixed = 0 if sample <= 0 or good <= 0 else (sample if bad <= 0 else good)
+        return fixed, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, -1, -1
+    recip = lf.size // 2  # where 1/k starts
+    cs = min(sample, pop - sample)
+    mgb = min(good, bad)
+    xgb = max(good, bad)
+    inv = lf[recip + pop]
+    a = cs * (mgb * inv) + 0.5
+    var = (pop - cs) * cs * (mgb * inv) * (xgb * inv) * lf[recip + pop - 1]
+    c = math.sqrt(var + 0.5)
+    # the mode floor((cs + 1)(mgb + 1) / (pop + 2)), exact: HRUA needs the true mode
+    num = (cs + 1) * (mgb + 1)
+    m = int(num * lf[recip + pop + 2])
+    if (m + 1) * (pop + 2) <= num:
+        m += 1
+    elif m * (pop + 2) > num:
+        m -= 1
+    b = min(min(cs, mgb) + 1.0, math.floor(a + 16.0 * c))
+    g = lf[m] + lf[mgb - m] + lf[cs - m] + lf[xgb - cs + m]
+    reflect = good if cs < sample else -1
+    swap = cs if good > bad else -1
+    return -1, a, _D1 * c + _D2, b, g, cs, mgb, xgb - cs, reflect, swap
+
+
+@_jit(inline="always")
+def _hg_draw(st: tuple, lf: NDArray, p: tuple) -> tuple:
+    """One variate of the law set up by :func:`_hg_setup` (ratio of uniforms, HRUA)."""
+    fixed, a, h, b, g, cs, mgb, d, reflect, swap = p
+    if fixed >= 0:
+        return fixed, st
+    k = 0
+    while True:
+        u, st = _uniform(st)
+        v, st = _uniform(st)
+        x = a + h * (v - 0.5) / u
+        if x >= 0.0 and x < b:  # (also rejects the NaN of u = 0)
+            k = int(x)
+            t = g - (lf[k] + lf[mgb - k] + lf[cs - k] + lf[d + k])
+            if u * (4.0 - u) - 3.0 <= t:  # quick acceptance
+                break
+            if u * (u - t) < 1.0 and 2.0 * math.log(u) <= t:  # else quick rejection
+                break
+    if swap >= 0:
+        k = swap - k
+    if reflect >= 0:
+        k = reflect - k
+    return k, st
+
+
+@_jit(inline="always")
+def _hg_store(p: tuple, pf: NDArray, pk: NDArray) -> None:
+    """Keep a set-up in memory (``pf``: 4 floats, ``pk``: 6 ints), freeing registers."""
+    pk[0], pf[0], pf[1], pf[2], pf[3], pk[1], pk[2], pk[3], pk[4], pk[5] = p
+
+
+@_jit(inline="always")
+def _hg_load(pf: NDArray, pk: NDArray) -> tuple:
+    """The set-up kept by :func:`_hg_store`."""
+    return pk[0], pf[0], pf[1], pf[2], pf[3], pk[1], pk[2], pk[3], pk[4], pk[5]
+
+
+@_jit(inline="always")
+def _hrua(st: tuple, lf: NDArray, good: int, bad: int, sample: int) -> tuple:
+    """One Hypergeometric(good, bad, sample) variate by HRUA (``lf``: :func:`number_tables`)."""
+    return _hg_draw(st, lf, _hg_setup(lf, good, bad, sample))
+
+
+@_jit(inline="always")
+def _table_width(good: int, bad: int, sample: int) -> float:
+    """About how many values a tabulated window of the law spans."""
+    pop = good + bad
+    if pop < 2:
+        return 1.0
+    var = sample * (good / pop) * (bad / pop) * (pop - sample) / (pop - 1)
+    return _WIDTH_SD * math.sqrt(max(var, 0.0)) + _WIDTH_PAD
+
+
+@_jit()
+def _tabulate(good: int, bad: int, sample: int, buf: NDArray, cdf: NDArray, guide: NDArray) -> int:
+    """Exact CDF of Hypergeometric(good, bad, sample) on a window, with its guide table.
+
+    The pmf relative to the mode comes from the ratio recurrence
+    ``f(k+1) / f(k) = (good - k)(sample - k) / ((k + 1)(bad - sample + k + 1))`` walked out
+    from the mode (relative error ~1e-13) until the tail beyond, bounded by log-concavity by
+    ``f(k) r / (1 - r)``, is below 2**-60 of the mass (or the support ends). ``cdf[j]`` is the
+    CDF at ``lo + j``, exactly 1.0 at the end; ``guide[i]`` (``i < L``, ``L`` the smallest
+    power of two from twice the width, stored in ``guide[-1]``) is the first ``j`` with
+    ``cdf[j] > i / L``; the width is in ``guide[-2]``.
+
+    Returns:
+        ``lo``; -1 when the window would not fit the buffers (the caller falls back to HRUA).
+    """
+    s_lo = max(0, sample - bad)
+    s_hi = min(sample, good)
+    pop = good + bad
+    m = min(max(math.floor((sample + 1.0) * (good + 1.0) / (pop + 2.0)), s_lo), s_hi)
+    half = _HALF_CAP
+    buf[half] = 1.0
+    f = 1.0
+    k = m
+    while k < s_hi:  # up from the mode
+        r = (good - k) * (sample - k) / ((k + 1.0) * (bad - sample + k + 1.0))
+        if r < 1.0 and f * r < _TAIL * (1.0 - r):
+            break
+        if k - m + 1 >= half:
+            return -1
+        f *= r
+        k += 1
+        buf[half + k - m] = f
+    hi = k
+    f = 1.0
+    k = m
+    while k > s_lo:  # down from the mode
+        r = k * (bad - sample + k) / ((good - k + 1.0) * (sample - k + 1.0))
+        if r < 1.0 and f * r < _TAIL * (1.0 - r):
+            break
+        if m - k + 1 >= half:
+            return -1
+        f *= r
+        k -= 1
+        buf[half + k - m] = f
+    lo = k
+    width = hi - lo + 1
+    total = 0.0
+    first = half + lo - m
+    for j in range(width):
+        total += buf[first + j]
+        cdf[j] = total
+    scale = 1.0 / total
+    for j in range(width):
+        cdf[j] = min(cdf[j] * scale, 1.0)
+    cdf[width - 1] = 1.0
+    size = 1
+    while size < 2 * width:
+        size *= 2
+    j = 0
+    for i in range(size):
+        while cdf[j] * size <= i:  # exact: size is a power of two
+            j += 1
+        guide[i] = j
+    guide[guide.size - 1] = size
+    guide[guide.size - 2] = width
+    return lo
+
+
+@_jit(inline="always")
+def _invert(st: tuple, lo: int, cdf: NDArray, guide: NDArray) -> tuple:
+    """One draw from a tabulated law: the smallest ``j`` with ``cdf[j] > u``, plus ``lo``."""
+    u, st = _uniform(st)
+    j = guide[int(u * guide[guide.size - 1])]
+    while cdf[j] <= u:
+        j += 1
+    return lo + j, st
+
+
+@_jit(inline="always")
+def _table_if_paid(good: int, bad: int, sample: int, draws: int, ratio: float, buf: NDArray,
+                   cdf: NDArray, guide: NDArray) -> int:  # fmt: skip
+    """Tabulate a law that serves ``draws`` draws when that pays; its ``lo``, else -1."""
+    if draws * ratio >= _table_width(good, bad, sample):
+        return _tabulate(good, bad, sample, buf, cdf, guide)
+    return -1
+
+
+@_jit(inline="always")
+def _level_one(st: tuple, lf: NDArray, good: int, bad: int, sample: int, n: int,
+               ratio: float, buf: NDArray, cdf: NDArray, guide: NDArray) -> tuple:  # fmt: skip
+    """Histogram of ``n`` draws of the level-1 law: ``(hist, first value)``."""
+    lo = _table_if_paid(good, bad, sample, n, ratio, buf, cdf, guide)
+    if lo >= 0:  # the draws stay in the table's window
+        s_lo = lo
+        hist = np.zeros(guide[guide.size - 2], dtype=np.int64)
+    else:
+        s_lo = max(0, sample - bad)
+        hist = np.zeros(min(sample, good) - s_lo + 1, dtype=np.int64)
+    p = _hg_setup(lf, good, bad, sample)
+    for _ in range(n):
+        if lo >= 0:
+            v, st = _invert(st, lo, cdf, guide)
+        else:
+            v, st = _hg_draw(st, lf, p)
+        hist[v - s_lo] += 1
+    return hist, s_lo, st
+
+
+# --------------------------------------------------------------------------------------------
+# Per-pair kernels
+# --------------------------------------------------------------------------------------------
+
+_CAP = 2 * _HALF_CAP + 1
+
+
+@_jit("float64[:, ::1](int64[:, ::1], int64[::1], int64, uint64[::1], float64[::1], float64, "
+      "float64[:, ::1])")  # fmt: skip
+def base_rate_kernel(margins: NDArray, s_obs: NDArray, n: int, s: NDArray, lf: NDArray,
+                     ratio: float, draws: NDArray) -> NDArray:  # fmt: skip
+    """Kendall's S of ``n`` random 3x3 tables per pair, accumulated against the observed S.
+
+    Block decomposition around cell (0, 0) as in the NumPy engine: ``n00`` (level 1);
+    given it, ``n01`` and ``n10`` (level 2, independent); then ``n22`` (level 3).
+
+    Args:
+        margins: ``(P, 6)`` row sums ``r0, r1, r2`` and column sums ``c0, c1, c2``.
+        s_obs: ``(P,)`` observed S.
+        n: Draws per pair.
+        s: SFC64 state (advanced in place).
+        lf: :func:`number_tables` of the number of items.
+        ratio: Tabulate a law when ``draws * ratio >= its window's width`` (0: never).
+        draws: ``(P, n)`` to receive the draws of S (grouped by ``n00``), or ``(0, 0)``.
+
+    Returns:
+        ``(P, 5)``: ``#{S >= S_obs}``, ``#{S <= S_obs}``, draws, sum of S, sum of S**2
+        (zeros for a pair whose tau-b is undefined, since every draw shares its margins).
+    """
+    n_pairs = margins.shape[0]
+    out = np.zeros((n_pairs, 5))
+    st = (s[0], s[1], s[2], s[3])
+    keep = draws.shape[0] == n_pairs and draws.shape[1] == n
+    buf = np.empty(_CAP)
+    cdf = np.empty((3, _CAP))
+    guide = np.empty((3, 4 * _CAP + 2), dtype=np.int64)
+    cdf0, cdf1, cdf2 = cdf[0], cdf[1], cdf[2]
+    guide0, guide1, guide2 = guide[0], guide[1], guide[2]
+    for pi in range(n_pairs):
+        r0, r1, r2 = margins[pi, 0], margins[pi, 1], margins[pi, 2]
+        c0, c1, c2 = margins[pi, 3], margins[pi, 4], margins[pi, 5]
+        total = r0 + r1 + r2
+        if max(r0, r1, r2) == total or max(c0, c1, c2) == total:
+            continue  # constant dconf or dperf: tau-b undefined for every draw
+        hist, s_lo, st = _level_one(st, lf, c0, total - c0, r0, n, ratio, buf, cdf0, guide0)
+        so = s_obs[pi]
+        ge = 0
+        le = 0
+        s1 = 0.0
+        s2 = 0.0
+        d = 0
+        for iv in range(hist.size):
+            cnt = hist[iv]
+            if cnt == 0:
+                continue
+            n00 = s_lo + iv
+            # level 2: n01 ~ H(c1, c2, r0 - n00), n10 ~ H(r1, r2, c0 - n00)
+            lo_a = _table_if_paid(c1, c2, r0 - n00, cnt, ratio, buf, cdf1, guide1)
+            lo_b = _table_if_paid(r1, r2, c0 - n00, cnt, ratio, buf, cdf2, guide2)
+            p_a = _hg_setup(lf, c1, c2, r0 - n00)
+            p_b = _hg_setup(lf, r1, r2, c0 - n00)
+            for _ in range(cnt):
+                if lo_a >= 0:
+                    n01, st = _invert(st, lo_a, cdf1, guide1)
+                else:
+                    n01, st = _hg_draw(st, lf, p_a)
+                if lo_b >= 0:
+                    n10, st = _invert(st, lo_b, cdf2, guide2)
+                else:
+                    n10, st = _hg_draw(st, lf, p_b)
+                n02 = r0 - n00 - n01
+                n20 = c0 - n00 - n10
+                # level 3: the 2x2 block of rows 1-2 x columns 1-2
+                n22, st = _hrua(st, lf, c2 - n02, c1 - n01, r2 - n20)
+                sv = (c2 - c0) * (r0 - r2) + n00 * (r0 + r1 - c2 + n22)
+                sv += n02 * (c0 - r0 - r1 - n20) + n20 * (c2 - r1 - r2) + n22 * (r1 + r2 - c0)
+                if sv >= so:
+                    ge += 1
+                if sv <= so:
+                    le += 1
+                fs = float(sv)
+                s1 += fs
+                s2 += fs * fs
+                if keep:
+                    draws[pi, d] = fs
+                d += 1
+        out[pi, 0] = ge
+        out[pi, 1] = le
+        out[pi, 2] = n
+        out[pi, 3] = s1
+        out[pi, 4] = s2
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], float64[::1], int64, uint64[::1], "
+      "float64[::1], float64, float64[:, ::1])")  # fmt: skip
+def calibration_kernel(a_cats: NDArray, b_cats: NDArray, obs: NDArray, n: int, s: NDArray,
+                       lf: NDArray, ratio: float, draws: NDArray) -> NDArray:  # fmt: skip
+    """tau-b of ``n`` calibration-preserving null tables per pair, accumulated against ``obs``.
+
+    The NumPy engine's decomposition: ``x11`` (level 1: items both models say yes to);
+    given it, how many of A's and of B's correct items fall in each confidence block (level
+    2, four variates); in each block, how many items both got right (level 3, four).
+
+    Args:
+        a_cats: ``(P, 4)`` counts of A's categories ``2 conf + perf``.
+        b_cats: ``(P, 4)`` the same for B.
+        obs: ``(P,)`` observed tau-b (NaN: no draw counts as >= or <=).
+        n: Draws per pair.
+        s: SFC64 state (advanced in place).
+        lf: :func:`number_tables` of the number of items.
+        ratio: Tabulate a law when ``draws * ratio >= its window's width`` (0: never).
+        draws: ``(P, n)`` to receive the draws of tau-b (grouped by ``x11``), or ``(0, 0)``.
+
+    Returns:
+        ``(P, 5)``: ``#{tau >= obs}``, ``#{tau <= obs}`` (equal within 100 ulps counts, as in
+        SciPy's permutation_test), draws with a defined tau-b, their sum and sum of squares.
+    """
+    n_pairs = a_cats.shape[0]
+    out = np.zeros((n_pairs, 5))
+    st = (s[0], s[1], s[2], s[3])
+    keep = draws.shape[0] == n_pairs and draws.shape[1] == n
+    buf = np.empty(_CAP)
+    cdf = np.empty((5, _CAP))
+    guide = np.empty((5, 4 * _CAP + 2), dtype=np.int64)
+    laws = np.empty((4, 3), dtype=np.int64)  # (good, bad, sample) of the level-2 laws
+    lo2 = np.empty(4, dtype=np.int64)
+    pf = np.empty((4, 4))  # HRUA set-ups of the level-2 laws
+    pk = np.empty((4, 6), dtype=np.int64)
+    qf = np.empty((4, 4))  # ... and of the level-3 laws of one draw
+    qk = np.empty((4, 6), dtype=np.int64)
+    got = np.empty(4, dtype=np.int64)
+    eps100 = 100.0 * np.finfo(np.float64).eps
+    for pi in range(n_pairs):
+        a00, a01, a10, a11 = a_cats[pi, 0], a_cats[pi, 1], a_cats[pi, 2], a_cats[pi, 3]
+        b00, b01, b10, b11 = b_cats[pi, 0], b_cats[pi, 1], b_cats[pi, 2], b_cats[pi, 3]
+        total = a00 + a01 + a10 + a11
+        ka = a10 + a11
+        kb = b10 + b11
+        o = obs[pi]
+        gamma = abs(o) * eps100
+        pairs = float(total) * (total - 1.0)
+        # level 1: x11 ~ H(kb, total - kb, ka)
+        hist, s_lo, st = _level_one(st, lf, kb, total - kb, ka, n, ratio, buf, cdf[0], guide[0])
+        ge = 0
+        le = 0
+        nv = 0
+        s1 = 0.0
+        s2 = 0.0
+        d = 0
+        for iv in range(hist.size):
+            cnt = hist[iv]
+            if cnt == 0:
+                continue
+            x11 = s_lo + iv
+            x10 = ka - x11
+            x01 = kb - x11
+            x00 = total - ka - kb + x11
+            same = x11 + x00
+            ties_x = x01 * (x01 - 1.0) + x10 * (x10 - 1.0) + same * (same - 1.0)
+            # level 2: A's right answers among A-yes in block 11 and among A-no in block 01;
+            # B's among B-yes in block 11 and among B-no in block 10
+            laws[0, 0], laws[0, 1], laws[0, 2] = a11, a10, x11
+            laws[1, 0], laws[1, 1], laws[1, 2] = a01, a00, x01
+            laws[2, 0], laws[2, 1], laws[2, 2] = b11, b10, x11
+            laws[3, 0], laws[3, 1], laws[3, 2] = b01, b00, x10
+            for j in range(4):
+                good, bad, smp = laws[j, 0], laws[j, 1], laws[j, 2]
+                lo2[j] = _table_if_paid(good, bad, smp, cnt, ratio, buf, cdf[j + 1], guide[j + 1])
+                _hg_store(_hg_setup(lf, good, bad, smp), pf[j], pk[j])
+            for _ in range(cnt):
+                for j in range(4):
+                    if lo2[j] >= 0:
+                        v, st = _invert(st, lo2[j], cdf[j + 1], guide[j + 1])
+                    else:
+                        v, st = _hg_draw(st, lf, _hg_load(pf[j], pk[j]))
+                    got[j] = v
+                al11, al01, be11, be10 = got[0], got[1], got[2], got[3]
+                al10 = a11 - al11
+                al00 = a01 - al01
+                be01 = b11 - be11
+                be00 = b01 - be10
+                # level 3: in each block, the items both got right (the four set-ups first:
+                # independent work the CPU overlaps)
+                _hg_store(_hg_setup(lf, al11, x11 - al11, be11), qf[0], qk[0])
+                _hg_store(_hg_setup(lf, al10, x10 - al10, be10), qf[1], qk[1])
+                _hg_store(_hg_setup(lf, al01, x01 - al01, be01), qf[2], qk[2])
+                _hg_store(_hg_setup(lf, al00, x00 - al00, be00), qf[3], qk[3])
+                for j in range(4):
+                    v, st = _hg_draw(st, lf, _hg_load(qf[j], qk[j]))
+                    got[j] = v
+                h11, h10, h01, h00 = got[0], got[1], got[2], got[3]
+                # (dconf, dperf) cells n[dconf + 1][dperf + 1]; dperf = +1: A right, B wrong
+                n00 = be01 - h01
+                n02 = al01 - h01
+                n20 = be10 - h10
+                n22 = al10 - h10
+                both = h11 + h00
+                n10 = be11 + be00 - both
+                n12 = al11 + al00 - both
+                n01 = x01 - n00 - n02
+                n21 = x10 - n20 - n22
+                n11 = same - n10 - n12
+                con = (n00 * (n11 + n12 + n21 + n22) + n01 * (n12 + n22) + n10 * (n21 + n22)
+                       + n11 * n22)  # fmt: skip
+                dis = (n02 * (n10 + n11 + n20 + n21) + n01 * (n10 + n20) + n12 * (n20 + n21)
+                       + n11 * n20)  # fmt: skip
+                c0 = n00 + n10 + n20
+                c2 = n02 + n12 + n22
+                c1 = total - c0 - c2
+                ties_y = c0 * (c0 - 1.0) + c1 * (c1 - 1.0) + c2 * (c2 - 1.0)
+                den = (pairs - ties_x) * (pairs - ties_y)
+                tau = np.nan
+                if den > 0.0:
+                    tau = 2.0 * (con - dis) / math.sqrt(den)
+                    nv += 1
+                    if tau >= o - gamma:
+                        ge += 1
+                    if tau <= o + gamma:
+                        le += 1
+                    s1 += tau
+                    s2 += tau * tau
+                if keep:
+                    draws[pi, d] = tau
+                d += 1
+        out[pi, 0] = ge
+        out[pi, 1] = le
+        out[pi, 2] = nv
+        out[pi, 3] = s1
+        out[pi, 4] = s2
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit()
+def _hypergeometric_draws(good: int, bad: int, sample: int, n: int, s: NDArray, lf: NDArray,
+                          tabulated: bool) -> NDArray:  # fmt: skip
+    """``n`` draws of one law, by HRUA (set up afresh for each) or tabulated (tests)."""
+    out = np.empty(n, dtype=np.int64)
+    buf = np.empty(_CAP)
+    cdf = np.empty(_CAP)
+    guide = np.empty(4 * _CAP + 2, dtype=np.int64)
+    lo = _tabulate(good, bad, sample, buf, cdf, guide) if tabulated else -1
+    st = (s[0], s[1], s[2], s[3])
+    for i in range(n):
+        if lo >= 0:
+            k, st = _invert(st, lo, cdf, guide)
+        else:
+            k, st = _hrua(st, lf, good, bad, sample)
+        out[i] = k
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit()
+def _uniforms(s: NDArray, n: int) -> NDArray:
+    """``n`` doubles of the SFC64 stream (tests)."""
+    out = np.empty(n)
+    st = (s[0], s[1], s[2], s[3])
+    for i in range(n):
+        u, st = _uniform(st)
+        out[i] = u
+    s[0], s[1], s[2], s[3] = st
+    return out
