@@ -294,20 +294,22 @@ def _table_if_paid(good: int, bad: int, sample: int, draws: int, ratio: float, b
 @_jit(inline="always")
 def _level_one(st: tuple, lf: NDArray, good: int, bad: int, sample: int, n: int,
                ratio: float, buf: NDArray, cdf: NDArray, guide: NDArray) -> tuple:  # fmt: skip
-    """Histogram of ``n`` draws of the level-1 law: ``(hist, first value)``."""
+    """Histogram of ``n`` draws of the level-1 law: ``(hist, first value, state)``."""
     lo = _table_if_paid(good, bad, sample, n, ratio, buf, cdf, guide)
     if lo >= 0:  # the draws stay in the table's window
-        s_lo = lo
         hist = np.zeros(guide[guide.size - 2], dtype=np.int64)
-    else:
-        s_lo = max(0, sample - bad)
-        hist = np.zeros(min(sample, good) - s_lo + 1, dtype=np.int64)
-    p = _hg_setup(lf, good, bad, sample)
-    for _ in range(n):
-        if lo >= 0:
+        for _ in range(n):
             v, st = _invert(st, lo, cdf, guide)
-        else:
-            v, st = _hg_draw(st, lf, p)
+            hist[v - lo] += 1
+        return hist, lo, st
+    p = _hg_setup(lf, good, bad, sample)
+    values = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        v, st = _hg_draw(st, lf, p)
+        values[i] = v
+    s_lo = values.min()
+    hist = np.zeros(values.max() - s_lo + 1, dtype=np.int64)
+    for v in values:
         hist[v - s_lo] += 1
     return hist, s_lo, st
 
@@ -350,6 +352,7 @@ def base_rate_kernel(margins: NDArray, s_obs: NDArray, n: int, s: NDArray, lf: N
     guide = np.empty((3, 4 * _CAP + 2), dtype=np.int64)
     cdf0, cdf1, cdf2 = cdf[0], cdf[1], cdf[2]
     guide0, guide1, guide2 = guide[0], guide[1], guide[2]
+    level2 = np.empty((n, 2), dtype=np.int64)  # level-2 draws of one level-1 value
     for pi in range(n_pairs):
         r0, r1, r2 = margins[pi, 0], margins[pi, 1], margins[pi, 2]
         c0, c1, c2 = margins[pi, 3], margins[pi, 4], margins[pi, 5]
@@ -373,15 +376,20 @@ def base_rate_kernel(margins: NDArray, s_obs: NDArray, n: int, s: NDArray, lf: N
             lo_b = _table_if_paid(r1, r2, c0 - n00, cnt, ratio, buf, cdf2, guide2)
             p_a = _hg_setup(lf, c1, c2, r0 - n00)
             p_b = _hg_setup(lf, r1, r2, c0 - n00)
-            for _ in range(cnt):
+            for i in range(cnt):  # law by law, all the group's draws (same set-up in a row)
                 if lo_a >= 0:
-                    n01, st = _invert(st, lo_a, cdf1, guide1)
+                    v, st = _invert(st, lo_a, cdf1, guide1)
                 else:
-                    n01, st = _hg_draw(st, lf, p_a)
+                    v, st = _hg_draw(st, lf, p_a)
+                level2[i, 0] = v
+            for i in range(cnt):
                 if lo_b >= 0:
-                    n10, st = _invert(st, lo_b, cdf2, guide2)
+                    v, st = _invert(st, lo_b, cdf2, guide2)
                 else:
-                    n10, st = _hg_draw(st, lf, p_b)
+                    v, st = _hg_draw(st, lf, p_b)
+                level2[i, 1] = v
+            for i in range(cnt):
+                n01, n10 = level2[i, 0], level2[i, 1]
                 n02 = r0 - n00 - n01
                 n20 = c0 - n00 - n10
                 # level 3: the 2x2 block of rows 1-2 x columns 1-2
@@ -445,6 +453,7 @@ def calibration_kernel(a_cats: NDArray, b_cats: NDArray, obs: NDArray, n: int, s
     qf = np.empty((4, 4))  # ... and of the level-3 laws of one draw
     qk = np.empty((4, 6), dtype=np.int64)
     got = np.empty(4, dtype=np.int64)
+    level2 = np.empty((n, 4), dtype=np.int64)  # level-2 draws of one level-1 value
     eps100 = 100.0 * np.finfo(np.float64).eps
     for pi in range(n_pairs):
         a00, a01, a10, a11 = a_cats[pi, 0], a_cats[pi, 1], a_cats[pi, 2], a_cats[pi, 3]
@@ -483,14 +492,18 @@ def calibration_kernel(a_cats: NDArray, b_cats: NDArray, obs: NDArray, n: int, s
                 good, bad, smp = laws[j, 0], laws[j, 1], laws[j, 2]
                 lo2[j] = _table_if_paid(good, bad, smp, cnt, ratio, buf, cdf[j + 1], guide[j + 1])
                 _hg_store(_hg_setup(lf, good, bad, smp), pf[j], pk[j])
-            for _ in range(cnt):
-                for j in range(4):
-                    if lo2[j] >= 0:
+            for j in range(4):  # law by law, all the group's draws (same set-up in a row)
+                if lo2[j] >= 0:
+                    for i in range(cnt):
                         v, st = _invert(st, lo2[j], cdf[j + 1], guide[j + 1])
-                    else:
-                        v, st = _hg_draw(st, lf, _hg_load(pf[j], pk[j]))
-                    got[j] = v
-                al11, al01, be11, be10 = got[0], got[1], got[2], got[3]
+                        level2[i, j] = v
+                else:
+                    p = _hg_load(pf[j], pk[j])
+                    for i in range(cnt):
+                        v, st = _hg_draw(st, lf, p)
+                        level2[i, j] = v
+            for i in range(cnt):
+                al11, al01, be11, be10 = level2[i, 0], level2[i, 1], level2[i, 2], level2[i, 3]
                 al10 = a11 - al11
                 al00 = a01 - al01
                 be01 = b11 - be11
