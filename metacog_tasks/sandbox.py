@@ -32,6 +32,7 @@ import contextlib
 import ctypes
 import dataclasses
 import errno
+import math
 import os
 import resource
 import shutil
@@ -304,7 +305,8 @@ def run_python(
     Args:
         code: The script, run as ``__main__``.
         timeout_s: Wall-clock limit; the whole process group is killed after it.
-        cpu_s: CPU-time limit (default: ``timeout_s``).
+        cpu_s: CPU-time limit (default: ``timeout_s`` + 1 s, so that a single-threaded
+            runaway meets the wall-clock limit first and is reported as ``timeout``).
         memory_mb: Address-space limit.
         file_size_mb: Largest file (and captured output) the script may write.
         max_processes: Processes/threads allowed (pids cgroup and ``RLIMIT_NPROC``).
@@ -325,7 +327,9 @@ def run_python(
     """
     if timeout_s <= 0 or memory_mb <= 0 or file_size_mb <= 0 or max_processes < 1:
         raise ValueError("run_python: limits must be positive")
-    cpu_limit = int(max(1, round(cpu_s if cpu_s is not None else timeout_s)))
+    # The default CPU limit sits a second above the wall-clock limit: equal limits race, and
+    # which signal lands first would decide whether a busy loop reads ``timeout`` or ``cpu_time``.
+    cpu_limit = int(max(1, round(cpu_s))) if cpu_s is not None else math.ceil(timeout_s) + 1
     root = Path(tempfile.mkdtemp(prefix="metacog-sandbox-")).resolve()
     outdir = Path(tempfile.mkdtemp(prefix="metacog-sandbox-out-")).resolve()
     cgroup = _make_cgroup(max_processes)
