@@ -136,7 +136,10 @@ def _progress(total: int, desc: str, enabled: bool) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=" pair-draws", unit_scale=True, leave=False)
+    # disable=None: a bar on a terminal, nothing in a log file or CI output (carriage returns).
+    return tqdm(
+        total=total, desc=desc, unit=" pair-draws", unit_scale=True, leave=False, disable=None
+    )
 
 
 def _p_values(ge: NDArray, le: NDArray, n: NDArray, alternative: str) -> tuple[NDArray, ...]:
