@@ -47,6 +47,17 @@ def test_one_limit_zero_against_scipy():
         assert bvn_cdf(h, k, r) == pytest.approx(ref, abs=1e-13)
 
 
+def test_subnormal_limits_are_exact():
+    # Found by hypothesis: a subnormal limit lost precision in the Owen's T arguments (2e-12).
+    rho = 0.873046875
+    exact = 0.25 + np.arcsin(rho) / (2 * np.pi)
+    for tiny in (2.2250738585e-313, -5e-324, 1e-310):
+        assert bvn_cdf(0.0, tiny, rho) == pytest.approx(exact, abs=1e-15)
+        assert bvn_cdf(tiny, 0.0, rho) == pytest.approx(exact, abs=1e-15)
+    ref = multivariate_normal.cdf([0.7, 0.0], cov=[[1, -0.4], [-0.4, 1]])
+    assert bvn_cdf(0.7, 1e-315, -0.4) == pytest.approx(ref, abs=1e-14)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.floats(-6, 6), st.floats(-6, 6), st.floats(-0.999, 0.999, allow_nan=False))
 def test_random_points_against_scipy(h, k, r):
