@@ -117,6 +117,11 @@ def test_scicode_task_takes_the_docker_sandbox(scicode_file, tmp_path, monkeypat
     assert problems.dataset[1].metadata["steps"] == ["29.1", "29.2", "29.3"]
     with pytest.raises(ValueError, match="mode must be one of"):
         scicode(data=scicode_file, mode="whole")
+    # The multi-turn (problem) solver checks its probe settings like the per-step one.
+    with pytest.raises(ValueError, match="temperature > 0"):
+        scicode(data=scicode_file, mode="problem", confidence="sampled", temperature=0)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        scicode(data=scicode_file, mode="problem", k=0)
 
 
 @pytest.mark.slow

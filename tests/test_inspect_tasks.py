@@ -142,6 +142,8 @@ def test_bad_task_arguments_fail_with_clear_errors() -> None:
         mmlu_pro(data="bundled", probe="counterfactual", confidence="numeric")
     with pytest.raises(ValueError, match="temperature > 0"):
         mmlu_pro(data="bundled", confidence="sampled", temperature=0)
+    with pytest.raises(ValueError, match="max_tokens must be >= 1"):
+        mmlu_pro(data="bundled", probe_max_tokens=0)
     with pytest.raises(ValueError, match="only used by scicode"):
         metacog_task(BENCH, data="bundled", sandbox="docker")
     with pytest.raises(ValueError, match="unknown benchmark"):

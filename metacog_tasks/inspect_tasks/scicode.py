@@ -124,9 +124,14 @@ def scicode_multiturn(
 
     Returns:
         The solver; per-step probes and replies are stored for the scorers.
+
+    Raises:
+        ValueError: An unknown probe or confidence, ``k < 1``, ``max_tokens < 1`` or
+            ``temperature <= 0`` with ``sampled``.
     """
-    plan = probe_plan(parse_probes(probe), parse_confidences(confidence))
-    settings = _ProbeSettings(k, temperature, max_tokens, seed)
+    methods = parse_confidences(confidence)
+    settings = _ProbeSettings.checked(methods, k, temperature, max_tokens, seed)
+    plan = probe_plan(parse_probes(probe), methods)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         loaded = load_benchmark_items("scicode", data=data, split=split, options=options)

@@ -177,6 +177,19 @@ class _ProbeSettings:
     max_tokens: int
     seed: int | None
 
+    @classmethod
+    def checked(
+        cls, methods: Sequence[str], k: int, temperature: float, max_tokens: int, seed: int | None
+    ) -> _ProbeSettings:
+        """The settings, after the checks every probing solver makes."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        if "sampled" in methods and temperature <= 0:
+            raise ValueError(f"sampled confidence needs temperature > 0, got {temperature}")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        return cls(k, temperature, max_tokens, seed)
+
 
 async def _run_probe(
     probe: str, method: str, prompt: str, settings: _ProbeSettings
@@ -288,17 +301,13 @@ def metacog_probe(
         A solver that stores a :class:`ProbeOutcome` per (probe, confidence) on the sample.
 
     Raises:
-        ValueError: An unknown probe or confidence, ``k < 1`` or ``temperature <= 0`` with
-            ``sampled``.
+        ValueError: An unknown probe or confidence, ``k < 1``, ``max_tokens < 1`` or
+            ``temperature <= 0`` with ``sampled``.
     """
     probes = parse_probes(probe)
     methods = parse_confidences(confidence)
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    if "sampled" in methods and temperature <= 0:
-        raise ValueError(f"sampled confidence needs temperature > 0, got {temperature}")
+    settings = _ProbeSettings.checked(methods, k, temperature, max_tokens, seed)
     plan = probe_plan(probes, methods)
-    settings = _ProbeSettings(k, temperature, max_tokens, seed)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         loaded = _loaded(benchmark, data, split, options)
