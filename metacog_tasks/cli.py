@@ -280,6 +280,12 @@ def _add_power(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--alignment-reps", type=int, default=40, help="alignment replicates (0 skips it)"
     )
+    p.add_argument(
+        "--alignment-null-reps",
+        type=int,
+        default=200,
+        help="null replicates per cell for the alignment's critical value",
+    )
     _option(p, "seed")
     _option(p, "quiet", help="no progress bar")
     p.set_defaults(func=_summarized("metacog_metrics.power:run_power"))

@@ -131,8 +131,8 @@ def test_fast_alignment_matches_the_analysis():
 @pytest.fixture(scope="module")
 def small_grid() -> PowerResult:
     return power_analysis(
-        [6, 12], [150], [0.0, 0.8], reps=12, alignment_reps=6, permutations=39, seed=3,
-        progress=False,
+        [6, 12], [150], [0.0, 0.8], reps=12, alignment_reps=6, alignment_null_reps=30,
+        permutations=39, seed=3, progress=False,
     )  # fmt: skip
 
 
@@ -146,6 +146,9 @@ def test_power_table_shape_and_columns(small_grid):
         (12, 150, 0.8),
     ]
     assert (t["reps"] == 12).all() and (t["alignment_reps"] <= 6).all()
+    # The critical value rests on its own, larger set of null replicates (finite ones counted).
+    assert t["alignment_null_reps"].between(25, 30).all()
+    assert np.isfinite(t["alignment_critical"]).all()
     assert ((t["power_low"] <= t["power"]) & (t["power"] <= t["power_high"])).all()
     np.testing.assert_allclose(t["power"], t["rejections"] / t["reps"])
     assert list(t["kind"]) == ["false_positive_rate", "power"] * 2
@@ -161,8 +164,8 @@ def test_power_table_shape_and_columns(small_grid):
 
 def test_power_is_reproducible(small_grid):
     again = power_analysis(
-        [6, 12], [150], [0.0, 0.8], reps=12, alignment_reps=6, permutations=39, seed=3,
-        progress=False,
+        [6, 12], [150], [0.0, 0.8], reps=12, alignment_reps=6, alignment_null_reps=30,
+        permutations=39, seed=3, progress=False,
     )  # fmt: skip
     pd.testing.assert_frame_equal(small_grid.table, again.table)
 
@@ -178,6 +181,8 @@ def test_power_without_alignment_and_bad_input():
         power_analysis([5], [60], [-0.1], reps=2, progress=False)
     with pytest.raises(ValueError, match="alpha"):
         power_analysis([5], [60], [0.0], reps=2, alpha=1.5, progress=False)
+    with pytest.raises(ValueError, match="alignment_null_reps"):
+        power_analysis([5], [60], [0.0], reps=2, alignment_null_reps=1, progress=False)
     with pytest.raises(ValueError, match="unknown simulation preset"):
         power_analysis([5], [60], [0.0], reps=2, preset="nope", progress=False)
     with pytest.raises(ValueError, match="able to reject"):
@@ -206,3 +211,18 @@ def test_run_power_writes_and_takes_overrides(tmp_path):
     assert res.outputs is not None and res.outputs.csv == str(tmp_path / "power.csv")
     assert str(tmp_path / "power.png") in res.summary_text()
     assert {p.name for p in tmp_path.iterdir()} >= {"power.csv", "power.png", "power.json"}
+
+
+def test_power_cli(tmp_path, capsys):
+    from metacog_tasks.cli import main
+
+    out = tmp_path / "cli"
+    rc = main(
+        ["power", "--models", "5", "--items", "80", "--individuated", "0,0.5", "--reps", "3",
+         "--permutations", "19", "--alignment-reps", "2", "--alignment-null-reps", "12",
+         "--out", str(out), "--quiet"]
+    )  # fmt: skip
+    assert rc == 0 and "false-positive rate" in capsys.readouterr().out
+    table = pd.read_csv(out / "power.csv")
+    assert list(table["individuated"]) == [0.0, 0.5] and (table["reps"] == 3).all()
+    assert table["alignment_null_reps"].between(8, 12).all()
