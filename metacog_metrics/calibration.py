@@ -1,7 +1,8 @@
 """Per-model calibration: AUROC (own and population), Brier, ECE, AURC.
 
-The plain-float helpers (:func:`auroc`, :func:`brier_score`, :func:`ece`, :func:`aurc`) take
-array-likes, ignore pairs where either value is NaN and are what the harness metrics call.
+The plain-float helpers (:func:`auroc`, :func:`brier_score`, :func:`ece`, :func:`aurc`,
+:func:`confidence_tetrachoric`) take array-likes, ignore pairs where either value is NaN and
+are what the harness metrics call.
 :func:`calibration_by_model` computes every metric per model from a long record table, each model
 on its own graded items, with the leave-one-out population-mean confidence ("Pop") as the
 baseline its own confidence ("Internal") must beat, and a paired bootstrap CI of the difference.
@@ -28,6 +29,7 @@ __all__ = [
     "auroc",
     "brier_score",
     "calibration_by_model",
+    "confidence_tetrachoric",
     "eaurc",
     "ece",
     "population_confidence",
@@ -106,6 +108,29 @@ def brier_score(confidence: ArrayLike, correct: ArrayLike) -> float:
     if y.size == 0:
         return float("nan")
     return float(brier_score_loss(y, c, labels=[0, 1]))
+
+
+def confidence_tetrachoric(
+    confidence: ArrayLike, correct: ArrayLike, *, threshold: float = 0.5
+) -> float:
+    """Tetrachoric correlation of yes/no confidence with correctness.
+
+    Continuous confidences (log-probability, sampled, numeric) are binarised at ``threshold``,
+    as the analysis does.
+
+    Args:
+        confidence: Confidences in [0, 1] (NaN pairs ignored).
+        correct: 0/1 labels (NaN pairs ignored).
+        threshold: Confidence at or above which the answer counts as "yes".
+
+    Returns:
+        ``metacog_metrics.tetrachoric.tetrachoric(...).rho``; NaN when either variable is
+        constant or fewer than three pairs are left.
+    """
+    from metacog_metrics.tetrachoric import tetrachoric
+
+    c, y = _pairs(confidence, correct, unit=True)
+    return float(tetrachoric((c >= threshold).astype(float), y).rho)
 
 
 def _bin_ids(c: NDArray, n_bins: int, strategy: str) -> NDArray[np.int64]:

@@ -14,15 +14,28 @@ from metacog_metrics.calibration import (
     auroc,
     brier_score,
     calibration_by_model,
+    confidence_tetrachoric,
     eaurc,
     ece,
     population_confidence,
 )
+from metacog_metrics.tetrachoric import tetrachoric
 
 
 def test_auroc_reference_midrank(stats_reference):
     ref = stats_reference["R"]["auroc"]
     assert auroc(ref["score"], ref["label"]) == pytest.approx(ref["auc_midrank"], abs=1e-6)
+
+
+def test_confidence_tetrachoric_binarises_at_the_threshold():
+    conf = np.array([0.9, 0.6, 0.4, 0.2, 0.8, 0.1, 0.7, 0.3, np.nan])
+    correct = np.array([1, 1, 0, 0, 0, 1, 1, 0, 1])
+    expected = tetrachoric((conf[:-1] >= 0.5).astype(float), correct[:-1]).rho
+    assert confidence_tetrachoric(conf, correct) == pytest.approx(expected, abs=1e-12)
+    assert confidence_tetrachoric(conf, correct, threshold=0.65) == pytest.approx(
+        tetrachoric((conf[:-1] >= 0.65).astype(float), correct[:-1]).rho, abs=1e-12
+    )
+    assert np.isnan(confidence_tetrachoric([0.9, 0.8, 0.7], [1, 0, 1]))  # all "yes"
 
 
 def test_nan_pairs_ignored_and_single_class_nan():

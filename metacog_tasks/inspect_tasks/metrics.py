@@ -81,10 +81,6 @@ def _on_pairs(stat: Callable[[np.ndarray, np.ndarray], Any]) -> Metric:
     return compute
 
 
-def _two_classes(correct: np.ndarray) -> bool:
-    return np.unique(correct).size >= 2
-
-
 def _projected(scores: Sequence[SampleScore], key: str) -> list[SampleScore]:
     """Scores whose value is the scalar ``value[key]`` (one per step), dropping NaN."""
     return [
@@ -173,7 +169,7 @@ def auroc() -> Metric:
     """
     from metacog_metrics.calibration import auroc as _auroc
 
-    return _on_pairs(lambda c, y: _auroc(c, y) if _two_classes(y) else math.nan)
+    return _on_pairs(_auroc)
 
 
 @metric(qualified("brier"), scores="unreduced")
@@ -213,15 +209,9 @@ def tetrachoric() -> Metric:
     Returns:
         The tetrachoric metric.
     """
-    from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
+    from metacog_metrics.calibration import confidence_tetrachoric
 
-    def rho(conf: np.ndarray, correct: np.ndarray) -> float:
-        binary = (conf >= 0.5).astype(float)
-        if not (_two_classes(binary) and _two_classes(correct)):
-            return math.nan
-        return _tetrachoric(binary, correct).rho
-
-    return _on_pairs(rho)
+    return _on_pairs(confidence_tetrachoric)
 
 
 def default_metrics() -> list[Metric]:

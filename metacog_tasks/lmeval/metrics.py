@@ -133,14 +133,12 @@ def tetrachoric(items: Sequence[Any]) -> float:
         items: Per-document ``(confidence, correct)`` pairs; incomplete pairs are skipped.
 
     Returns:
-        ``metacog_metrics.tetrachoric.tetrachoric(...).rho``; NaN when either variable is
+        ``metacog_metrics.calibration.confidence_tetrachoric``; NaN when either variable is
         constant.
     """
-    from metacog_metrics.tetrachoric import tetrachoric as _tetrachoric
+    from metacog_metrics.calibration import confidence_tetrachoric
 
-    return _on_pairs(
-        items, lambda conf, correct: _tetrachoric((conf >= 0.5).astype(float), correct).rho
-    )
+    return _on_pairs(items, confidence_tetrachoric)
 
 
 def count_records(items: Sequence[Any]) -> int:
