@@ -817,7 +817,8 @@ def analyze_files(
     Writes, each atomically: ``out_dir/summary.json`` (strict JSON, NaN as null; schema in
     ``docs/summary_schema.md``), ``out_dir/tables/<name>.csv`` for every table, and, with
     ``report=True`` and the report module installed (``metacog_metrics.report``),
-    ``report.html``.
+    ``report.html``. A previous run's tables and report that this run does not rewrite are
+    removed, so the folder holds one run's outputs.
 
     Args:
         paths: Record files (Parquet or CSV).
@@ -852,14 +853,34 @@ def analyze_files(
     out = Path(out_dir)
     text = json.dumps(result.summary, indent=2, allow_nan=False)
     atomic_write_text(out / "summary.json", text)
+    written = set()
     for name, table in result.tables.items():
-        atomic_write(
-            out / "tables" / f"{name}.csv", lambda tmp, t=table: t.to_csv(tmp, index=False)
+        written.add(
+            atomic_write(
+                out / "tables" / f"{name}.csv", lambda tmp, t=table: t.to_csv(tmp, index=False)
+            )
         )
     result = dataclasses.replace(result, out_dir=out)
-    if report and importlib.util.find_spec("metacog_metrics.report") is not None:
+    wrote_report = report and importlib.util.find_spec("metacog_metrics.report") is not None
+    if wrote_report:
         importlib.import_module("metacog_metrics.report").write_report(result, out)
+    _remove_stale_outputs(out, written, keep_report=wrote_report)
     return result
+
+
+def _remove_stale_outputs(out: Path, written: set[Path], *, keep_report: bool) -> None:
+    """Remove a previous run's outputs this run did not rewrite (one run per folder).
+
+    Only what :func:`analyze_files` writes is touched: ``tables/*.csv`` and ``report.html``;
+    other files in the folder are the user's and stay.
+    """
+    tables = out / "tables"
+    if tables.is_dir():
+        for path in tables.glob("*.csv"):
+            if path not in written:
+                path.unlink(missing_ok=True)
+    if not keep_report:
+        (out / "report.html").unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------------

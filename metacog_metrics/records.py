@@ -456,7 +456,8 @@ def read_records(
     Raises:
         FileNotFoundError: If a file does not exist.
         RecordError: On any invalid content (see :func:`validate_records`), including a key
-            repeated across files (both files and rows are named).
+            repeated across files (both files and rows are named), and on a file without
+            records (a header-only CSV).
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -465,7 +466,10 @@ def read_records(
         raise RecordError("no record files given")
     frames, where = [], []
     for path in paths:
-        frame = validate_records(_read_one(path), source=str(path))
+        raw = _read_one(path)
+        if raw.empty:  # a header-only (or empty) file would give an empty summary and exit 0
+            raise RecordError(f"{path}: no records (the file holds no data rows)")
+        frame = validate_records(raw, source=str(path))
         frames.append(frame)
         where.extend(f"{path} row {i}" for i in range(1, len(frame) + 1))
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]

@@ -387,3 +387,35 @@ def test_min_coverage_leaves_out_partial_models_instead_of_their_missing_items()
     assert res.summary["parameters"]["min_coverage"] == 0.9
     with pytest.raises(ValueError, match="min_coverage must be in"):
         analyze_records(df, permutations=10, joint_permutations=10, min_coverage=1.5)
+
+
+def test_second_run_into_the_same_out_leaves_only_its_own_outputs(tmp_path):
+    out = tmp_path / "o"
+    four, one = tmp_path / "four.csv", tmp_path / "one.csv"
+    _records(n_items=30, n_models=4).to_csv(four, index=False)
+    _records(n_items=30, n_models=1, seed=1).to_csv(one, index=False)
+    kw = dict(permutations=9, joint_permutations=9, progress=False)
+    first = analyze_files(four, out_dir=out, report=True, **kw)
+    (out / "notes.txt").write_text("the user's own file")
+    first_tables = {p.name for p in (out / "tables").glob("*.csv")}
+    assert first_tables == {f"{n}.csv" for n in first.tables}
+    assert (out / "report.html").is_file()
+    second = analyze_files(one, out_dir=out, report=False, **kw)
+    on_disk = {p.name for p in (out / "tables").glob("*.csv")}
+    assert on_disk == {f"{n}.csv" for n in second.tables}
+    assert first_tables - on_disk  # the 4-model run's pair tables are gone
+    assert not (out / "report.html").exists()
+    assert json.loads((out / "summary.json").read_text())["models"] == ["model-0"]
+    assert (out / "notes.txt").read_text() == "the user's own file"
+
+
+def test_header_only_csv_is_an_error_naming_the_file(tmp_path, capsys):
+    from metacog_tasks.cli import main
+
+    path = tmp_path / "empty.csv"
+    _records(n_items=10, n_models=3).iloc[:0].to_csv(path, index=False)
+    with pytest.raises(RecordError, match=r"empty\.csv: no records"):
+        analyze_files(path, out_dir=tmp_path / "o", progress=False)
+    assert main(["analyze", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "empty.csv: no records" in capsys.readouterr().err
+    assert not (tmp_path / "o" / "summary.json").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,3 +190,29 @@ def test_eval_set_of_scripted_models_reads_one_table(tmp_path) -> None:
     assert list(a["correct"]) == list(b["correct"]) == [0.0, 1.0, 1.0, 0.0]
     assert list(a["confidence"]) == [1.0, 0.0, 1.0, 0.0]
     assert math.isnan(b["confidence"].iloc[0]) and b["probe_status"].iloc[0] == "unparseable"
+
+
+def test_a_corrupt_sample_does_not_drop_the_samples_after_it(tmp_path) -> None:
+    import zipfile
+
+    log = _run(tmp_path, limit=6)
+    src = tmp_path / "whole.eval"
+    src.write_bytes(Path(log.location).read_bytes())
+    with zipfile.ZipFile(src) as zin:
+        names = zin.namelist()
+        sample_names = sorted(n for n in names if n.startswith("samples/"))
+        assert len(sample_names) == 6
+        second = f"samples/{ITEMS[1].item_id}_epoch_1.json"
+        assert second in sample_names
+        broken = tmp_path / "broken.eval"
+        with zipfile.ZipFile(broken, "w", zipfile.ZIP_DEFLATED) as zout:
+            for name in names:
+                data = b'{"id": "not json' if name == second else zin.read(name)
+                zout.writestr(name, data)
+    result = read_inspect_logs([broken])
+    (report,) = result.files
+    assert report.n_lines == 6 and report.n_records == 5 and report.n_bad == 1
+    assert f"sample '{ITEMS[1].item_id}'" in report.errors[0] and "corrupt" in report.errors[0]
+    kept = set(result.records["item_id"])
+    assert kept == {it.item_id for it in ITEMS[:6]} - {ITEMS[1].item_id}
+    assert any("1 corrupt sample(s)" in w for w in result.warnings)

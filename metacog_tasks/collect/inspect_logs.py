@@ -8,7 +8,9 @@ correctness, ``Score.metadata`` the record fields. One score becomes one record 
 the log's model name (``metacog-sim/m01`` for the simulated population, as in lm-eval logs).
 
 A sample that errored, has no metacog score, or has a malformed one is a *bad* sample: counted in
-the file report with its reason, never dropped silently. With ``--epochs n`` the record table
+the file report with its reason, never dropped silently. A corrupt sample in an ``.eval`` log does
+not end the reading: the samples after it are read one by one and each unreadable one is reported
+by its id. With ``--epochs n`` the record table
 holds one attempt per item: epoch 1 is read (``epoch=`` picks another) and the other epochs are
 reported. When several logs hold the same run (``eval-set`` retries, reruns of the same task,
 model and arguments), only the latest successful one is read and the others are reported as
@@ -180,42 +182,100 @@ def _run_key(log: Any) -> tuple[str, str, str]:
     return (str(spec.model), str(spec.task), args)
 
 
+def _stream(path: Path) -> Any:
+    from inspect_ai.log import read_eval_log_samples
+
+    # Records come from the scores only: skipping the transcript and messages halves the read
+    # time of a log.
+    return read_eval_log_samples(
+        str(path),
+        all_samples_required=False,
+        resolve_attachments=True,
+        exclude_fields={"events", "messages"},
+    )
+
+
+def _remaining(path: Path, done: set[tuple[str, int]]) -> Iterable[tuple[str, int, Any]]:
+    """The samples not yet read, one by one: ``(id, epoch, sample or the read error)``.
+
+    Used after the stream stopped at a corrupt sample, so every readable sample after it is
+    still read and each unreadable one is reported by its id.
+    """
+    from inspect_ai.log import read_eval_log_sample, read_eval_log_sample_summaries
+
+    for summary in read_eval_log_sample_summaries(str(path)):
+        key = (str(summary.id), int(summary.epoch))
+        if key in done:
+            continue
+        try:
+            sample = read_eval_log_sample(
+                str(path),
+                id=summary.id,
+                epoch=summary.epoch,
+                resolve_attachments=True,
+                exclude_fields={"events", "messages"},
+            )
+        except Exception as exc:  # a corrupt sample: reported by id, the others still read
+            yield key[0], key[1], exc
+            continue
+        yield key[0], key[1], sample
+
+
 def _read_samples(
     path: Path, log: Any, epoch: int
 ) -> tuple[list[dict[str, Any]], FileReport, list[str]]:
-    from inspect_ai.log import read_eval_log_samples
-
     model = str(log.eval.model)
     task = str(log.eval.task)
     source = str(path)
     rows: list[dict[str, Any]] = []
     bad = _BadRows()
-    n_seen = n_other_epochs = 0
+    n_seen = n_other_epochs = n_corrupt = 0
     seen: set[str] = set()
+    done: set[tuple[str, int]] = set()
+
+    def take(sample: Any) -> None:
+        nonlocal n_seen, n_other_epochs
+        done.add((str(sample.id), int(sample.epoch)))
+        if sample.epoch != epoch:
+            n_other_epochs += 1
+            return
+        n_seen += 1
+        where = f"sample {sample.id!r} (epoch {sample.epoch})"
+        try:
+            if str(sample.id) in seen:
+                raise _BadRow("duplicate sample id")
+            seen.add(str(sample.id))
+            rows.extend(_rows_from_sample(sample, model, source))
+        except _BadRow as exc:
+            bad.add(f"{where}: {exc}")
+
     try:
-        # Records come from the scores only: skipping the transcript and messages halves the
-        # read time of a log.
-        for sample in read_eval_log_samples(
-            str(path),
-            all_samples_required=False,
-            resolve_attachments=True,
-            exclude_fields={"events", "messages"},
-        ):
-            if sample.epoch != epoch:
-                n_other_epochs += 1
-                continue
-            n_seen += 1
-            where = f"sample {sample.id!r} (epoch {sample.epoch})"
-            try:
-                if str(sample.id) in seen:
-                    raise _BadRow("duplicate sample id")
-                seen.add(str(sample.id))
-                rows.extend(_rows_from_sample(sample, model, source))
-            except _BadRow as exc:
-                bad.add(f"{where}: {exc}")
-    except Exception as exc:  # a truncated or corrupt file: keep what was read, report it
-        bad.add(f"reading stopped: {type(exc).__name__}: {exc}"[:300])
+        for sample in _stream(path):
+            take(sample)
+    except Exception as stopped:  # a corrupt sample ends the stream: read the rest one by one
+        try:
+            for sid, sepoch, got in _remaining(path, done):
+                if isinstance(got, Exception):
+                    if sepoch == epoch:
+                        n_seen += 1
+                    n_corrupt += 1
+                    bad.add(
+                        f"sample {sid!r} (epoch {sepoch}): unreadable (corrupt): "
+                        f"{type(got).__name__}: {got}"[:300]
+                    )
+                else:
+                    take(got)
+        except Exception as exc:  # no sample index either (a truncated file): keep what was read
+            bad.add(
+                f"reading stopped: {type(stopped).__name__}: {stopped}; "
+                f"{type(exc).__name__}: {exc}"[:300]
+            )
     notes: list[str] = []
+    if n_corrupt:
+        notes.append(
+            f"{path}: {n_corrupt} corrupt sample(s) could not be read (named in the file "
+            f"report); every readable sample was read"
+        )
     if log.status != "success":
         notes.append(f"{path}: log status is {log.status!r}; read the samples it holds")
     if n_other_epochs:
