@@ -466,9 +466,9 @@ def _pairwise_summary(
 
 
 _PER_MODEL_KEYS = (
-    "auroc_internal", "auroc_pop", "auroc_diff", "auroc_diff_ci", "auroc_diff_p", "brier", "ece",
-    "ece_equal_mass", "aurc", "eaurc", "accuracy", "yes_rate", "mean_confidence", "n_items",
-    "n_items_pop", "n_unparseable", "n_ungraded",
+    "auroc_internal", "auroc_internal_on_pop", "auroc_pop", "auroc_diff", "auroc_diff_ci",
+    "auroc_diff_p", "brier", "ece", "ece_equal_mass", "aurc", "eaurc", "accuracy", "yes_rate",
+    "mean_confidence", "n_items", "n_items_pop", "n_unparseable", "n_ungraded",
 )  # fmt: skip
 
 
@@ -929,8 +929,9 @@ def _summary_text(result: AnalysisResult) -> str:
             if "stratified" in pw["nulls"]:
                 ns = pw["nulls"]["stratified"]
                 lines.append(
-                    f"  private signal beyond shared difficulty: difficulty-stratified null "
-                    f"{_fmt(ns['mean'])} (one-sided p={_fmt(ns['p_value'], '.3g')})"
+                    f"  difficulty-stratified null {_fmt(ns['mean'])} "
+                    f"(one-sided p={_fmt(ns['p_value'], '.3g')}; exact only under Rasch, "
+                    f"not a test of private signal)"
                 )
             lines.append(
                 f"  {_fmt(pw['fdr_significant_share'], '.1%')} of pairs FDR-significant "

@@ -333,13 +333,16 @@ class ModelCalibration(Result):
         n_items_pop: Items with a population confidence (some other model answered).
         auroc_diff: Internal minus Pop on those items.
         auroc_diff_ci: Paired bootstrap percentile interval of ``auroc_diff``.
-        auroc_diff_p: Two-sided bootstrap p-value of ``auroc_diff = 0``
-            (``2 min(P(diff* <= 0), P(diff* >= 0))``, clipped to 1).
+        auroc_diff_p: Two-sided bootstrap p-value of ``auroc_diff = 0``:
+            ``2 min((1 + #{diff* <= 0}) / (B + 1), (1 + #{diff* >= 0}) / (B + 1))``, clipped to 1
+            (never exactly 0).
         brier: Brier score.
         ece: ECE with equal-width bins.
         ece_equal_mass: ECE with equal-mass (tie-safe) bins.
         aurc: Area under the risk-coverage curve (tie-aware).
         eaurc: AURC minus the oracle AURC.
+        auroc_internal_on_pop: ``auroc_internal`` on Pop's items only (the ``n_items_pop`` items
+            with a population confidence), so it and ``auroc_pop`` rest on the same items.
     """
 
     model: str
@@ -360,6 +363,7 @@ class ModelCalibration(Result):
     ece_equal_mass: float
     aurc: float
     eaurc: float
+    auroc_internal_on_pop: float = float("nan")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -421,7 +425,8 @@ def _model_calibration(
     # the same midrank AUROC as auroc() (sklearn), without its per-call validation overhead
     internal = _fast_auroc(c, y)
     pop_auc = _fast_auroc(p[has_pop], y[has_pop])
-    diff = _fast_auroc(c[has_pop], y[has_pop]) - pop_auc
+    internal_on_pop = _fast_auroc(c[has_pop], y[has_pop])
+    diff = internal_on_pop - pop_auc
     ci = (nan, nan)
     p_value = nan
     if n_boot > 0 and np.isfinite(diff):
@@ -445,7 +450,11 @@ def _model_calibration(
                 float(np.quantile(diffs, alpha / 2)),
                 float(np.quantile(diffs, 1 - alpha / 2)),
             )
-            p_value = float(min(1.0, 2 * min((diffs <= 0).mean(), (diffs >= 0).mean())))
+            # (1 + count) / (B + 1), as the permutation p-values: never exactly 0 from B draws
+            b = diffs.size
+            low = (1 + int((diffs <= 0).sum())) / (b + 1)
+            high = (1 + int((diffs >= 0).sum())) / (b + 1)
+            p_value = float(min(1.0, 2 * min(low, high)))
     return ModelCalibration(
         model=model,
         n_items=int(y.size),
@@ -465,6 +474,7 @@ def _model_calibration(
         ece_equal_mass=ece(c, y, n_bins=n_bins, strategy="quantile"),
         aurc=aurc(c, y),
         eaurc=eaurc(c, y),
+        auroc_internal_on_pop=float(internal_on_pop),
     )
 
 

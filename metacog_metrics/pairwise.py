@@ -14,8 +14,9 @@ and ``dperf = perf_A - perf_B`` over the items. Two permutation nulls answer dif
 
 Per-pair p-values use ``(1 + #{null >= observed}) / (B + 1)`` and BH-FDR across pairs. The mean
 over all pairs needs *joint* draws (all pairs recomputed from the same shuffled matrices), since
-pairs sharing a model are dependent: independent per-pair draws understate the variance of the
-base-rate mean null about two-fold.
+pairs sharing a model are dependent: independent per-pair draws understate the sd of the
+base-rate mean null about three-fold (measured: 0.0021 against 0.0063 on 20 models x 1,000
+items).
 
 Binary confidence has a fast engine. A pair's 3x3 table of (dconf, dperf) follows from four
 co-occurrence counts, computed for all pairs at once on bits packed 64 to a word (AND +

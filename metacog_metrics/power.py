@@ -5,10 +5,10 @@ The generative model of :mod:`metacog_metrics.simulate` plants a private signal 
 population that otherwise has the paper's structure, and the analysis is run on many replicates.
 Two detectors are scored, each at ``individuated == 0`` (its false-positive rate) and above:
 
-**Pairwise test (mean tau over all pairs, difficulty-stratified null).** The test of
-:mod:`metacog_metrics.stratified` (see there why neither null of the paper has nominal size as
-a detector of private signal when items share a difficulty axis). Its false-positive rate at
-``individuated == 0`` is estimated in the table.
+**Pairwise test (mean tau over all pairs, difficulty-stratified null).** The comparison of
+:mod:`metacog_metrics.stratified`. Its null is exact only under a Rasch model; its
+false-positive rate at ``individuated == 0`` under the simulator's correctness model is
+estimated in the table (under unequal discrimination or guessing it exceeds alpha; see there).
 
 **Contentious-subset alignment.** Pearson r of the confidence and correctness factor-1 item
 scores on the contentious items. Its own p-value tests ``r == 0``, which shared difficulty alone

@@ -141,10 +141,11 @@ def headline_findings(
         )
         st = nulls.get("stratified")
         if st and st.get("p_value") is not None:
-            verdict = "evidence of" if st["p_value"] < alpha else "no evidence of"
+            verdict = "above" if st["p_value"] < alpha else "not above"
             part += (
-                f"; {verdict} private signal beyond shared difficulty (difficulty-stratified "
-                f"null {_fmt(st.get('mean'))}, one-sided {_p(st['p_value'])})"
+                f"; {verdict} the difficulty-stratified null ({_fmt(st.get('mean'))}, "
+                f"one-sided {_p(st['p_value'])}; exact only under a Rasch model, it over-rejects "
+                f"with unequal discrimination or guessing, so it is no test of private signal)"
             )
         parts.append(part)
     if parts:

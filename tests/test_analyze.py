@@ -348,7 +348,8 @@ def test_stratified_null_separates_private_signal_from_shared_difficulty(preset,
     g = res.groups[("squad", "prospective", "verbal_binary")]
     assert g.stratified.observed == pytest.approx(group["pairwise"]["mean_tau"])
     finding = headline_findings(res.summary)[1]
-    assert ("no evidence of private signal" in finding) is not detects
+    assert ("not above the difficulty-stratified null" in finding) is not detects
+    assert "no test of private signal" in finding and "evidence of" not in finding
 
 
 def test_stratified_null_is_reported_as_not_run_for_continuous_confidence():

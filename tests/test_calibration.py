@@ -193,3 +193,25 @@ def test_unparseable_and_ungraded_counted():
     assert (m.n_items, m.n_unparseable, m.n_ungraded) == (3, 1, 1)
     assert m.accuracy == pytest.approx(1 / 3) and m.yes_rate == pytest.approx(2 / 3)
     assert np.isnan(m.auroc_pop)  # nobody else answered
+
+
+def test_internal_on_pop_items_and_bootstrap_p_never_zero():
+    # Model "a" answers items 0-39 perfectly calibrated; "b" answers only items 0-19, with a
+    # constant confidence, so Pop (for "a") exists on items 0-19 only and has AUROC 0.5.
+    n = 40
+    correct_a = np.tile([1.0, 0.0], n // 2)
+    rows = [
+        {"model": "a", "item_id": str(i), "confidence": correct_a[i], "correct": correct_a[i]}
+        for i in range(n)
+    ] + [{"model": "b", "item_id": str(i), "confidence": 0.7, "correct": 1.0} for i in range(20)]
+    # break a's perfect ranking on items 20-39 only: there its confidence is flipped
+    for r in rows[20:40]:
+        r["confidence"] = 1.0 - r["correct"]
+    df = pd.DataFrame(rows)
+    m = calibration_by_model(df, n_boot=199, seed=0).per_model["a"]
+    assert m.n_items == 40 and m.n_items_pop == 20
+    assert m.auroc_internal == pytest.approx(0.5)  # 20 right, 20 flipped: by hand
+    assert m.auroc_internal_on_pop == pytest.approx(1.0) and m.auroc_pop == pytest.approx(0.5)
+    assert m.auroc_diff == pytest.approx(m.auroc_internal_on_pop - m.auroc_pop)
+    # every one of the 199 resamples has diff 0.5 > 0: p = 2 (1 + 0) / (199 + 1), not 0
+    assert m.auroc_diff_p == pytest.approx(2 / 200)
