@@ -90,6 +90,54 @@ def _versus(observed: float, null: Mapping[str, Any], alpha: float) -> str:
     return "above" if observed > mean else "below"
 
 
+#: The loadings-vs-thresholds shape is named only with this many distinct thresholds ...
+PARABOLA_MIN_THRESHOLDS = 6
+#: ... a quadratic R^2 at least this ...
+PARABOLA_MIN_R2 = 0.5
+#: ... and its F-test p-value below this (besides c2 < 0 and the vertex inside the range).
+PARABOLA_MAX_P = 0.05
+
+
+def _basis(groups: Sequence[tuple[str, str, Mapping[str, Any]]], models=None) -> str:
+    """How many models and items a finding rests on."""
+    n_models = models if models is not None else [g.get("n_models") for _, _, g in groups]
+    n_items = [g.get("n_items") for _, _, g in groups]
+    return f"{_range(n_models, digits=0)} models x {_range(n_items, digits=0)} items"
+
+
+def _parabola(section: Mapping[str, Any]) -> str:
+    """What the loadings-vs-thresholds quadratic shows, named only when the fit supports it.
+
+    "An inverted parabola" needs at least :data:`PARABOLA_MIN_THRESHOLDS` distinct thresholds,
+    ``c2 < 0``, the vertex inside the thresholds' range and a fit worth naming (R^2 at least
+    :data:`PARABOLA_MIN_R2`, F-test p below :data:`PARABOLA_MAX_P`); otherwise it says what was
+    seen. Thresholds follow psych (``tau = Phi^-1(P(x = 0))``): on a yes-rate axis the curve is
+    mirrored.
+    """
+    e = section.get("eigen") or {}
+    tet = section.get("tetrachoric") or {}
+    raw = tet.get("tau")
+    raw = list(raw.values()) if isinstance(raw, Mapping) else list(raw if raw is not None else [])
+    taus = [float(t) for t in raw if t is not None and math.isfinite(float(t))]
+    distinct = len({round(t, 9) for t in taus})
+    coef, r2 = e.get("quadratic_coef"), e.get("quadratic_r2")
+    p, vertex = e.get("quadratic_p_value"), e.get("quadratic_vertex")
+    if coef is None or r2 is None or distinct <= 3:
+        return f"no shape named ({distinct} distinct thresholds: a quadratic fits any 3 points)"
+    fit = f"quadratic R^2 {r2:.2f}, c2 {coef[2]:.3g}, vertex tau {_fmt(vertex, 2)}"
+    if distinct < PARABOLA_MIN_THRESHOLDS:
+        return f"no shape named, only {distinct} distinct thresholds ({fit})"
+    if coef[2] >= 0:
+        return f"not an inverted parabola: the curvature is upward or flat ({fit})"
+    if vertex is None or not min(taus) <= vertex <= max(taus):
+        return (
+            f"loadings fall off towards one end only: the vertex is outside the thresholds ({fit})"
+        )
+    if r2 < PARABOLA_MIN_R2 or p is None or not p < PARABOLA_MAX_P:
+        return f"no clear shape: the quadratic explains little ({fit}, F-test {_p(p)})"
+    return f"an inverted parabola, mid-threshold models load most ({fit}, F-test {_p(p)})"
+
+
 def headline_findings(
     summary: Mapping[str, Any], *, benchmarks: Sequence[str] | None = None, alpha: float = 0.05
 ) -> list[str]:
@@ -109,20 +157,20 @@ def headline_findings(
     out = []
     where = f"{groups[0][0]}/{groups[0][1]}" if len(groups) == 1 else f"{len(groups)} groups"
 
-    eigen = [g["confidence"].get("eigen", {}) for _, _, g in groups]
-    shares = [e.get("first_share") for e in eigen]
-    r2 = [e.get("quadratic_r2") for e in eigen]
-    curv = [(e.get("quadratic_coef") or [None, None, None])[2] for e in eigen]
-    inverted = sum(1 for c in curv if c is not None and c < 0)
-    shape = (
-        ("an inverted parabola" if inverted else "not an inverted parabola")
-        if len(groups) == 1
-        else f"an inverted parabola in {inverted} of {len(groups)}"
-    )
+    shapes = [_parabola(g["confidence"]) for _, _, g in groups]
+    n_conf = [len(g["confidence"].get("tetrachoric", {}).get("models") or []) for _, _, g in groups]
+    shares = [g["confidence"].get("eigen", {}).get("first_share") for _, _, g in groups]
+    basis = _basis(groups, n_conf)
+    if len(groups) == 1:
+        shape = shapes[0]
+    else:
+        named = sum(1 for t in shapes if t.startswith("an inverted parabola"))
+        shape = f"an inverted parabola (by the rule in the schema) in {named} of {len(groups)}"
     out.append(
-        f"Shared difficulty ({where}): the first factor carries {_range(shares, pct=True)} of "
-        f"the tetrachoric confidence variance; PC1 loadings against the models' response "
-        f"thresholds fit a quadratic with R^2 {_range(r2)}, {shape}."
+        f"Shared difficulty ({where}; {basis}): the first factor carries "
+        f"{_range(shares, pct=True)} of the tetrachoric confidence variance; PC1 loadings "
+        f"against the models' thresholds (psych's tau = Phi^-1(P(confidence = 0)), so a high "
+        f"threshold is a low yes-rate): {shape}."
     )
 
     parts = []
@@ -147,6 +195,7 @@ def headline_findings(
                 f"one-sided {_p(st['p_value'])}; exact only under a Rasch model, it over-rejects "
                 f"with unequal discrimination or guessing, so it is no test of private signal)"
             )
+        part += f" ({_basis([(bench, label, g)])})"
         parts.append(part)
     if parts:
         shown = parts[:3] + ([f"and {len(parts) - 3} more groups"] if len(parts) > 3 else [])
@@ -166,7 +215,8 @@ def headline_findings(
     ]
     if al:
         out.append(
-            f"Confidence factor vs capability factor over items ({where}): Pearson r "
+            f"Confidence factor vs capability factor over items ({where}; {_basis(groups)}): "
+            f"Pearson r "
             f"{_range([a for a, _ in al])} on all items, {_range([c for _, c in al])} on the "
             f"contentious items (yes-rate and pass-rate within the bounds)."
         )

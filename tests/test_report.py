@@ -63,3 +63,49 @@ def test_skipped_group_is_reported_not_plotted(tmp_path: Path) -> None:
     text = render_report(res)
     assert "Cross-model analyses skipped" in text
     assert len(re.findall(r"data:image/png", text)) == 1  # only the per-model calibration
+
+
+def _section(taus, coef, r2, p, vertex):
+    return {
+        "tetrachoric": {"tau": list(taus), "models": [f"m{i}" for i in range(len(taus))]},
+        "eigen": {
+            "quadratic_coef": list(coef),
+            "quadratic_r2": r2,
+            "quadratic_p_value": p,
+            "quadratic_vertex": vertex,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("taus", "coef", "r2", "p", "vertex", "starts"),
+    [
+        # 3 models: a quadratic always fits, whatever R^2 says
+        ([-1.0, 0.0, 1.0], (0.5, 0.0, -0.2), 1.0, None, 0.0, "no shape named (3 distinct"),
+        # 5 distinct thresholds, even with a good fit
+        ([-1, -0.5, 0, 0.5, 1], (0.5, 0, -0.2), 0.9, 0.01, 0.0, "no shape named, only 5"),
+        # upward curvature
+        ([-1, -0.6, -0.2, 0.2, 0.6, 1], (0.5, 0, 0.2), 0.9, 0.01, 0.0, "not an inverted"),
+        # vertex outside the thresholds' range
+        ([-1, -0.6, -0.2, 0.2, 0.6, 1], (0.5, 1, -0.2), 0.9, 0.01, 2.5, "loadings fall off"),
+        # the issue's weak fits: R^2 0.04-0.24
+        ([-1, -0.6, -0.2, 0.2, 0.6, 1, 1.2, 1.4], (0.5, 0, -0.2), 0.24, 0.3, 0.0, "no clear"),
+        # a fit worth naming
+        ([-1, -0.6, -0.2, 0.2, 0.6, 1], (0.5, 0, -0.2), 0.9, 0.01, 0.0, "an inverted parabola"),
+    ],
+)
+def test_parabola_named_only_under_its_conditions(taus, coef, r2, p, vertex, starts) -> None:
+    from metacog_metrics.report import _parabola
+
+    assert _parabola(_section(taus, coef, r2, p, vertex)).startswith(starts)
+
+
+def test_findings_name_their_basis_and_the_threshold_convention(result) -> None:
+    summary = result.summary
+    group = summary["results"]["squad"]["prospective"]
+    findings = headline_findings(summary)
+    n_conf = len(group["confidence"]["tetrachoric"]["models"])
+    assert f"{n_conf} models x {group['n_items']} items" in findings[0]
+    assert "Phi^-1(P(confidence = 0))" in findings[0]
+    basis = f"{group['n_models']} models x {group['n_items']} items"
+    assert basis in findings[1] and basis in findings[2]
