@@ -426,6 +426,9 @@ def _pairwise_summary(
             "p_less": res.p_less,
             "n_draws": res.n_draws,
             "fdr_significant_share": pw.fdr_share(null) if pw.permutations else None,
+            "fdr_significant_share_by_direction": (
+                pw.fdr_share_by_direction(null) if pw.permutations else None
+            ),
         }
         for null, res in pw.nulls.items()
     }
@@ -456,6 +459,7 @@ def _pairwise_summary(
             kind: {
                 "n_pairs": s.n_pairs,
                 "mean_tau": s.mean_tau,
+                "median_tau": s.median_tau,
                 "null_mean": s.null_mean,
                 "p_value": s.p_value,
                 "fdr_significant_share": s.fdr_significant_share,

@@ -1487,6 +1487,7 @@ class PairTypeSummary(Result):
         null_mean: ``{null: mean of the joint null draws of their mean}``.
         p_value: ``{null: p-value of the chosen alternative}``.
         fdr_significant_share: ``{null: share of these pairs with q < fdr_alpha}``.
+        median_tau: Their median tau-b (the paper quotes medians).
     """
 
     pair_type: str
@@ -1495,6 +1496,7 @@ class PairTypeSummary(Result):
     null_mean: dict[str, float]
     p_value: dict[str, float]
     fdr_significant_share: dict[str, float]
+    median_tau: float = float("nan")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -1553,6 +1555,22 @@ class PairwiseResult(Result):
         q = self.per_pair[null].q_value
         ok = np.isfinite(q)
         return float((q[ok] < self.fdr_alpha).mean()) if ok.any() else float("nan")
+
+    def fdr_share_by_direction(self, null: str = "base_rate") -> dict[str, float]:
+        """:meth:`fdr_share` split by direction: ``{"above": ..., "below": ...}``.
+
+        A pair counts as "above" when its tau exceeds its own null mean, else "below"; the two
+        shares (of the pairs with a p-value) add up to :meth:`fdr_share`.
+        """
+        res = self.per_pair[null]
+        ok = np.isfinite(res.q_value)
+        if not ok.any():
+            return {"above": float("nan"), "below": float("nan")}
+        sig = ok & (res.q_value < self.fdr_alpha)
+        above = sig & (self.tau > res.null_mean)
+        below = sig & ~(self.tau > res.null_mean)
+        n = int(ok.sum())
+        return {"above": float(above.sum() / n), "below": float(below.sum() / n)}
 
     @property
     def table(self) -> pd.DataFrame:
@@ -1744,6 +1762,7 @@ def pairwise_calibration(
         if not mask.any():
             continue
         obs = float(tau[mask].mean()) if mask.sum() >= min_pairs else float("nan")
+        med = float(np.median(tau[mask])) if mask.sum() >= min_pairs else float("nan")
         null_mean, p_val, share = {}, {}, {}
         for null in NULLS:
             res = _mean_null(null, obs, _subset_mean(joint[null], mask), alternative)
@@ -1751,7 +1770,9 @@ def pairwise_calibration(
             q = per_pair[null].q_value[mask]
             share[null] = float((q[np.isfinite(q)] < fdr_alpha).mean()) if np.isfinite(
                 q).any() else float("nan")  # fmt: skip
-        summaries[kind] = PairTypeSummary(kind, int(mask.sum()), obs, null_mean, p_val, share)
+        summaries[kind] = PairTypeSummary(
+            kind, int(mask.sum()), obs, null_mean, p_val, share, median_tau=med
+        )
 
     result = PairwiseResult(
         models=names,

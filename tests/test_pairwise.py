@@ -745,6 +745,11 @@ def test_pairwise_calibration_end_to_end():
     assert res.pair_types["R-R"].n_pairs == 3 and res.pair_types["NR-NR"].n_pairs == 1
     assert res.pair_type.count(None) == 5  # every pair with model f
     table = res.table
+    for kind in ("R-R", "R-NR"):
+        taus = table.loc[table["pair_type"] == kind, "tau"].to_numpy()
+        assert res.pair_types[kind].median_tau == pytest.approx(float(np.median(taus)))
+        assert res.pair_types[kind].mean_tau == pytest.approx(float(np.mean(taus)))
+    assert np.isnan(res.pair_types["NR-NR"].median_tau)  # 1 pair, below min_pairs
     assert list(table.columns[:7]) == [
         "model_a",
         "model_b",
@@ -963,3 +968,19 @@ def test_compiled_cache_never_lands_in_an_unwritable_package(tmp_path):
                          timeout=300, check=True)  # fmt: skip
     assert out.stdout.strip() == "42"
     assert sorted(p.name for p in blocked.iterdir()) == ["numba"]
+
+
+def test_fdr_share_by_direction_on_data_without_private_signal():
+    # Shared difficulty only: the calibration-preserving null sits far above the observed taus,
+    # so every pair it finds significant is below it; the split adds up to the either-way share.
+    conf, perf = _population(400, 8, seed=2)
+    res = pairwise_calibration(conf, perf, permutations=300, joint_permutations=50, rng=0)
+    for null in ("base_rate", "calibration_preserving"):
+        split = res.fdr_share_by_direction(null)
+        assert split["above"] + split["below"] == pytest.approx(res.fdr_share(null))
+    cp = res.fdr_share_by_direction("calibration_preserving")
+    assert cp["below"] > 0.5 and cp["above"] == 0.0
+    t = res.table
+    sig = t["calibration_preserving_q"] < res.fdr_alpha
+    below = sig & (t["tau"] < t["calibration_preserving_null_mean"])
+    assert cp["below"] == pytest.approx(below.sum() / len(t))
