@@ -591,6 +591,8 @@ def run_python(
         stdout = _head(outdir / "stdout", _MAX_OUTPUT)
         stderr = _head(outdir / "stderr", _MAX_OUTPUT)
         rc = proc.returncode
+        if bwrap and rc is not None and 128 < rc < 128 + 65:  # bwrap reports a signal as 128+n
+            rc = -(rc - 128)
         if bwrap:
             isolation["boundary"] = (
                 f"bwrap (user/mount/pid/net/ipc/uts namespaces; host uid "
