@@ -32,9 +32,11 @@ import contextlib
 import ctypes
 import dataclasses
 import errno
+import logging
 import math
 import os
 import resource
+import secrets
 import shutil
 import signal
 import subprocess
@@ -48,7 +50,20 @@ from typing import Any
 
 from metacog_metrics._result import Result
 
-__all__ = ["SandboxResult", "isolation_support", "run_python"]
+__all__ = [
+    "UNSAFE_ENV",
+    "UNSAFE_VALUE",
+    "SandboxResult",
+    "SandboxUnavailableError",
+    "isolation_support",
+    "run_python",
+]
+
+#: Environment variable (with exactly :data:`UNSAFE_VALUE`) that lets model code run on the
+#: host without the bubblewrap boundary. Named so that nobody sets it by accident.
+UNSAFE_ENV = "METACOG_SANDBOX_UNSAFE_NO_ISOLATION"
+UNSAFE_VALUE = "yes-run-untrusted-code-on-this-host"
+_LOG = logging.getLogger(__name__)
 
 _CLONE_NEWNET = 0x40000000
 _MAX_OUTPUT = 1_000_000
@@ -182,7 +197,100 @@ class SandboxResult(Result):
         return self.returncode == 0 and not self.timed_out
 
 
+class SandboxUnavailableError(RuntimeError):
+    """No operating-system boundary (bubblewrap with user namespaces) on this machine."""
+
+
 # ---------------------------------------------------------------------- platform support
+_BWRAP_OK: dict[str, str | None] = {}
+_WARNED = False
+
+
+def _sandbox_uid() -> int | None:
+    """The host uid the boundary runs as: a fresh unprivileged one when the caller is root."""
+    # Dropping root needs the interpreter readable by others (a pyenv under /root is not), so
+    # the caller's uid is kept for now; bwrap drops every capability either way.
+    if os.geteuid() != 0 or os.environ.get("METACOG_SANDBOX_DROP_UID") != "1":
+        return None
+    return secrets.randbelow(1_000_000_000) + 1_000_000
+
+
+def _drop_to(uid: int | None) -> None:
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+
+def _bwrap_problem() -> str | None:
+    """Why bubblewrap cannot be used here (cached), or ``None`` when it works."""
+    if "result" in _BWRAP_OK:
+        return _BWRAP_OK["result"]
+    exe = shutil.which("bwrap")
+    problem: str | None = None
+    if exe is None:
+        problem = "bwrap not found"
+    else:
+        uid = _sandbox_uid()
+        try:
+            probe = subprocess.run(
+                [exe, *_bwrap_base(), "--", "/bin/true"],
+                capture_output=True,
+                timeout=30,
+                preexec_fn=lambda: _drop_to(uid),
+            )
+            if probe.returncode != 0:
+                problem = "bwrap failed: " + probe.stderr.decode("utf-8", "replace").strip()[:200]
+        except (OSError, subprocess.SubprocessError) as exc:
+            problem = f"bwrap failed: {exc}"
+    _BWRAP_OK["result"] = problem
+    return problem
+
+
+def _bwrap_base() -> list[str]:
+    """Namespaces and the read-only system view (``/usr`` and the merged-usr links)."""
+    args = [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+    ]
+    for name in ("bin", "lib", "lib64", "sbin"):
+        top = Path("/") / name
+        if top.is_symlink():
+            args += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            args += ["--ro-bind", str(top), str(top)]
+    for extra in ("/etc/ld.so.cache", "/etc/localtime"):
+        if Path(extra).exists():
+            args += ["--ro-bind", extra, extra]
+    return args
+
+
+def _unsafe_opt_in(flag: bool | None) -> bool:
+    if flag is not None:
+        return bool(flag)
+    return os.environ.get(UNSAFE_ENV) == UNSAFE_VALUE
+
+
 _LIBC: Any = None
 
 
@@ -278,6 +386,24 @@ def isolation_support() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------- the run
+def _head(path: Path, limit: int) -> str:
+    """The first ``limit`` bytes of a file as text (never the whole file in memory)."""
+    with path.open("rb") as fh:
+        return fh.read(limit).decode("utf-8", "replace")
+
+
+def _python_binds(interpreter: str) -> list[str]:
+    """Read-only binds of the interpreter's installation outside ``/usr`` (e.g. a venv)."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(interpreter)}
+    roots.add(os.path.dirname(os.path.realpath(interpreter)))
+    args: list[str] = []
+    for r in sorted({os.path.realpath(p) for p in roots if p}):
+        if r == "/usr" or r.startswith("/usr/") or not os.path.isdir(r):
+            continue
+        args += ["--ro-bind", r, r]
+    return args
+
+
 def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -299,6 +425,7 @@ def run_python(
     network: bool = False,
     python: str | None = None,
     collect: Sequence[str] = (),
+    unsafe_no_isolation: bool | None = None,
 ) -> SandboxResult:
     """Run Python source in a sandboxed subprocess.
 
@@ -317,6 +444,10 @@ def run_python(
         python: Interpreter (default: this one).
         collect: Files to read back from the sandbox directory before it is removed (each at
             most ``file_size_mb``; missing ones are left out).
+        unsafe_no_isolation: Run without the bubblewrap boundary when it is unavailable
+            (default: only when the environment variable :data:`UNSAFE_ENV` is set to
+            :data:`UNSAFE_VALUE`). Model code then runs on the host; every result says so in
+            ``isolation["boundary"]`` and the log warns.
 
     Returns:
         A :class:`SandboxResult`; a script that fails, times out or breaks a rule gives a
@@ -324,7 +455,23 @@ def run_python(
 
     Raises:
         ValueError: Bad limits or file names.
+        SandboxUnavailableError: No boundary on this machine and no explicit opt-in.
     """
+    global _WARNED
+    problem = _bwrap_problem()
+    if problem is not None:
+        if not _unsafe_opt_in(unsafe_no_isolation):
+            raise SandboxUnavailableError(
+                f"sandbox: no isolation boundary for model code ({problem}); install bubblewrap "
+                "(apt-get install bubblewrap, dnf install bubblewrap) with user namespaces "
+                "enabled, or run SciCode in Inspect with -T sandbox=docker; to run it on this "
+                f"host unisolated anyway set {UNSAFE_ENV}={UNSAFE_VALUE}"
+            )
+        if not _WARNED:
+            _LOG.warning("sandbox: model code runs on this host WITHOUT isolation (%s)", problem)
+            _WARNED = True
+    bwrap = shutil.which("bwrap") if problem is None else None
+    run_uid = _sandbox_uid() if bwrap else None
     if timeout_s <= 0 or memory_mb <= 0 or file_size_mb <= 0 or max_processes < 1:
         raise ValueError("run_python: limits must be positive")
     # The default CPU limit sits a second above the wall-clock limit: equal limits race, and
@@ -361,10 +508,17 @@ def run_python(
             "MPLBACKEND": "Agg",
             **(env or {}),
         }
-        uid = os.geteuid()
-        # RLIMIT_NPROC counts every process of the user, so leave room for the existing ones.
-        nproc = _user_process_count(uid) + max_processes if uid != 0 else max_processes
-        libc = _libc() if not network else None
+        uid = os.geteuid() if run_uid is None else run_uid
+        if run_uid is not None:  # the boundary's own uid owns the work directory, nothing else
+            for path in [root, *root.rglob("*")]:
+                os.chown(path, run_uid, run_uid, follow_symlinks=False)
+        # RLIMIT_NPROC counts every process of the user, so leave room for the existing ones
+        # (a fresh uid has none; bwrap itself takes two).
+        if run_uid is not None:
+            nproc = max_processes + 2
+        else:
+            nproc = _user_process_count(uid) + max_processes if uid != 0 else max_processes
+        libc = _libc() if not network and not bwrap else None
         netns_marker = outdir / "netns-failed"
         cgroup_procs = str(cgroup / "cgroup.procs") if cgroup is not None else None
         mem = memory_mb * 1024 * 1024
@@ -387,8 +541,18 @@ def run_python(
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             resource.setrlimit(resource.RLIMIT_NOFILE, (max_open_files, max_open_files))
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            _drop_to(run_uid)
 
-        cmd = [python or sys.executable, "-I", "-B", str(root / _BOOT_NAME), str(root), script]
+        interpreter = python or sys.executable
+        cmd = [interpreter, "-I", "-B", str(root / _BOOT_NAME), str(root), script]
+        if bwrap:
+            cmd = [bwrap, *_bwrap_base(), *_python_binds(interpreter)]
+            if not network:
+                pass  # --unshare-all already gave it an empty network namespace
+            else:
+                cmd.append("--share-net")
+            cmd += ["--bind", str(root), str(root), "--chdir", str(root), "--"]
+            cmd += [interpreter, "-I", "-B", str(root / _BOOT_NAME), str(root), script]
         start = time.monotonic()
         timed_out = False
         with (outdir / "stdout").open("wb") as out, (outdir / "stderr").open("wb") as err:
@@ -424,12 +588,21 @@ def run_python(
                 cgroup = None
                 proc.wait()
         duration = time.monotonic() - start
-        stdout = (outdir / "stdout").read_bytes()[:_MAX_OUTPUT].decode("utf-8", "replace")
-        stderr = (outdir / "stderr").read_bytes()[:_MAX_OUTPUT].decode("utf-8", "replace")
+        stdout = _head(outdir / "stdout", _MAX_OUTPUT)
+        stderr = _head(outdir / "stderr", _MAX_OUTPUT)
         rc = proc.returncode
+        if bwrap and rc is not None and 128 < rc < 128 + 65:  # bwrap reports a signal as 128+n
+            rc = -(rc - 128)
+        if bwrap:
+            isolation["boundary"] = (
+                f"bwrap (user/mount/pid/net/ipc/uts namespaces; host uid "
+                f"{uid if run_uid is not None else 'of the caller'}, uid 65534 inside)"
+            )
+        else:
+            isolation["boundary"] = f"NONE (unsafe opt-in, model code ran on the host: {problem})"
         if network:
             isolation["network"] = "allowed"
-        elif libc and not netns_marker.exists():
+        elif bwrap or (libc and not netns_marker.exists()):
             isolation["network"] = "namespace"
         else:
             isolation["network"] = "audit-hook (no network namespace available)"
@@ -457,7 +630,7 @@ def run_python(
         for name in collect:
             path = (root / name).resolve()
             if root in path.parents and path.is_file() and not path.is_symlink():
-                collected[name] = path.read_bytes()[:fsize].decode("utf-8", "replace")
+                collected[name] = _head(path, fsize)
         return SandboxResult(rc, stdout, stderr, timed_out, reason, duration, isolation, collected)
     finally:
         _remove_cgroup(cgroup)
