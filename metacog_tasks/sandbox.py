@@ -32,6 +32,7 @@ import contextlib
 import ctypes
 import dataclasses
 import errno
+import functools
 import logging
 import math
 import os
@@ -202,7 +203,6 @@ class SandboxUnavailableError(RuntimeError):
 
 
 # ---------------------------------------------------------------------- platform support
-_BWRAP_OK: dict[str, str | None] = {}
 _WARNED = False
 
 
@@ -222,10 +222,9 @@ def _drop_to(uid: int | None) -> None:
         os.setuid(uid)
 
 
+@functools.cache
 def _bwrap_problem() -> str | None:
     """Why bubblewrap cannot be used here (cached), or ``None`` when it works."""
-    if "result" in _BWRAP_OK:
-        return _BWRAP_OK["result"]
     exe = shutil.which("bwrap")
     problem: str | None = None
     if exe is None:
@@ -243,7 +242,6 @@ def _bwrap_problem() -> str | None:
                 problem = "bwrap failed: " + probe.stderr.decode("utf-8", "replace").strip()[:200]
         except (OSError, subprocess.SubprocessError) as exc:
             problem = f"bwrap failed: {exc}"
-    _BWRAP_OK["result"] = problem
     return problem
 
 
@@ -547,9 +545,7 @@ def run_python(
         cmd = [interpreter, "-I", "-B", str(root / _BOOT_NAME), str(root), script]
         if bwrap:
             cmd = [bwrap, *_bwrap_base(), *_python_binds(interpreter)]
-            if not network:
-                pass  # --unshare-all already gave it an empty network namespace
-            else:
+            if network:  # otherwise --unshare-all gave it an empty network namespace
                 cmd.append("--share-net")
             cmd += ["--bind", str(root), str(root), "--chdir", str(root), "--"]
             cmd += [interpreter, "-I", "-B", str(root / _BOOT_NAME), str(root), script]
