@@ -100,8 +100,9 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         re.I,
     ),
     "final_answer": re.compile(
-        r"(?:\b(?:the|my|final) (?:answer|result|value|solution) (?:is|would be|comes out (?:to|as)|"
-        r"=)\s*[:$]?\s*[-\w($\\]|\\boxed\{|\bso (?:it|this|that) (?:is|equals|comes to)\s+-?\d|"
+        r"(?:\b(?:the|my|final) (?:answer|result|value|solution) "
+        r"(?:is|would be|comes out (?:to|as)|=)\s*[:$]?\s*[-\w($\\]|\\boxed\{|"
+        r"\bso (?:it|this|that) (?:is|equals|comes to)\s+-?\d|"
         r"\b(?:i get|we get|gives|equals|comes (?:out )?to)\s+\$?-?\d[\d.,/]*\s*(?:[.,;]|$))",
         re.I | re.M,
     ),

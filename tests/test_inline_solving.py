@@ -130,7 +130,8 @@ def test_pairwise_without_inline_items_matches_kendalltau():
     res = inline_pairwise(conf, perf, inline, models=["r", "n1", "n2"],
                           reasoning=[True, False, False], permutations=200, n_boot=0)  # fmt: skip
     for row in res.pairs.itertuples():
-        a, b = "r n1 n2".split().index(row.model_a), "r n1 n2".split().index(row.model_b)
+        names = ["r", "n1", "n2"]
+        a, b = names.index(row.model_a), names.index(row.model_b)
         keep = ~inline[:, a] & ~inline[:, b]
         d_c, d_p = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
         assert row.tau_with == pytest.approx(kendalltau(d_c, d_p).statistic, abs=1e-12)
