@@ -1,0 +1,187 @@
+"""Inline-solving detection: features, flag, rates and the pairwise analysis without them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import kendalltau
+
+from metacog_metrics.inline_solving import (
+    FEATURES,
+    detect_inline,
+    inline_features,
+    inline_pairwise,
+    inline_rates,
+    strip_verdict,
+)
+from metacog_metrics.simulate import Population, get_preset
+
+DATA = Path(__file__).parent / "data"
+
+
+def _labelled(name: str) -> pd.DataFrame:
+    lines = (DATA / f"inline_labelled_{name}.jsonl").read_text().splitlines()
+    return pd.DataFrame([json.loads(line) for line in lines if line.strip()])
+
+
+def _precision_recall(df: pd.DataFrame) -> tuple[float, float, int, int, int]:
+    flag = detect_inline(df["text"]).flag
+    truth = df["inline"].to_numpy(dtype=bool)
+    tp, fp, fn = int((flag & truth).sum()), int((flag & ~truth).sum()), int((~flag & truth).sum())
+    return tp / (tp + fp), tp / (tp + fn), tp, fp, fn
+
+
+@pytest.mark.parametrize("name", ["dev", "heldout"])
+def test_precision_and_recall_on_the_hand_labelled_rationales(name):
+    """Rationales written for this test, labelled by hand: the development set (71 texts, the
+    detector was adjusted on it) and a held-out set (40 texts, written after the detector was
+    frozen). Both classes and all six benchmarks in each."""
+    df = _labelled(name)
+    assert set(df["inline"]) == {0, 1}
+    assert set(df["benchmark"]) == {"squad", "mmlu_pro", "legalbench", "mathbench",
+                                    "omni_math", "scicode"}  # fmt: skip
+    precision, recall, tp, fp, fn = _precision_recall(df)
+    assert precision >= 0.9 and recall >= 0.9, (name, tp, fp, fn)
+
+
+def test_features_counted_by_hand():
+    text = (
+        "Let me work it out. Step 1: 3 + 4 = 7. Step 2: 7 * 2 = 14. "
+        "Therefore the result is 14.\nAnswer: Yes"
+    )
+    f = inline_features(text)
+    # operators "3 + 4", "7 * 2"; equations "= 7", "= 14"; two numbered steps; "Therefore";
+    # "the result is 14"; no chain (one "=" per sentence), no code.
+    assert f == {"operators": 2, "equations": 2, "equals_chain": 0, "steps": 2,
+                 "convergence": 1, "code": 0, "final_answer": 1}  # fmt: skip
+    det = detect_inline([text])
+    # points: 2 + 2 + 2 + 1 + 2 (final answer) = 9
+    assert det.score.tolist() == [9] and det.flag.tolist() == [True]
+
+
+def test_chains_code_and_the_verdict_line():
+    assert inline_features("So a = b + 1 = 3 here.")["equals_chain"] == 1
+    assert inline_features("def f(x):\n    return x + 1")["code"] == 1
+    assert strip_verdict("Sure.\nAnswer: Yes") == "Sure."
+    assert strip_verdict("Fine.\nConfidence: 80") == "Fine."
+    # The verdict line's "=" or digits are not evidence.
+    assert inline_features("I know this.\nConfidence = 90") == dict.fromkeys(FEATURES, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The war lasted from 1914-1918, as I recall. Yes.",  # a date range is no subtraction
+        "1. I know the topic.\n2. The options differ.\nTherefore yes.",  # numbered reasons
+        "I recall the answer is 1066, so I can answer.",  # recall, no work
+        "The formula E = mc^2 is something I know well. Yes.",  # a formula named, not used
+        "",
+    ],
+)
+def test_no_work_no_flag(text):
+    assert not detect_inline([text]).flag[0]
+
+
+def test_missing_texts_are_not_flagged():
+    det = detect_inline(
+        pd.Series([None, np.nan, "  ", "2 * 3 = 6, so I get 6."], index=[5, 6, 7, 8])
+    )
+    assert det.flag.tolist() == [False, False, False, True]
+    assert det.n_texts == 1 and list(det.table.index) == [5, 6, 7, 8]
+
+
+def test_rates_per_model_and_benchmark():
+    records = pd.DataFrame(
+        {
+            "model": ["a", "a", "a", "b", "b", "a"],
+            "benchmark": ["x", "x", "x", "x", "x", "y"],
+            "probe_text": ["t", "t", None, "t", "t", "t"],
+            "reasoning": [True, True, True, False, False, True],
+        }
+    )
+    flags = [True, False, True, False, False, True]
+    rates = inline_rates(records, flags).set_index(["benchmark", "model"])
+    # a on x: 2 texts (the third has none), 1 flagged; b on x: 0 of 2; a on y: 1 of 1.
+    assert rates.loc[("x", "a"), "n_texts"] == 2 and rates.loc[("x", "a"), "inline_rate"] == 0.5
+    assert rates.loc[("x", "b"), "inline_rate"] == 0.0
+    assert rates.loc[("y", "a"), "inline_rate"] == 1.0
+    with pytest.raises(ValueError, match="5 flags for 6 records"):
+        inline_rates(records, flags[:5])
+
+
+def _hand_case(seed: int = 3, n: int = 300):
+    """Model 0 (R) answers its confidence by solving on flagged items (conf = perf there);
+    models 1 and 2 (NR) and model 0 elsewhere have confidence unrelated to correctness."""
+    rng = np.random.default_rng(seed)
+    perf = (rng.random((n, 3)) < 0.6).astype(float)
+    conf = (rng.random((n, 3)) < 0.5).astype(float)
+    inline = np.zeros((n, 3), dtype=bool)
+    inline[:, 0] = rng.random(n) < 0.5
+    conf[inline[:, 0], 0] = perf[inline[:, 0], 0]
+    return conf, perf, inline
+
+
+def test_pairwise_without_inline_items_matches_kendalltau():
+    conf, perf, inline = _hand_case()
+    res = inline_pairwise(conf, perf, inline, models=["r", "n1", "n2"],
+                          reasoning=[True, False, False], permutations=200, n_boot=0)  # fmt: skip
+    for row in res.pairs.itertuples():
+        names = ["r", "n1", "n2"]
+        a, b = names.index(row.model_a), names.index(row.model_b)
+        keep = ~inline[:, a] & ~inline[:, b]
+        d_c, d_p = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
+        assert row.tau_with == pytest.approx(kendalltau(d_c, d_p).statistic, abs=1e-12)
+        assert row.tau_without == pytest.approx(
+            kendalltau(d_c[keep], d_p[keep]).statistic, abs=1e-12
+        )
+        assert row.n_items_without == keep.sum()
+    types = res.types.set_index("pair_type")
+    # The NR-NR pair has no inline items: identical with and without.
+    nr = types.loc["NR-NR"]
+    assert nr["mean_tau_with"] == nr["mean_tau_without"] and nr["mean_items_without"] == 300
+    # The R-NR signal comes from the inline items: it is large with them and gone without.
+    rnr = types.loc["R-NR"]
+    assert rnr["mean_tau_with"] > 0.2 and abs(rnr["mean_tau_without"]) < 0.1
+    assert res.rnr_share_lost > 0.7
+
+
+def test_share_lost_is_zero_without_flags_and_bootstrap_covers_it():
+    conf, perf, inline = _hand_case(seed=4)
+    none = np.zeros_like(inline)
+    res = inline_pairwise(conf, perf, none, models=["r", "n1", "n2"],
+                          reasoning=[True, False, False], permutations=0, n_boot=0)  # fmt: skip
+    assert res.rnr_share_lost == 0.0
+    full = inline_pairwise(conf, perf, inline, models=["r", "n1", "n2"],
+                           reasoning=[True, False, False], permutations=0, n_boot=100)  # fmt: skip
+    lo, hi = full.rnr_share_lost_ci
+    assert lo <= full.rnr_share_lost <= hi
+
+
+def test_simulated_math_population_loses_its_rnr_signal():
+    """The paper's confound, in the generative model: reasoning models solve math items inline,
+    which makes R-NR (and R-R) pairs look calibrated; on the other items it vanishes."""
+    pop = Population(get_preset("paper"), 12, seed=2)
+    st = pop.latent("mathbench", [f"q{i}" for i in range(400)])
+    res = inline_pairwise(
+        st.confidence.astype(float), st.correct.astype(float), st.inline, models=st.models,
+        reasoning=list(st.reasoning), permutations=200, n_boot=50,
+    )  # fmt: skip
+    types = res.types.set_index("pair_type")
+    assert types.loc["R-NR", "mean_tau_with"] > 0.15
+    assert abs(types.loc["R-NR", "mean_tau_without"]) < 0.05
+    assert (
+        types.loc["R-NR", "fdr_share_with"] > 0.8 and types.loc["R-NR", "fdr_share_without"] < 0.2
+    )
+    assert res.rnr_share_lost_ci[0] > 0.7
+
+
+def test_bad_shapes():
+    conf, perf, inline = _hand_case()
+    with pytest.raises(ValueError, match="one shape"):
+        inline_pairwise(conf, perf, inline[:10], models=["a", "b", "c"], reasoning=[1, 0, 0])
+    with pytest.raises(ValueError, match="for 3 models"):
+        inline_pairwise(conf, perf, inline, models=["a", "b"], reasoning=[1, 0, 0])
