@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from metacog_metrics._conventions import seed_sequence, tie_tolerance
 from metacog_metrics.pairwise.common import (
     DEFAULT_DELTAS,
     NULLS,
@@ -21,7 +22,6 @@ from metacog_metrics.pairwise.common import (
     _execute,
     _p_values,
     _pairs,
-    _seed_sequence,
 )
 from metacog_metrics.pairwise.joint import _joint_plan
 from metacog_metrics.pairwise.pair import _pair_plan
@@ -55,7 +55,7 @@ def _mean_null(null: str, observed: float, draws: NDArray, alternative: str) -> 
     nan = float("nan")
     if not d.size or not np.isfinite(observed):
         return MeanTauNull(null, observed, nan, nan, (nan, nan), nan, nan, nan, 0, draws)
-    gamma = abs(observed) * np.finfo(float).eps * 100
+    gamma = float(tie_tolerance(observed))
     ge = np.array([(d >= observed - gamma).sum()])
     le = np.array([(d <= observed + gamma).sum()])
     p, pg, pl = (float(v[0]) for v in _p_values(ge, le, np.array([d.size]), alternative))
@@ -142,7 +142,7 @@ def pairwise_calibration(
     gap_counts = np.abs(correct_counts[ia] - correct_counts[ib])
     types = _pair_types(reasoning, ia, ib)
 
-    root = _seed_sequence(rng)
+    root = seed_sequence(rng)
     pair_seeds = dict(zip(NULLS, root.spawn(2)))
     joint_seeds = dict(zip(NULLS, root.spawn(2)))
     ia_all, ib_all = _pairs(m)

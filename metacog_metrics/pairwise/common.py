@@ -12,15 +12,21 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from metacog_metrics._conventions import SeedLike as SeedLike
+
 Null = Literal["base_rate", "calibration_preserving"]
 Engine = Literal["auto", "numpy", "numba"]
 Alternative = Literal["two-sided", "greater", "less"]
-SeedLike = int | np.random.Generator | np.random.SeedSequence | None
+
+#: The two permutation nulls.
 NULLS: tuple[str, ...] = ("base_rate", "calibration_preserving")
+#: Accuracy-gap grid of the delta curve.
 DEFAULT_DELTAS: tuple[float, ...] = (
     0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0,
 )  # fmt: skip
+#: Engines of the per-pair draws for binary confidence (compiled with numba, or NumPy).
 ENGINES: tuple[str, ...] = ("auto", "numpy", "numba")
+#: Pair types by the reasoning flag of the two models.
 PAIR_TYPES: tuple[str, ...] = ("R-R", "R-NR", "NR-NR")
 _ELEMENTS_PER_CHUNK = 1 << 22  # items x rows per chunk on the exact paths
 
@@ -41,14 +47,6 @@ def _check(conf: ArrayLike, perf: ArrayLike) -> tuple[NDArray, NDArray, bool]:
         raise ValueError("perf must hold only 0 and 1")
     binary = bool(np.isin(c, (0.0, 1.0)).all())
     return c, p, binary
-
-
-def _seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
-    return np.random.SeedSequence(rng)
 
 
 def _pairs(n_models: int, pairs: Any = None) -> tuple[NDArray[np.intp], NDArray[np.intp]]:

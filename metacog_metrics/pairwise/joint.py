@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from metacog_metrics._conventions import seed_sequence
 from metacog_metrics.pairwise.common import (
     _ELEMENTS_PER_CHUNK,
     Null,
@@ -16,7 +17,6 @@ from metacog_metrics.pairwise.common import (
     _execute,
     _pairs,
     _Plan,
-    _seed_sequence,
 )
 from metacog_metrics.pairwise.samplers import _category_counts, _shuffled_binary, _shuffled_values
 from metacog_metrics.pairwise.tau import _grid, _tables_from_bits, _tau_b_tables, _taus_chunked
@@ -76,7 +76,7 @@ def _joint_plan(
     per_draw = n_items * m * (4 if binary else 3 * max(1, ia.size // max(m, 1)))
     batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
     starts = list(range(0, n, batch))
-    seeds = _seed_sequence(seed).spawn(len(starts))
+    seeds = seed_sequence(seed).spawn(len(starts))
     grid = None if binary else _grid(c)
     counts = _category_counts(c, p) if binary else None
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from metacog_metrics._conventions import seed_sequence, tie_tolerance
 from metacog_metrics.pairwise.common import (
     _ELEMENTS_PER_CHUNK,
     Alternative,
@@ -25,7 +26,6 @@ from metacog_metrics.pairwise.common import (
     _p_values,
     _pairs,
     _Plan,
-    _seed_sequence,
 )
 from metacog_metrics.pairwise.results import PairTestResult
 from metacog_metrics.pairwise.samplers import _base_rate_s, _calibration_taus, _category_counts
@@ -50,8 +50,7 @@ _compiled_state: dict[str, Any] = {}
 
 def _accumulate(obs: NDArray, draws: NDArray) -> NDArray:
     """Per row of (P, B) draws: [#>=obs, #<=obs, n_valid, sum, sum of squares]."""
-    # SciPy's permutation_test tolerance: equal up to 100 ulps counts as a tie.
-    gamma = np.abs(obs) * np.finfo(float).eps * 100
+    gamma = tie_tolerance(obs)
     valid = np.isfinite(draws)
     ge = ((draws >= (obs - gamma)[:, None]) & valid).sum(axis=1)
     le = ((draws <= (obs + gamma)[:, None]) & valid).sum(axis=1)
@@ -123,6 +122,14 @@ def _compiled_kernels(engine: str) -> Any:
             f"{_compiled_state['error']!r}"
         ) from _compiled_state["error"]
     return module
+
+
+def compiled_engine_available(engine: str = "auto") -> bool:
+    """Whether ``engine`` draws binary per-pair nulls with the compiled kernels."""
+    try:
+        return _compiled_kernels(engine) is not None
+    except ImportError:
+        return False
 
 
 def _compiled_pair_task(
@@ -286,7 +293,7 @@ def _pair_plan(
             cats = (counts[ia], counts[ib])
         step = max(1, _TABLES_PER_CHUNK // permutations)
         starts = list(range(0, n_pairs, step))
-        seeds = _seed_sequence(seed).spawn(len(starts))
+        seeds = seed_sequence(seed).spawn(len(starts))
         if kernels is not None:
             used = "numba"
             lf = kernels.number_tables(c.shape[0])
@@ -314,7 +321,7 @@ def _pair_plan(
         pt = p.T
         step = max(1, _ELEMENTS_PER_CHUNK // (c.shape[0] * min(permutations, 256)))
         starts = list(range(0, n_pairs, step))
-        seeds = _seed_sequence(seed).spawn(len(starts))
+        seeds = seed_sequence(seed).spawn(len(starts))
         for s, ss in zip(starts, seeds):
             a, b = ia[s : s + step], ib[s : s + step]
             tasks.append(
