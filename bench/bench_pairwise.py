@@ -37,14 +37,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metacog_metrics import pairwise as pw
 from metacog_metrics.analyze import analyze_records
 from metacog_metrics.pairwise import NULLS, joint_null_draws, pair_permutation_test
+from metacog_metrics.pairwise import pair as pw_pair
+from metacog_metrics.pairwise.tau import _kendall_s, _tau_b_tables, _tau_from_s
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from pairwise_reference import _collapse_4x4, _random_tables, _tau_cells
 
 
 def population(n_items: int, n_models: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -77,20 +82,20 @@ def _sequential_pair_task(
 ) -> np.ndarray:
     """The per-pair task before the block sampler: every cell its own hypergeometric draw."""
     rng = np.random.default_rng(ss)
-    obs = pw._tau_b_3x3(tables)
+    obs = _tau_b_tables(tables)
     if null == "base_rate":
         rows, cols = tables.sum(axis=-1), tables.sum(axis=-2)
-        s_null = pw._s_3x3(pw._random_tables(rows, cols, n, rng))
-        s_obs = pw._s_3x3(np.moveaxis(tables, (-2, -1), (0, 1)))
-        scale = pw._tau_from_s(np.ones(obs.shape), rows.astype(float), cols.astype(float))
+        s_null = _kendall_s(np.moveaxis(_random_tables(rows, cols, n, rng), (0, 1), (-2, -1)))
+        s_obs = _kendall_s(tables)
+        scale = _tau_from_s(np.ones(obs.shape), rows.astype(float), cols.astype(float))
         ok = np.isfinite(scale)
         ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
         le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
         s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
         s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
         return np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float)
-    draws = pw._collapse_4x4(pw._random_tables(cats[0], cats[1], n, rng))
-    return pw._accumulate(obs, pw._tau_cells(draws))
+    draws = _collapse_4x4(_random_tables(cats[0], cats[1], n, rng))
+    return pw_pair._accumulate(obs, _tau_cells(draws))
 
 
 def compile_seconds() -> tuple[float | None, float | None]:
@@ -101,7 +106,7 @@ def compile_seconds() -> tuple[float | None, float | None]:
     except ImportError:
         return None, None
     code = (
-        "import time; t = time.perf_counter(); import metacog_metrics._pairwise_numba; "
+        "import time; t = time.perf_counter(); import metacog_metrics.pairwise._numba; "
         "print(time.perf_counter() - t)"
     )
     with tempfile.TemporaryDirectory() as cache:
@@ -164,13 +169,13 @@ def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats:
             if sequential:
                 sub = min(ia.size, baseline_pairs)
                 keep = np.linspace(0, ia.size - 1, sub).astype(int)
-                block_task = pw._binary_pair_task
-                pw._binary_pair_task = _sequential_pair_task
+                block_task = pw_pair._binary_pair_task
+                pw_pair._binary_pair_task = _sequential_pair_task
                 try:
                     subset = (ia[keep], ib[keep])
                     old_wall, old_cpu = median_times(lambda s=subset: run("numpy", s), repeats)
                 finally:
-                    pw._binary_pair_task = block_task
+                    pw_pair._binary_pair_task = block_task
                 scale = ia.size / sub
                 line += f" | {old_wall * scale:>14.1f}s {old_cpu * scale:>5.1f}s"
             print(line, flush=True)

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import warnings
-import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metacog_metrics._conventions import child_sequence
 from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.calibration import CalibrationResult, calibration_by_model
@@ -37,7 +37,13 @@ from metacog_metrics.factors import (
     factor_alignment,
     factor_analysis,
 )
-from metacog_metrics.pairwise import DEFAULT_DELTAS, NULLS, PairwiseResult, pairwise_calibration
+from metacog_metrics.pairwise import (
+    DEFAULT_DELTAS,
+    ENGINES,
+    NULLS,
+    PairwiseResult,
+    pairwise_calibration,
+)
 from metacog_metrics.records import (
     ItemMatrices,
     RecordWarning,
@@ -54,6 +60,7 @@ __all__ = [
     "MIN_ITEMS",
     "MIN_MODELS",
     "SCHEMA_VERSION",
+    "AnalysisOptions",
     "AnalysisResult",
     "GroupAnalysis",
     "MatrixSection",
@@ -69,6 +76,102 @@ CONTINUOUS_KINDS: tuple[str, ...] = ("verbal_numeric", "sampled", "logprob")
 MIN_MODELS = 3
 #: ... and this many complete-case items for the cross-model analyses.
 MIN_ITEMS = 10
+
+
+# --------------------------------------------------------------------------------------------
+# Options
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalysisOptions:
+    """The settings of one analysis run, checked when built (a bad value fails before any work).
+
+    Attributes:
+        permutations: Per-pair permutation draws for each null (0 skips the per-pair tests).
+        joint_permutations: Joint draws for the null of the mean over pairs, the delta curve,
+            the pair types and the difficulty-stratified null (0 skips them).
+        seed: Seed; each group derives its own streams from it and its key, so adding a group
+            does not change the others.
+        alternative: Alternative of every permutation p-value.
+        fdr_alpha: BH level for the share of significant pairs.
+        binarize_at: Continuous confidence >= this counts as "yes" in the tetrachoric and factor
+            sections (pairwise and calibration use the real values).
+        contentious_bounds: Inclusive yes-rate and pass-rate bounds of a contentious item.
+        n_boot: Bootstrap resamples of the Internal - Pop AUROC interval.
+        deltas: Accuracy-gap grid of the delta curve.
+        workers: Threads for the permutation work (default: CPU count); results do not depend
+            on it.
+        pool: Also analyse the benchmarks pooled: for each (probe, confidence kind) found in
+            two or more benchmarks, one more group under the benchmark name ``"pooled"`` whose
+            items are ``<benchmark>:<item_id>``. Useful when each benchmark has few items.
+        min_coverage: Leave a model out of a group's cross-model analyses (not its own
+            calibration) when it has usable items for less than this share of the group's
+            items, before the complete-case rule; one partial run then no longer costs every
+            model the items it lacks. Reported per group. None keeps every model.
+        engine: Engine of the per-pair draws for binary confidence (``"auto"``, ``"numpy"``,
+            ``"numba"``; see :func:`~metacog_metrics.pair_permutation_test`). The same seed
+            gives other draws on another engine; ``summary.json`` records the one that ran.
+        progress: Progress bars on the permutation steps.
+    """
+
+    permutations: int = 10_000
+    joint_permutations: int = 1_000
+    seed: int = 0
+    alternative: str = "two-sided"
+    fdr_alpha: float = 0.05
+    binarize_at: float = 0.5
+    contentious_bounds: tuple[float, float] = (0.1, 0.9)
+    n_boot: int = 1000
+    deltas: tuple[float, ...] = DEFAULT_DELTAS
+    workers: int | None = None
+    pool: bool = False
+    min_coverage: float | None = None
+    engine: str = "auto"
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        for name in ("permutations", "joint_permutations", "n_boot"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or int(value) != value or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+            put(name, int(value))
+        put("seed", int(self.seed))
+        if self.alternative not in ("two-sided", "greater", "less"):
+            raise ValueError(
+                f"alternative must be 'two-sided', 'greater' or 'less', got {self.alternative!r}"
+            )
+        if not 0.0 < float(self.fdr_alpha) < 1.0:
+            raise ValueError(f"fdr_alpha must be in (0, 1), got {self.fdr_alpha!r}")
+        put("fdr_alpha", float(self.fdr_alpha))
+        put("binarize_at", float(self.binarize_at))
+        low, high = (float(v) for v in self.contentious_bounds)
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"contentious_bounds must be 0 <= low <= high <= 1, got {(low, high)}")
+        put("contentious_bounds", (low, high))
+        put("deltas", tuple(float(d) for d in self.deltas))
+        if self.min_coverage is not None:
+            if not 0.0 < float(self.min_coverage) <= 1.0:
+                raise ValueError(f"min_coverage must be in (0, 1], got {self.min_coverage}")
+            put("min_coverage", float(self.min_coverage))
+        if self.workers is not None and int(self.workers) < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        put("pool", bool(self.pool))
+        put("progress", bool(self.progress))
+
+    @classmethod
+    def build(cls, options: AnalysisOptions | None = None, **overrides: Any) -> AnalysisOptions:
+        """``options`` (default: the defaults) with ``overrides``; an unknown name is an error."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - fields)
+        if unknown:
+            raise TypeError(f"unknown analysis option(s) {unknown}; known: {sorted(fields)}")
+        return dataclasses.replace(options or cls(), **overrides)
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,42 +295,28 @@ def _section(x: np.ndarray, models: Sequence[str]) -> MatrixSection:
     return MatrixSection(tet, eigen, factor, rate, reason)
 
 
-def _group_seed(seed: int, key: Sequence[str]) -> np.random.SeedSequence:
-    return np.random.SeedSequence([int(seed), zlib.crc32("\x1f".join(key).encode("utf-8"))])
-
-
 def _analyze_group(
     df: pd.DataFrame,
     key: tuple[str, str, str],
     label: str,
-    *,
-    permutations: int,
-    joint_permutations: int,
-    seed: int,
-    progress: bool,
-    binarize_at: float,
-    alternative: str,
-    fdr_alpha: float,
-    bounds: tuple[float, float],
-    n_boot: int,
-    deltas: Sequence[float],
-    workers: int | None,
-    min_coverage: float | None = None,
+    opts: AnalysisOptions,
 ) -> GroupAnalysis:
     bench, probe, kind = key
     notes: list[str] = []
-    root = _group_seed(seed, key)
+    root = child_sequence(opts.seed, *key)
     pair_seed, boot_seed, strat_seed = root.spawn(3)
-    excluded = _low_coverage(df, min_coverage) if min_coverage else {}
+    excluded = _low_coverage(df, opts.min_coverage) if opts.min_coverage else {}
     if excluded:
         listed = ", ".join(f"{m} {c:.0%}" for m, c in excluded.items())
         notes.append(
-            f"{len(excluded)} model(s) below min_coverage {min_coverage:g} left out of the "
+            f"{len(excluded)} model(s) below min_coverage {opts.min_coverage:g} left out of the "
             f"cross-model analyses ({listed})"
         )
     keep = [m for m in pd.unique(df["model"]) if m not in excluded] if excluded else None
     mat = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind, models=keep)
-    calibration = calibration_by_model(df, n_boot=n_boot, seed=int(boot_seed.generate_state(1)[0]))
+    calibration = calibration_by_model(
+        df, n_boot=opts.n_boot, rng=int(boot_seed.generate_state(1)[0])
+    )
     for model, reason in mat.models_dropped.items():
         notes.append(f"model {model!r} left out: {reason}")
     unparseable = {m: n for m, n in mat.unparseable_by_model.items() if n}
@@ -242,7 +331,7 @@ def _analyze_group(
             f"because some model lacked them ({listed})"
         )
     continuous = kind in CONTINUOUS_KINDS
-    binarized_at = float(binarize_at) if continuous else None
+    binarized_at = opts.binarize_at if continuous else None
     skipped = None
     if mat.n_models < MIN_MODELS:
         skipped = f"{mat.n_models} model(s) with usable items; need at least {MIN_MODELS}"
@@ -254,7 +343,7 @@ def _analyze_group(
                              None, calibration, skipped, tuple(notes),
                              coverage_excluded=excluded)  # fmt: skip
 
-    conf_bin = mat.binary_confidence(binarize_at) if continuous else mat.confidence
+    conf_bin = mat.binary_confidence(opts.binarize_at) if continuous else mat.confidence
     conf_section = _section(conf_bin, mat.models)
     corr_section = _section(mat.correct, mat.models)
     for name, section in (("confidence", conf_section), ("correctness", corr_section)):
@@ -272,30 +361,31 @@ def _analyze_group(
             notes.append(f"{name}: {section.reason}")
         if section.factor is not None and section.factor.heywood:
             notes.append(f"{name}: Heywood case in the factor model (a uniqueness at 0.005)")
-    alignment = factor_alignment(conf_bin, mat.correct, bounds=bounds)
+    alignment = factor_alignment(conf_bin, mat.correct, bounds=opts.contentious_bounds)
     pairwise = pairwise_calibration(
         mat.confidence,
         mat.correct,
         models=mat.models,
         reasoning=mat.reasoning if any(r is not None for r in mat.reasoning) else None,
-        permutations=permutations,
-        joint_permutations=joint_permutations,
-        alternative=alternative,
-        fdr_alpha=fdr_alpha,
-        deltas=deltas,
+        permutations=opts.permutations,
+        joint_permutations=opts.joint_permutations,
+        alternative=opts.alternative,
+        fdr_alpha=opts.fdr_alpha,
+        deltas=opts.deltas,
         rng=pair_seed,
-        progress=progress,
-        workers=workers,
+        progress=opts.progress,
+        workers=opts.workers,
+        engine=opts.engine,
     )
     stratified = None
     if continuous:
         notes.append("difficulty-stratified null: binary confidence only; not run")
-    elif joint_permutations > 0:
+    elif opts.joint_permutations > 0:
         stratified = stratified_mean_tau_test(
             mat.confidence,
             mat.correct,
-            permutations=joint_permutations,
-            seed=np.random.default_rng(strat_seed),
+            permutations=opts.joint_permutations,
+            rng=strat_seed,
         )
     return GroupAnalysis(
         benchmark=bench,
@@ -589,74 +679,33 @@ def _package_version() -> str | None:
 
 def analyze_records(
     df: pd.DataFrame,
+    options: AnalysisOptions | None = None,
+    /,
     *,
-    permutations: int = 10_000,
-    joint_permutations: int = 1_000,
-    seed: int = 0,
-    progress: bool = False,
     models: Mapping[str, Mapping[str, Any]] | None = None,
-    alternative: str = "two-sided",
-    fdr_alpha: float = 0.05,
-    binarize_at: float = 0.5,
-    contentious_bounds: tuple[float, float] = (0.1, 0.9),
-    n_boot: int = 1000,
-    deltas: Sequence[float] = DEFAULT_DELTAS,
-    workers: int | None = None,
-    pool: bool = False,
-    min_coverage: float | None = None,
+    **overrides: Any,
 ) -> AnalysisResult:
     """Run every analysis on a record table, one group per (benchmark, probe, confidence kind).
 
     Args:
         df: Records (validated here if they were not).
-        permutations: Per-pair permutation draws for each null (0 skips the per-pair tests).
-        joint_permutations: Joint draws for the null of the mean over pairs, the delta curve and
-            the pair types.
-        seed: Seed; each group derives its own streams from it and its key, so adding a group
-            does not change the others.
-        progress: Progress bars on the permutation steps.
+        options: The settings (:class:`AnalysisOptions`; default: its defaults).
         models: Per-model traits ``{model: {"reasoning": bool}}`` (as :func:`load_models_file`
             returns); they fill the ``reasoning`` column for the pair-type breakdown.
-        alternative: Alternative of every permutation p-value.
-        fdr_alpha: BH level for the share of significant pairs.
-        binarize_at: Continuous confidence >= this counts as "yes" in the tetrachoric and factor
-            sections (pairwise and calibration use the real values).
-        contentious_bounds: Inclusive yes-rate and pass-rate bounds of a contentious item.
-        n_boot: Bootstrap resamples of the Internal - Pop AUROC interval.
-        deltas: Accuracy-gap grid of the delta curve.
-        workers: Threads for the per-pair tests (default: CPU count).
-        pool: Also analyse the benchmarks pooled: for each (probe, confidence kind) found in
-            two or more benchmarks, one more group under the benchmark name ``"pooled"`` whose
-            items are ``<benchmark>:<item_id>``. Useful when each benchmark has few items.
-        min_coverage: Leave a model out of a group's cross-model analyses (not its own
-            calibration) when it has usable items for less than this share of the group's
-            items, before the complete-case rule; one partial run then no longer costs every
-            model the items it lacks. Reported per group. Default: keep every model.
+        **overrides: Fields of :class:`AnalysisOptions` that replace those of ``options``
+            (``permutations=99``, ``seed=1``, ...).
 
     Returns:
         An :class:`AnalysisResult` (``out_dir`` None; nothing is written).
 
     Raises:
         RecordError: On invalid records.
+        TypeError: On an unknown option.
+        ValueError: On a bad option value.
     """
+    opts = AnalysisOptions.build(options, **overrides)
     with _one_blas_thread():
-        return _analyze(
-            df,
-            permutations=permutations,
-            joint_permutations=joint_permutations,
-            seed=seed,
-            progress=progress,
-            models=models,
-            alternative=alternative,
-            fdr_alpha=fdr_alpha,
-            binarize_at=binarize_at,
-            contentious_bounds=contentious_bounds,
-            n_boot=n_boot,
-            deltas=deltas,
-            workers=workers,
-            pool=pool,
-            min_coverage=min_coverage,
-        )
+        return _analyze(df, opts, models)
 
 
 def _one_blas_thread() -> Any:
@@ -672,24 +721,9 @@ def _one_blas_thread() -> Any:
 
 def _analyze(
     df: pd.DataFrame,
-    *,
-    permutations: int,
-    joint_permutations: int,
-    seed: int,
-    progress: bool,
+    opts: AnalysisOptions,
     models: Mapping[str, Mapping[str, Any]] | None,
-    alternative: str,
-    fdr_alpha: float,
-    binarize_at: float,
-    contentious_bounds: tuple[float, float],
-    n_boot: int,
-    deltas: Sequence[float],
-    workers: int | None,
-    pool: bool,
-    min_coverage: float | None,
 ) -> AnalysisResult:
-    if min_coverage is not None and not 0.0 < min_coverage <= 1.0:
-        raise ValueError(f"min_coverage must be in (0, 1], got {min_coverage}")
     inputs = list(df.attrs.get("inputs", []))
     notes = list(df.attrs.get("warnings", []))
     records = validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
@@ -702,7 +736,7 @@ def _analyze(
         .itertuples(index=False)
     ]
     frames = {}
-    if pool:
+    if opts.pool:
         frames, pool_notes = _pooled_frames(records)
         keys += list(frames)
         notes += pool_notes
@@ -720,23 +754,7 @@ def _analyze(
                 & (records["probe"] == probe)
                 & (records["confidence_kind"] == kind)
             ]
-        g = _analyze_group(
-            rows,
-            key,
-            labels[key],
-            permutations=int(permutations),
-            joint_permutations=int(joint_permutations),
-            seed=int(seed),
-            progress=progress,
-            binarize_at=binarize_at,
-            alternative=alternative,
-            fdr_alpha=fdr_alpha,
-            bounds=contentious_bounds,
-            n_boot=int(n_boot),
-            deltas=deltas,
-            workers=workers,
-            min_coverage=min_coverage,
-        )
+        g = _analyze_group(rows, key, labels[key], opts)
         groups[key] = g
         results.setdefault(bench, {})[labels[key]] = _group_summary(g)
         tables.update(_group_tables(g))
@@ -751,26 +769,44 @@ def _analyze(
         "n_records": len(records),
         "models": list(pd.unique(records["model"])),
         "parameters": {
-            "permutations": int(permutations),
-            "joint_permutations": int(joint_permutations),
-            "seed": int(seed),
-            "alternative": alternative,
-            "fdr_alpha": fdr_alpha,
-            "binarize_at": binarize_at,
-            "contentious_bounds": list(contentious_bounds),
+            "permutations": opts.permutations,
+            "joint_permutations": opts.joint_permutations,
+            "seed": opts.seed,
+            "alternative": opts.alternative,
+            "fdr_alpha": opts.fdr_alpha,
+            "binarize_at": opts.binarize_at,
+            "contentious_bounds": list(opts.contentious_bounds),
             "factor_method": "minres",
             "missing": "complete",
-            "n_boot": int(n_boot),
-            "deltas": list(deltas),
+            "n_boot": opts.n_boot,
+            "deltas": list(opts.deltas),
             "min_models": MIN_MODELS,
             "min_items": MIN_ITEMS,
-            "pool": bool(pool),
-            "min_coverage": min_coverage,
+            "pool": opts.pool,
+            "min_coverage": opts.min_coverage,
+            "engine": opts.engine,
         },
+        "engine": _engines_used(groups, opts.engine),
         "warnings": notes,
         "results": results,
     }
     return AnalysisResult(records, to_jsonable(summary), tables, groups)
+
+
+def _engines_used(groups: Mapping[Any, GroupAnalysis], requested: str) -> dict[str, Any]:
+    """Which engine drew the per-pair nulls (the same seed gives other draws on another
+    engine): ``"numba"`` or ``"numpy"`` (real-valued confidence always takes NumPy),
+    ``"mixed"`` when groups differ, None when no per-pair draws were made."""
+    ran = sorted({
+        res.engine
+        for g in groups.values() if g.pairwise is not None
+        for res in g.pairwise.per_pair.values() if res.permutations > 0
+    })  # fmt: skip
+    name = ran[0] if len(ran) == 1 else ("mixed" if ran else None)
+    version = None
+    if "numba" in ran:
+        version = importlib.import_module("numba").__version__
+    return {"per_pair": name, "requested": requested, "numba_version": version}
 
 
 #: Benchmark name of the pooled groups (``analyze_records(..., pool=True)``).
@@ -806,15 +842,13 @@ def _pooled_frames(
 
 def analyze_files(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    options: AnalysisOptions | None = None,
+    /,
     *,
     out_dir: str | os.PathLike[str],
-    permutations: int = 10_000,
-    joint_permutations: int = 1_000,
-    seed: int = 0,
     models_file: str | os.PathLike[str] | None = None,
-    progress: bool = True,
     report: bool = True,
-    **options: Any,
+    **overrides: Any,
 ) -> AnalysisResult:
     """Read record files, analyse them and write the outputs.
 
@@ -826,15 +860,12 @@ def analyze_files(
 
     Args:
         paths: Record files (Parquet or CSV).
+        options: The settings (:class:`AnalysisOptions`; default: its defaults with progress
+            bars on).
         out_dir: Output folder (created).
-        permutations: Per-pair draws for each null.
-        joint_permutations: Joint draws for the mean over pairs.
-        seed: Seed.
         models_file: YAML of per-model traits (``reasoning: true``).
-        progress: Progress bars.
         report: Write ``report.html`` when the report module is available.
-        **options: Further keywords of :func:`analyze_records` (``alternative``, ``fdr_alpha``,
-            ``binarize_at``, ``contentious_bounds``, ``n_boot``, ``deltas``, ``workers``).
+        **overrides: Fields of :class:`AnalysisOptions` that replace those of ``options``.
 
     Returns:
         The :class:`AnalysisResult`, with ``out_dir`` set.
@@ -842,18 +873,15 @@ def analyze_files(
     Raises:
         FileNotFoundError: If a records or models file is missing.
         RecordError: On invalid records or models file.
+        TypeError: On an unknown option (before any file is read).
     """
+    if options is None:
+        overrides.setdefault("progress", True)
+    opts = AnalysisOptions.build(options, **overrides)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RecordWarning)  # they are kept in the summary
         df = read_records(paths, models_file=models_file)
-    result = analyze_records(
-        df,
-        permutations=permutations,
-        joint_permutations=joint_permutations,
-        seed=seed,
-        progress=progress,
-        **options,
-    )
+    result = analyze_records(df, opts)
     out = Path(out_dir)
     text = json.dumps(result.summary, indent=2, allow_nan=False)
     atomic_write_text(out / "summary.json", text)

@@ -11,7 +11,6 @@ baseline its own confidence ("Internal") must beat, and a paired bootstrap CI of
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from collections.abc import Mapping
 from typing import Literal
 
@@ -20,6 +19,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
+from metacog_metrics._conventions import SeedLike, child_sequence, seed_sequence
 from metacog_metrics._result import Result
 
 __all__ = [
@@ -305,11 +305,6 @@ def _fast_auroc(score: NDArray, y: NDArray) -> float:
     return float(_weighted_auc(levels, y, np.ones((1, y.size)))[0])
 
 
-def _seed_for(seed: int, key: str) -> np.random.SeedSequence:
-    """A seed that depends on ``seed`` and ``key`` only (not on the other models present)."""
-    return np.random.SeedSequence([int(seed), zlib.crc32(key.encode("utf-8"))])
-
-
 # --------------------------------------------------------------------------------------------
 # Per-model results
 # --------------------------------------------------------------------------------------------
@@ -376,7 +371,7 @@ class CalibrationResult(Result):
         n_boot: Bootstrap resamples for the Internal - Pop interval.
         confidence_level: Level of that interval.
         n_bins: Bins of the ECE.
-        seed: Seed of the bootstrap.
+        seed: Seed of the bootstrap (None when a ``SeedSequence`` or ``Generator`` was given).
     """
 
     models: tuple[str, ...]
@@ -384,7 +379,7 @@ class CalibrationResult(Result):
     n_boot: int
     confidence_level: float
     n_bins: int
-    seed: int
+    seed: int | None
 
     @property
     def table(self) -> pd.DataFrame:
@@ -406,7 +401,7 @@ def _model_calibration(
     n_boot: int,
     confidence_level: float,
     n_bins: int,
-    seed: int,
+    rng: int | np.random.SeedSequence,
 ) -> ModelCalibration:
     conf_all = rows["confidence"].to_numpy(dtype=float)
     corr_all = rows["correct"].to_numpy(dtype=float)
@@ -430,7 +425,7 @@ def _model_calibration(
     ci = (nan, nan)
     p_value = nan
     if n_boot > 0 and np.isfinite(diff):
-        rng = np.random.default_rng(_seed_for(seed, model))
+        gen = np.random.default_rng(child_sequence(rng, model))
         cc, pp, yy = c[has_pop], p[has_pop], y[has_pop]
         n = yy.size
         diffs = np.empty(n_boot)
@@ -439,7 +434,7 @@ def _model_calibration(
         lev_p = np.unique(pp, return_inverse=True)[1]
         for start in range(0, n_boot, chunk):
             b = min(chunk, n_boot - start)
-            idx = rng.integers(0, n, size=(b, n))
+            idx = gen.integers(0, n, size=(b, n))
             flat = (np.arange(b)[:, None] * n + idx).ravel()
             w = np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
             diffs[start : start + b] = _weighted_auc(lev_c, yy, w) - _weighted_auc(lev_p, yy, w)
@@ -484,7 +479,7 @@ def calibration_by_model(
     n_boot: int = 1000,
     confidence_level: float = 0.95,
     n_bins: int = 10,
-    seed: int = 0,
+    rng: SeedLike = 0,
 ) -> CalibrationResult:
     """Calibration metrics of every model in one group of records.
 
@@ -501,7 +496,8 @@ def calibration_by_model(
         n_boot: Bootstrap resamples (0 skips the interval).
         confidence_level: Level of the bootstrap interval.
         n_bins: ECE bins.
-        seed: Bootstrap seed; each model's stream depends only on this and its name.
+        rng: Bootstrap seed, ``SeedSequence`` or ``Generator``; each model's stream depends
+            only on it and the model's name.
 
     Returns:
         A :class:`CalibrationResult`.
@@ -525,6 +521,7 @@ def calibration_by_model(
             f"model {first['model']!r} item {first['item_id']!r}; pass one benchmark, probe and "
             "confidence kind at a time"
         )
+    root = int(rng) if isinstance(rng, int | np.integer) or rng is None else seed_sequence(rng)
     pop = population_confidence(df)
     models = tuple(pd.unique(df["model"]))
     per_model = {}
@@ -537,7 +534,7 @@ def calibration_by_model(
             n_boot=int(n_boot),
             confidence_level=float(confidence_level),
             n_bins=int(n_bins),
-            seed=int(seed),
+            rng=root,
         )
     return CalibrationResult(
         models=models,
@@ -545,5 +542,5 @@ def calibration_by_model(
         n_boot=int(n_boot),
         confidence_level=float(confidence_level),
         n_bins=int(n_bins),
-        seed=int(seed),
+        seed=root if isinstance(root, int) else None,
     )

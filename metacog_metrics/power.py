@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from metacog_metrics._conventions import tie_tolerance
 from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.factors import contentious_items, eigen_decomposition, factor_scores
@@ -388,7 +389,7 @@ def _curtailed_rejects(
         ok = draws[np.isfinite(draws)]
         if done == 0:
             first_mean = float(ok.mean()) if ok.size else math.nan
-        count += int(np.sum(ok >= observed - 1e-12))
+        count += int(np.sum(ok >= observed - tie_tolerance(observed)))
         done += size
         if count > allowed:
             return False, first_mean

@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
+from metacog_metrics._conventions import SeedLike, tie_tolerance
 from metacog_metrics._result import Result
 from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
 
@@ -65,15 +66,13 @@ _ELEMENTS_PER_CALL = 1 << 22
 # Draws and the test
 
 
-def stratified_permutations(
-    perf: ArrayLike, n: int, rng: np.random.Generator | int | None = None
-) -> NDArray[np.intp]:
+def stratified_permutations(perf: ArrayLike, n: int, rng: SeedLike = None) -> NDArray[np.intp]:
     """Random permutations of the items within strata of equal correct-count.
 
     Args:
         perf: ``(items, models)`` 0/1 correctness.
         n: Number of permutations.
-        rng: Generator or seed.
+        rng: Seed, ``SeedSequence`` or ``Generator``.
 
     Returns:
         ``(n, items)`` indices ``perm`` such that item ``i`` takes the row of item ``perm[i]``,
@@ -178,7 +177,7 @@ def stratified_mean_tau_test(
     perf: ArrayLike,
     *,
     permutations: int = 999,
-    seed: int | np.random.Generator | None = 0,
+    rng: SeedLike = 0,
 ) -> StratifiedTestResult:
     """The mean tau against the difficulty-stratified null (exact only under a Rasch model).
 
@@ -191,7 +190,7 @@ def stratified_mean_tau_test(
         conf: ``(items, models)`` 0/1 confidence, complete.
         perf: ``(items, models)`` 0/1 correctness, complete.
         permutations: Null draws.
-        seed: Seed or Generator.
+        rng: Seed, ``SeedSequence`` or ``Generator`` (SciPy's ``rng`` convention).
 
     Returns:
         A :class:`StratifiedTestResult`.
@@ -207,13 +206,14 @@ def stratified_mean_tau_test(
         raise ValueError(f"permutations must be >= 1, got {permutations}")
     if not (np.isin(c, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all()):
         raise ValueError("conf and perf must be complete 0/1 matrices")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(rng)
     with threadpool_limits(limits=1):
         observed = float(mean_taus(c, y))
         draws = stratified_null_draws(c, y, stratified_permutations(y, permutations, rng))
     ok = draws[np.isfinite(draws)]
     counts = np.bincount(np.rint(y.sum(axis=1)).astype(np.int64))
-    p = (1.0 + np.sum(ok >= observed - 1e-12)) / (ok.size + 1.0) if ok.size else math.nan
+    ties = ok >= observed - tie_tolerance(observed)
+    p = (1.0 + np.sum(ties)) / (ok.size + 1.0) if ok.size else math.nan
     return StratifiedTestResult(
         observed=observed,
         null_mean=float(ok.mean()) if ok.size else math.nan,

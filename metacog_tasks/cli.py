@@ -106,17 +106,43 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
         "this share of a group's items (e.g. 0.9), instead of dropping the items it lacks for "
         "every model",
     )
+    p.add_argument(
+        "--engine",
+        choices=("auto", "numpy", "numba"),
+        default="auto",
+        help="engine of the binary per-pair draws (default auto: numba when installed); "
+        "summary.json records the one that ran",
+    )
     p.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
     _option(p, "quiet", help="no progress bars")
     p.set_defaults(func=_run_analyze)
 
 
-def _run_analyze(args: argparse.Namespace) -> int:
-    from metacog_metrics.analyze import analyze_files
+#: Options of ``metacog analyze`` that are not :class:`~metacog_metrics.AnalysisOptions` fields.
+_ANALYZE_FILE_OPTIONS = ("paths", "out_dir", "models_file", "report")
 
-    result = analyze_files(**_options(args))
+
+def _analysis_options(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
+    """Split the parsed ``analyze`` options into file keywords and an ``AnalysisOptions``.
+
+    Built before any file is read, so an option the CLI and the options object name
+    differently fails at once.
+    """
+    from metacog_metrics import AnalysisOptions
+
+    given = _options(args)
+    files = {k: given.pop(k) for k in _ANALYZE_FILE_OPTIONS}
+    return files, AnalysisOptions(**given)
+
+
+def _run_analyze(args: argparse.Namespace) -> int:
+    from metacog_metrics import analyze_files
+
+    files, options = _analysis_options(args)
+    paths = files.pop("paths")
+    result = analyze_files(paths, options, **files)
     print(result.summary_text())
-    from metacog_metrics.report import headline_findings
+    from metacog_metrics import headline_findings
 
     print("Findings:")
     for line in headline_findings(result.summary):
@@ -189,7 +215,7 @@ def _add_collect(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_collect(args: argparse.Namespace) -> int:
-    from metacog_metrics.records import write_records
+    from metacog_metrics import write_records
     from metacog_tasks.collect import collect, parse_renames
 
     result = collect(args.paths, rename=parse_renames(args.rename), latest_only=args.latest_only)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from metacog_metrics._result import Result
+from metacog_metrics import Result
 
 __all__ = ["DemoResult", "run_demo"]
 
@@ -199,7 +199,7 @@ def run_demo(
     Raises:
         ValueError: Bad harness, size, preset or benchmark name.
     """
-    from metacog_metrics.simulate import get_preset, model_names
+    from metacog_metrics import get_preset, model_names
     from metacog_tasks.benchmarks import BENCHMARK_NAMES
 
     if harness not in ("lm-eval", "inspect"):
@@ -245,7 +245,7 @@ def run_demo(
     seconds["harness"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    from metacog_metrics.records import write_records
+    from metacog_metrics import write_records
     from metacog_tasks.collect import collect
 
     collected = collect([logs_dir])
@@ -257,8 +257,7 @@ def run_demo(
     say(f"collected {collected.n_records} records ({collected.n_bad} bad lines) -> {records_path}")
 
     t0 = time.perf_counter()
-    from metacog_metrics.analyze import analyze_files
-    from metacog_metrics.report import headline_findings
+    from metacog_metrics import analyze_files, headline_findings
 
     say("analysing (tetrachoric factors, pairwise calibration with permutation nulls) ...")
     result = analyze_files(

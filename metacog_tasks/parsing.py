@@ -12,7 +12,7 @@ import dataclasses
 import math
 import re
 
-from metacog_metrics._result import Result
+from metacog_metrics import Result
 
 __all__ = ["ProbeParse", "parse_confidence", "parse_yes_no"]
 

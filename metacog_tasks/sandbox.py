@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from metacog_metrics._result import Result
+from metacog_metrics import Result
 
 __all__ = [
     "UNSAFE_ENV",

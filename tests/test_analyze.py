@@ -420,3 +420,67 @@ def test_header_only_csv_is_an_error_naming_the_file(tmp_path, capsys):
     assert main(["analyze", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "empty.csv: no records" in capsys.readouterr().err
     assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_analysis_options_are_checked_when_built():
+    from metacog_metrics import AnalysisOptions
+
+    opts = AnalysisOptions(permutations=99.0, deltas=[0, 0.5], contentious_bounds=[0.2, 0.8])
+    assert opts.permutations == 99 and isinstance(opts.permutations, int)
+    assert opts.deltas == (0.0, 0.5) and opts.contentious_bounds == (0.2, 0.8)
+    for bad in ({"permutations": -1}, {"alternative": "both"}, {"fdr_alpha": 0.0},
+                {"min_coverage": 1.5}, {"engine": "cuda"}, {"contentious_bounds": (0.9, 0.1)},
+                {"n_boot": 2.5}):  # fmt: skip
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            AnalysisOptions(**bad)
+    with pytest.raises(TypeError, match="permutation"):  # a misspelt option fails at once
+        analyze_records(_records(n_items=20, n_models=3), permutation=9)
+    with pytest.raises(AttributeError):
+        opts.seed = 3  # frozen
+
+
+def test_options_object_and_keywords_give_the_same_run():
+    from metacog_metrics import AnalysisOptions
+
+    df = _records(n_items=40, n_models=4)
+    opts = AnalysisOptions(permutations=49, joint_permutations=19, seed=3, n_boot=50)
+    a = analyze_records(df, opts).summary
+    b = analyze_records(df, permutations=49, joint_permutations=19, seed=3, n_boot=50).summary
+    c = analyze_records(df, opts, seed=4).summary  # keywords override the object
+    assert a == b
+    assert c["parameters"]["seed"] == 4 and a != c
+
+
+def test_cli_options_are_analysis_options():
+    # Every `metacog analyze` option other than the file arguments is an AnalysisOptions field,
+    # and the values the CLI parses are what the options object holds.
+    import dataclasses
+
+    from metacog_metrics import AnalysisOptions
+    from metacog_tasks.cli import _ANALYZE_FILE_OPTIONS, _analysis_options, build_parser
+
+    args = build_parser().parse_args(
+        ["analyze", "r.csv", "--out", "o", "--permutations", "7", "--joint-permutations", "5",
+         "--seed", "3", "--alternative", "greater", "--fdr-alpha", "0.1", "--binarize-at",
+         "0.7", "--min-coverage", "0.9", "--engine", "numpy", "--pool", "--quiet"]
+    )  # fmt: skip
+    fields = {f.name for f in dataclasses.fields(AnalysisOptions)}
+    assert set(vars(args)) - {"command", "func", *_ANALYZE_FILE_OPTIONS} <= fields
+    files, opts = _analysis_options(args)
+    assert files == {"paths": ["r.csv"], "out_dir": "o", "models_file": None, "report": True}
+    assert opts == AnalysisOptions(
+        permutations=7, joint_permutations=5, seed=3, alternative="greater", fdr_alpha=0.1,
+        binarize_at=0.7, min_coverage=0.9, engine="numpy", pool=True, progress=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["numpy", "auto"])
+def test_summary_records_the_engine(engine):
+    from metacog_metrics.pairwise.pair import compiled_engine_available
+
+    df = _records(n_items=40, n_models=4)
+    s = analyze_records(df, permutations=19, joint_permutations=9, engine=engine).summary
+    expect = "numba" if engine == "auto" and compiled_engine_available("auto") else "numpy"
+    assert s["engine"]["per_pair"] == expect
+    assert s["engine"]["requested"] == s["parameters"]["engine"] == engine
+    assert (s["engine"]["numba_version"] is not None) == (expect == "numba")

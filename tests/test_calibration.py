@@ -131,7 +131,7 @@ def _published(realruns_dir):
 
 def test_realruns_auroc_reproduces_published(realruns_dir):
     tidy, published = _published(realruns_dir)
-    res = calibration_by_model(tidy, n_boot=200, seed=1)
+    res = calibration_by_model(tidy, n_boot=200, rng=1)
     known = set(published["model"])
     # the summary drops one "@default" suffix that the item-level file keeps
     table = res.table.assign(
@@ -149,8 +149,8 @@ def test_realruns_auroc_reproduces_published(realruns_dir):
 
 def test_realruns_pop_and_bootstrap(realruns_dir):
     tidy, _ = _published(realruns_dir)
-    res = calibration_by_model(tidy, n_boot=300, seed=5)
-    again = calibration_by_model(tidy, n_boot=300, seed=5)
+    res = calibration_by_model(tidy, n_boot=300, rng=5)
+    again = calibration_by_model(tidy, n_boot=300, rng=5)
     name = "anthropic/claude-opus-4-6@default"
     m = res.per_model[name]
     assert m.auroc_diff_ci == again.per_model[name].auroc_diff_ci  # seeded
@@ -166,7 +166,7 @@ def test_realruns_pop_and_bootstrap(realruns_dir):
     # a model alone in a subset keeps its own metrics; other models' bootstrap streams are
     # independent of who else is present
     sub = tidy[tidy["model"].isin([name, "google/gemma-3-1b"])]
-    solo = calibration_by_model(sub, n_boot=300, seed=5).per_model[name]
+    solo = calibration_by_model(sub, n_boot=300, rng=5).per_model[name]
     assert solo.auroc_internal == m.auroc_internal and solo.brier == m.brier
 
 
@@ -208,7 +208,7 @@ def test_internal_on_pop_items_and_bootstrap_p_never_zero():
     for r in rows[20:40]:
         r["confidence"] = 1.0 - r["correct"]
     df = pd.DataFrame(rows)
-    m = calibration_by_model(df, n_boot=199, seed=0).per_model["a"]
+    m = calibration_by_model(df, n_boot=199, rng=0).per_model["a"]
     assert m.n_items == 40 and m.n_items_pop == 20
     assert m.auroc_internal == pytest.approx(0.5)  # 20 right, 20 flipped: by hand
     assert m.auroc_internal_on_pop == pytest.approx(1.0) and m.auroc_pop == pytest.approx(0.5)

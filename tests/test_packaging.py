@@ -42,3 +42,33 @@ def test_metacog_metrics_exports_resolve() -> None:
         module = metacog_metrics._LAZY.get(name, "metacog_metrics.tetrachoric")
         assert getattr(__import__(module, fromlist=[name]), name) is value, name
     assert callable(metacog_metrics.tetrachoric)  # the function, not its module
+
+
+def test_harness_packages_import_only_public_metrics_names() -> None:
+    # metacog_tasks and rlmf_plugin use metacog_metrics through its public list only.
+    import ast
+
+    import metacog_metrics
+
+    public = set(metacog_metrics.__all__)
+    offending = []
+    for root in ("metacog_tasks", "rlmf_plugin"):
+        for path in (REPO / root).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "metacog_metrics"
+                ):
+                    if node.module != "metacog_metrics":
+                        offending.append(f"{path.relative_to(REPO)}: from {node.module}")
+                    offending += [
+                        f"{path.relative_to(REPO)}: {a.name}"
+                        for a in node.names
+                        if a.name not in public
+                    ]
+                elif isinstance(node, ast.Import):
+                    offending += [
+                        f"{path.relative_to(REPO)}: import {a.name}"
+                        for a in node.names
+                        if a.name.startswith("metacog_metrics.")
+                    ]
+    assert not offending, offending

@@ -13,28 +13,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from pairwise_reference import _collapse_4x4, _random_tables, _tau_cells
 from scipy import special, stats
 
 from metacog_metrics.pairwise import (
     NULLS,
-    _base_rate_s,
-    _binary_tables,
-    _calibration_taus,
-    _category_counts,
-    _collapse_4x4,
-    _hg_tables,
-    _inverse_cdf_draws,
-    _random_bits,
-    _random_tables,
-    _s_3x3,
-    _shuffled_binary,
-    _tau_cells,
     joint_null_draws,
     pair_permutation_test,
     pairwise_calibration,
     pairwise_taus,
     tau_b_from_table,
 )
+from metacog_metrics.pairwise.samplers import (
+    _base_rate_s,
+    _calibration_taus,
+    _category_counts,
+    _hg_tables,
+    _inverse_cdf_draws,
+    _random_bits,
+    _shuffled_binary,
+)
+from metacog_metrics.pairwise.tau import _binary_tables, _kendall_s
 
 _NO_NUMBA = "numba is not installed (the fast extra): the compiled engine is not tested"
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason=_NO_NUMBA)
@@ -46,9 +45,9 @@ def _kernels():
     """The compiled per-pair kernels (the test is skipped without numba)."""
     if importlib.util.find_spec("numba") is None:
         pytest.skip(_NO_NUMBA)
-    from metacog_metrics import _pairwise_numba
+    from metacog_metrics.pairwise import _numba
 
-    return _pairwise_numba
+    return _numba
 
 
 def _compiled_base_rate_s(rows, cols, n, seed, ratio):
@@ -330,7 +329,7 @@ def test_hypergeometric_tables_equal_scipy_cdf():
 
 
 def test_hypergeometric_tables_widen_until_tails_are_negligible(monkeypatch):
-    import metacog_metrics.pairwise as pw
+    import metacog_metrics.pairwise.samplers as pw
 
     monkeypatch.setattr(pw, "_WINDOW_SD", 0.5)  # far too narrow: the tail bound must widen it
     monkeypatch.setattr(pw, "_WINDOW_PAD", 0.0)
@@ -420,7 +419,7 @@ def test_base_rate_tables_follow_the_exact_permutation_law(rows, cols, sampler):
     assert set(np.unique(draws[0])) <= set(support)
     assert _chi2_p(draws[0], support, law) > 1e-4
     # ... and the engine's S is the library's S of the same tables
-    np.testing.assert_array_equal(s_exact, _s_3x3(np.moveaxis(tables, 0, -1)))
+    np.testing.assert_array_equal(s_exact, _kendall_s(tables))
 
 
 def _exact_calibration_law(ca, pa, cb, pb):
@@ -495,7 +494,7 @@ def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
         scipy_tables = stats.random_table(tables[j].sum(-1), tables[j].sum(-2)).rvs(
             size=n, random_state=np.random.default_rng(4 + j)
         )
-        assert _ks_p(new_s[j], _s_3x3(np.moveaxis(scipy_tables, 0, -1))) > 1e-3
+        assert _ks_p(new_s[j], _kendall_s(scipy_tables)) > 1e-3
         t4 = stats.random_table(cats[ia[j]], cats[ib[j]]).rvs(
             size=n, random_state=np.random.default_rng(9 + j)
         )
@@ -503,7 +502,7 @@ def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
         assert _ks_p(new_tau[j], scipy_tau) > 1e-3
         assert _ks_p(new_tau[j], old_tau[j]) > 1e-3
         if compiled:  # the compiled kernels (their default tabulation) against the same two
-            scipy_s = _s_3x3(np.moveaxis(scipy_tables, 0, -1))
+            scipy_s = _kendall_s(scipy_tables)
             assert _ks_p(fast_s[j], scipy_s) > 1e-3
             assert _ks_p(fast_tau[j], scipy_tau) > 1e-3
             assert _ks_p(fast_tau[j], old_tau[j]) > 1e-3
@@ -636,7 +635,7 @@ def test_continuous_exact_paths_agree(null):
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("null", NULLS)
 def test_workers_and_seed_determinism(null, engine, monkeypatch):
-    import metacog_metrics.pairwise as pw
+    import metacog_metrics.pairwise.pair as pw
 
     conf, perf = _population(150, 5)
     kw = {"null": null, "permutations": 500, "engine": engine}
@@ -872,7 +871,7 @@ def test_engines_give_statistically_indistinguishable_p_values(null):
 
 @needs_numba
 def test_engine_selection(monkeypatch):
-    import metacog_metrics.pairwise as pw
+    import metacog_metrics.pairwise.pair as pw
 
     conf, perf = _population(100, 3, seed=14)
     monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
@@ -941,7 +940,7 @@ def test_compiled_cache_never_lands_in_an_unwritable_package(tmp_path):
     (pkg / "__pycache__").write_text("not a folder")
     (pkg / "probe_mod.py").write_text(textwrap.dedent(
         """
-        from metacog_metrics._pairwise_numba import _jit
+        from metacog_metrics.pairwise._numba import _jit
 
         @_jit("int64(int64)")
         def bump(x):

@@ -72,7 +72,7 @@ def test_null_draws_match_a_scipy_reference():
 
 def test_stratified_test_statistic_and_p_value():
     conf, perf = _data(m=6, n=200, seed=2)
-    res = stratified_mean_tau_test(conf, perf, permutations=199, seed=5)
+    res = stratified_mean_tau_test(conf, perf, permutations=199, rng=5)
     assert res.observed == pytest.approx(_scipy_mean_tau(conf, perf), abs=1e-12)
     ok = res.draws[np.isfinite(res.draws)]
     assert res.p_value == pytest.approx((1 + np.sum(ok >= res.observed - 1e-12)) / (ok.size + 1))
@@ -83,7 +83,7 @@ def test_stratified_test_statistic_and_p_value():
 
 def test_stratified_test_detects_a_strong_private_signal():
     conf, perf = _data("individuated", m=20, n=1000, seed=1)
-    res = stratified_mean_tau_test(conf, perf, permutations=99, seed=0)
+    res = stratified_mean_tau_test(conf, perf, permutations=99, rng=0)
     assert res.p_value == pytest.approx(0.01)  # observed above every draw
     assert res.observed > res.null_mean + 5 * res.null_sd
 
@@ -104,7 +104,7 @@ def test_curtailed_decisions_equal_the_full_test():
     for seed in range(12):
         w = 0.6 if seed % 2 else 0.0
         conf, perf = _data(m=8, n=200, seed=seed, individuated=w)
-        full = stratified_mean_tau_test(conf, perf, permutations=99, seed=seed)
+        full = stratified_mean_tau_test(conf, perf, permutations=99, rng=seed)
         hit, first_mean = curtailed(
             conf, perf, full.observed, 99, 0.05, np.random.default_rng(seed)
         )

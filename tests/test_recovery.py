@@ -110,7 +110,7 @@ def test_individuated_preset_has_a_significant_private_signal(individuated):
     assert (small["mean_tau"] > small["base_rate_null_high"]).all()  # survives delta -> 0
     conf = individuated.groups[SQUAD].matrices.confidence
     perf = individuated.groups[SQUAD].matrices.correct
-    strat = stratified_mean_tau_test(conf, perf, permutations=99, seed=0)
+    strat = stratified_mean_tau_test(conf, perf, permutations=99, rng=0)
     assert strat.p_value == pytest.approx(0.01)
 
 
@@ -124,13 +124,13 @@ def test_false_positive_rate_is_nominal_over_seeds():
     null = simulate_arrays(get_preset("paper"), 10, 300, reps, rng=2024)
     rejections = 0
     for r in range(reps):
-        res = stratified_mean_tau_test(null.conf[r], null.perf[r], permutations=99, seed=r)
+        res = stratified_mean_tau_test(null.conf[r], null.perf[r], permutations=99, rng=r)
         rejections += res.p_value <= alpha
     # Not significantly above nominal (one-sided binomial test at 1%).
     assert stats.binomtest(rejections, reps, alpha, alternative="greater").pvalue > 0.01
     signal = simulate_arrays(get_preset("paper", individuated=0.8), 10, 300, 30, rng=2024)
     found = sum(
-        stratified_mean_tau_test(signal.conf[r], signal.perf[r], permutations=99, seed=r).p_value
+        stratified_mean_tau_test(signal.conf[r], signal.perf[r], permutations=99, rng=r).p_value
         <= alpha
         for r in range(30)
     )
@@ -149,6 +149,6 @@ def test_base_rate_null_is_no_detector_under_shared_difficulty():
         observed = np.nanmean(pairwise_taus(conf, perf))
         draws = np.nanmean(joint_null_draws(conf, perf, null="base_rate", n=99, rng=r), axis=1)
         base_hits += (1 + np.sum(draws >= observed)) / 100 <= alpha
-        strat_hits += stratified_mean_tau_test(conf, perf, permutations=99, seed=r).p_value <= alpha
+        strat_hits += stratified_mean_tau_test(conf, perf, permutations=99, rng=r).p_value <= alpha
     assert stats.binomtest(base_hits, reps, alpha, alternative="greater").pvalue < 0.01
     assert stats.binomtest(strat_hits, reps, alpha, alternative="greater").pvalue > 0.01

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from metacog_metrics._result import Result
+from metacog_metrics import Result
 
 __all__ = ["PROBES", "Benchmark", "Grade", "Item", "ProbeKind"]
 

@@ -20,8 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from metacog_metrics._result import Result
-from metacog_metrics.records import EXTRA_COLUMNS, RECORD_COLUMNS
+from metacog_metrics import EXTRA_COLUMNS, RECORD_COLUMNS, Result
 
 __all__ = [
     "COLLECT_COLUMNS",
@@ -329,7 +328,7 @@ def collect(
     result = CollectResult.merge(parts).renamed(dict(rename or {}))
     _check_harness_clash(result.records)
     if not result.records.empty:
-        from metacog_metrics.records import validate_records
+        from metacog_metrics import validate_records
 
         records = validate_records(result.records, source="collected records")
         result = dataclasses.replace(result, records=records)

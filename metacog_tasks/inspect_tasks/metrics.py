@@ -167,7 +167,7 @@ def auroc() -> Metric:
     Returns:
         The AUROC metric.
     """
-    from metacog_metrics.calibration import auroc as _auroc
+    from metacog_metrics import auroc as _auroc
 
     return _on_pairs(_auroc)
 
@@ -179,7 +179,7 @@ def brier() -> Metric:
     Returns:
         The Brier metric.
     """
-    from metacog_metrics.calibration import brier_score
+    from metacog_metrics import brier_score
 
     return _on_pairs(brier_score)
 
@@ -194,7 +194,7 @@ def ece(n_bins: int = 10) -> Metric:
     Returns:
         The ECE metric.
     """
-    from metacog_metrics.calibration import ece as _ece
+    from metacog_metrics import ece as _ece
 
     return _on_pairs(functools.partial(_ece, n_bins=n_bins, strategy="uniform"))
 
@@ -209,7 +209,7 @@ def tetrachoric() -> Metric:
     Returns:
         The tetrachoric metric.
     """
-    from metacog_metrics.calibration import confidence_tetrachoric
+    from metacog_metrics import confidence_tetrachoric
 
     return _on_pairs(confidence_tetrachoric)
 

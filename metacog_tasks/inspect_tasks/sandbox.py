@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 
-from metacog_metrics._io import atomic_write_text
+from metacog_metrics import atomic_write_text
 from metacog_tasks.benchmarks.base import Benchmark, Grade, Item
 from metacog_tasks.sandbox import SandboxResult
 

@@ -90,7 +90,7 @@ def auroc(items: Sequence[Any]) -> float:
     Returns:
         ``metacog_metrics.calibration.auroc``; NaN when one class is absent.
     """
-    from metacog_metrics.calibration import auroc as _auroc
+    from metacog_metrics import auroc as _auroc
 
     return _on_pairs(items, _auroc)
 
@@ -104,7 +104,7 @@ def brier(items: Sequence[Any]) -> float:
     Returns:
         ``metacog_metrics.calibration.brier_score``; NaN when no pair is left.
     """
-    from metacog_metrics.calibration import brier_score
+    from metacog_metrics import brier_score
 
     return _on_pairs(items, brier_score)
 
@@ -118,7 +118,7 @@ def ece(items: Sequence[Any]) -> float:
     Returns:
         ``metacog_metrics.calibration.ece``; NaN when no pair is left.
     """
-    from metacog_metrics.calibration import ece as _ece
+    from metacog_metrics import ece as _ece
 
     return _on_pairs(items, functools.partial(_ece, n_bins=10, strategy="uniform"))
 
@@ -136,7 +136,7 @@ def tetrachoric(items: Sequence[Any]) -> float:
         ``metacog_metrics.calibration.confidence_tetrachoric``; NaN when either variable is
         constant.
     """
-    from metacog_metrics.calibration import confidence_tetrachoric
+    from metacog_metrics import confidence_tetrachoric
 
     return _on_pairs(items, confidence_tetrachoric)
 

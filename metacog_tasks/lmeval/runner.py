@@ -18,7 +18,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from metacog_metrics._result import Result
+from metacog_metrics import Result
 from metacog_tasks.lmeval.paths import tasks_dir
 
 __all__ = ["LMEvalRun", "run_lmeval"]

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from metacog_metrics._result import Result
-from metacog_metrics.simulate import (
+from metacog_metrics import (
     Population,
+    Result,
     SimulationParams,
     get_preset,
     model_index,

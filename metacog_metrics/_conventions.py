@@ -1,0 +1,46 @@
+"""Conventions shared by every analysis: the random state and the tie tolerance.
+
+* Random state: a function that draws takes ``rng`` (SciPy's convention): an int seed, a
+  ``SeedSequence``, a ``Generator`` or None. Top-level runs (``analyze``, ``simulate``,
+  ``power``) take an integer ``seed`` that they record in their outputs and derive every stream
+  from, by name, so adding a group or a model does not change the others' draws.
+* Ties: a null draw within ``TIE_ULPS`` units in the last place of the observed value counts as
+  equal to it (SciPy's ``permutation_test``), so a draw equal to the observed value up to
+  floating-point rounding is counted on both sides.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["TIE_ULPS", "SeedLike", "child_sequence", "seed_sequence", "tie_tolerance"]
+
+SeedLike = int | np.random.Generator | np.random.SeedSequence | None
+
+#: A draw within this many ulps of the observed value is a tie (SciPy's permutation_test).
+TIE_ULPS = 100
+
+
+def seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
+    """The ``SeedSequence`` of ``rng`` (a ``Generator`` gives one drawn from its stream)."""
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    return np.random.SeedSequence(rng)
+
+
+def child_sequence(seed: int | np.random.SeedSequence, *key: str) -> np.random.SeedSequence:
+    """A stream that depends on ``seed`` and the names ``key`` only (not on what else runs)."""
+    code = zlib.crc32("\x1f".join(key).encode("utf-8"))
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, code))
+    return np.random.SeedSequence([int(seed), code])
+
+
+def tie_tolerance(observed: ArrayLike) -> NDArray[np.float64]:
+    """Half-width of the tie band around ``observed``: ``TIE_ULPS`` ulps of its magnitude."""
+    return np.abs(np.asarray(observed, dtype=float)) * np.finfo(float).eps * TIE_ULPS

@@ -1,0 +1,243 @@
+"""The whole pairwise analysis: both nulls per pair and for the mean, delta curve, pair types."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from metacog_metrics._conventions import seed_sequence, tie_tolerance
+from metacog_metrics.pairwise.common import (
+    DEFAULT_DELTAS,
+    NULLS,
+    PAIR_TYPES,
+    Alternative,
+    Engine,
+    SeedLike,
+    _check,
+    _check_alternative,
+    _check_engine,
+    _execute,
+    _p_values,
+    _pairs,
+)
+from metacog_metrics.pairwise.joint import _joint_plan
+from metacog_metrics.pairwise.pair import _pair_plan
+from metacog_metrics.pairwise.results import (
+    DeltaCurve,
+    MeanTauNull,
+    PairTestResult,
+    PairTypeSummary,
+    PairwiseResult,
+)
+from metacog_metrics.pairwise.tau import pairwise_taus
+
+
+def _pair_types(reasoning: Sequence[bool | None] | None, ia: NDArray, ib: NDArray) -> list:
+    if reasoning is None:
+        return [None] * ia.size
+    flags = list(reasoning)
+
+    def kind(a: int, b: int) -> str | None:
+        fa, fb = flags[a], flags[b]
+        if fa is None or fb is None:
+            return None
+        return "R-R" if fa and fb else ("NR-NR" if not fa and not fb else "R-NR")
+
+    return [kind(a, b) for a, b in zip(ia, ib)]
+
+
+def _mean_null(null: str, observed: float, draws: NDArray, alternative: str) -> MeanTauNull:
+    ok = np.isfinite(draws)
+    d = draws[ok]
+    nan = float("nan")
+    if not d.size or not np.isfinite(observed):
+        return MeanTauNull(null, observed, nan, nan, (nan, nan), nan, nan, nan, 0, draws)
+    gamma = float(tie_tolerance(observed))
+    ge = np.array([(d >= observed - gamma).sum()])
+    le = np.array([(d <= observed + gamma).sum()])
+    p, pg, pl = (float(v[0]) for v in _p_values(ge, le, np.array([d.size]), alternative))
+    return MeanTauNull(
+        null=null,
+        observed=float(observed),
+        mean=float(d.mean()),
+        sd=float(d.std(ddof=1)) if d.size > 1 else nan,
+        ci=(float(np.quantile(d, 0.025)), float(np.quantile(d, 0.975))),
+        p_value=p,
+        p_greater=pg,
+        p_less=pl,
+        n_draws=int(d.size),
+        draws=draws,
+    )
+
+
+def _subset_mean(taus: NDArray, mask: NDArray) -> NDArray:
+    """Mean over the masked pairs of (..., P) taus, ignoring NaN draws."""
+    sub = taus[..., mask]
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(sub, axis=-1) if sub.shape[-1] else np.full(sub.shape[:-1], np.nan)
+
+
+def pairwise_calibration(
+    conf: ArrayLike,
+    perf: ArrayLike,
+    *,
+    models: Sequence[str] | None = None,
+    reasoning: Sequence[bool | None] | None = None,
+    permutations: int = 10_000,
+    joint_permutations: int = 1_000,
+    alternative: Alternative = "two-sided",
+    fdr_alpha: float = 0.05,
+    deltas: Sequence[float] = DEFAULT_DELTAS,
+    min_pairs: int = 3,
+    rng: SeedLike = 0,
+    progress: bool = False,
+    workers: int | None = None,
+    engine: Engine = "auto",
+) -> PairwiseResult:
+    """Pairwise calibration with both nulls, per pair and for the mean over pairs.
+
+    Args:
+        conf: ``(items, models)`` confidence, complete (0/1 takes the fast engine).
+        perf: ``(items, models)`` 0/1 correctness, complete.
+        models: Model names (default ``"0", "1", ...``).
+        reasoning: Per-model reasoning flag (None when unknown), for the pair-type breakdown.
+        permutations: Per-pair draws (0 skips the per-pair tests).
+        joint_permutations: Joint draws for the mean, the delta curve and the pair types.
+        alternative: Alternative of every p-value.
+        fdr_alpha: BH level for the share of significant pairs.
+        deltas: Accuracy-gap grid of the delta curve.
+        min_pairs: Fewest pairs for a delta-curve point or pair-type mean.
+        rng: Seed (int), ``SeedSequence`` or ``Generator``; each null and use gets its own
+            child stream.
+        progress: Progress bars on the permutation steps.
+        workers: Threads for the per-pair tests.
+        engine: Engine of the per-pair draws (see :func:`pair_permutation_test`).
+
+    Returns:
+        A :class:`PairwiseResult`.
+
+    Raises:
+        ValueError: On bad inputs.
+    """
+    _check_alternative(alternative)
+    _check_engine(engine)
+    c, p, binary = _check(conf, perf)
+    if c.ndim != 2:
+        raise ValueError("pairwise_calibration takes 2-D (items, models) arrays")
+    n_items, m = c.shape
+    names = tuple(str(v) for v in (models if models is not None else range(m)))
+    if len(names) != m:
+        raise ValueError(f"{len(names)} model names for {m} columns")
+    if reasoning is not None and len(reasoning) != m:
+        raise ValueError(f"{len(reasoning)} reasoning flags for {m} models")
+    ia, ib = _pairs(m)
+    tau = pairwise_taus(c, p)
+    valid = np.isfinite(tau)
+    mean_tau = float(tau[valid].mean()) if valid.any() else float("nan")
+    correct_counts = p.sum(axis=0)
+    accuracy = correct_counts / n_items
+    gap_counts = np.abs(correct_counts[ia] - correct_counts[ib])
+    types = _pair_types(reasoning, ia, ib)
+
+    root = seed_sequence(rng)
+    pair_seeds = dict(zip(NULLS, root.spawn(2)))
+    joint_seeds = dict(zip(NULLS, root.spawn(2)))
+    ia_all, ib_all = _pairs(m)
+    plans = []
+    if permutations > 0:
+        plans += [
+            _pair_plan(c, p, binary, ia_all, ib_all, null, int(permutations), alternative,
+                       pair_seeds[null], engine)
+            for null in NULLS
+        ]  # fmt: skip
+    if joint_permutations > 0:
+        plans += [
+            _joint_plan(c, p, binary, ia_all, ib_all, null, int(joint_permutations),
+                        joint_seeds[null])
+            for null in NULLS
+        ]  # fmt: skip
+    done = iter(_execute(plans, workers, progress))
+    per_pair: dict[str, PairTestResult] = {}
+    if permutations > 0:
+        for null in NULLS:
+            per_pair[null] = next(done)
+    else:
+        nan = np.full(tau.shape, np.nan)
+        for null in NULLS:
+            per_pair[null] = PairTestResult(
+                null, alternative, 0, tau, nan, nan, nan, nan, nan, nan,
+                np.zeros(tau.shape, dtype=np.int64),
+            )  # fmt: skip
+    joint = {
+        null: next(done) if joint_permutations > 0 else np.zeros((0, tau.size)) for null in NULLS
+    }
+    nulls = {
+        null: _mean_null(null, mean_tau, _subset_mean(joint[null], valid), alternative)
+        for null in NULLS
+    }
+
+    delta = np.asarray(deltas, dtype=float)
+    n_d = np.zeros(delta.size, dtype=np.int64)
+    mean_d = np.full(delta.size, np.nan)
+    band = {
+        k: {null: np.full(delta.size, np.nan) for null in NULLS} for k in ("m", "lo", "hi", "p")
+    }
+    for i, d in enumerate(delta):
+        mask = valid & (gap_counts <= np.floor(d * n_items + 1e-9))
+        n_d[i] = int(mask.sum())
+        if n_d[i] < min_pairs:
+            continue
+        mean_d[i] = float(tau[mask].mean())
+        for null in NULLS:
+            res = _mean_null(null, mean_d[i], _subset_mean(joint[null], mask), alternative)
+            band["m"][null][i], band["p"][null][i] = res.mean, res.p_value
+            band["lo"][null][i], band["hi"][null][i] = res.ci
+    curve = DeltaCurve(delta, n_d, mean_d, band["m"], band["lo"], band["hi"], band["p"],
+                       int(min_pairs))  # fmt: skip
+
+    type_arr = np.array([t if t is not None else "" for t in types])
+    summaries: dict[str, PairTypeSummary] = {}
+    for kind in PAIR_TYPES:
+        mask = valid & (type_arr == kind)
+        if not mask.any():
+            continue
+        obs = float(tau[mask].mean()) if mask.sum() >= min_pairs else float("nan")
+        med = float(np.median(tau[mask])) if mask.sum() >= min_pairs else float("nan")
+        null_mean, p_val, share = {}, {}, {}
+        for null in NULLS:
+            res = _mean_null(null, obs, _subset_mean(joint[null], mask), alternative)
+            null_mean[null], p_val[null] = res.mean, res.p_value
+            q = per_pair[null].q_value[mask]
+            share[null] = float((q[np.isfinite(q)] < fdr_alpha).mean()) if np.isfinite(
+                q).any() else float("nan")  # fmt: skip
+        summaries[kind] = PairTypeSummary(
+            kind, int(mask.sum()), obs, null_mean, p_val, share, median_tau=med
+        )
+
+    result = PairwiseResult(
+        models=names,
+        model_a=tuple(names[i] for i in ia),
+        model_b=tuple(names[i] for i in ib),
+        tau=tau,
+        accuracy=accuracy,
+        accuracy_gap=gap_counts / n_items,
+        pair_type=tuple(types),
+        n_items=int(n_items),
+        continuous=not binary,
+        mean_tau=mean_tau,
+        n_pairs=int(tau.size),
+        n_pairs_valid=int(valid.sum()),
+        per_pair=per_pair,
+        nulls=nulls,
+        fdr_alpha=float(fdr_alpha),
+        fdr_significant_share=float("nan"),
+        delta_curve=curve,
+        pair_types=summaries,
+        alternative=alternative,
+        permutations=int(permutations),
+        joint_permutations=int(joint_permutations),
+    )
+    return dataclasses.replace(result, fdr_significant_share=result.fdr_share("base_rate"))

@@ -1,0 +1,155 @@
+"""Inputs, seeds, p-values and the thread pool shared by the per-pair and joint draws."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from metacog_metrics._conventions import SeedLike as SeedLike
+
+Null = Literal["base_rate", "calibration_preserving"]
+Engine = Literal["auto", "numpy", "numba"]
+Alternative = Literal["two-sided", "greater", "less"]
+
+#: The two permutation nulls.
+NULLS: tuple[str, ...] = ("base_rate", "calibration_preserving")
+#: Accuracy-gap grid of the delta curve.
+DEFAULT_DELTAS: tuple[float, ...] = (
+    0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0,
+)  # fmt: skip
+#: Engines of the per-pair draws for binary confidence (compiled with numba, or NumPy).
+ENGINES: tuple[str, ...] = ("auto", "numpy", "numba")
+#: Pair types by the reasoning flag of the two models.
+PAIR_TYPES: tuple[str, ...] = ("R-R", "R-NR", "NR-NR")
+_ELEMENTS_PER_CHUNK = 1 << 22  # items x rows per chunk on the exact paths
+
+
+def _check(conf: ArrayLike, perf: ArrayLike) -> tuple[NDArray, NDArray, bool]:
+    """Validate items x models arrays (optionally with leading batch axes)."""
+    c = np.asarray(conf, dtype=float)
+    p = np.asarray(perf, dtype=float)
+    if c.shape != p.shape:
+        raise ValueError(f"conf {c.shape} and perf {p.shape} must have the same shape")
+    if c.ndim < 2 or c.shape[-1] < 2 or c.shape[-2] < 2:
+        raise ValueError(f"need (..., items >= 2, models >= 2) arrays, got shape {c.shape}")
+    if np.isnan(c).any() or np.isnan(p).any():
+        raise ValueError("conf and perf must be complete (no NaN); build complete-case matrices")
+    if not np.isfinite(c).all():
+        raise ValueError("conf has infinite values")
+    if not np.isin(p, (0.0, 1.0)).all():
+        raise ValueError("perf must hold only 0 and 1")
+    binary = bool(np.isin(c, (0.0, 1.0)).all())
+    return c, p, binary
+
+
+def _pairs(n_models: int, pairs: Any = None) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    if pairs is None:
+        return np.triu_indices(n_models, k=1)
+    ia, ib = (np.asarray(v, dtype=np.intp) for v in pairs)
+    if ia.shape != ib.shape or ia.ndim != 1:
+        raise ValueError("pairs must be two equal-length 1-D index arrays (a, b)")
+    if ia.size and (min(ia.min(), ib.min()) < 0 or max(ia.max(), ib.max()) >= n_models):
+        raise ValueError("pair index out of range")
+    if np.any(ia == ib):
+        raise ValueError("a pair must join two different models")
+    return ia, ib
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    # disable=None: a bar on a terminal, nothing in a log file or CI output (carriage returns).
+    return tqdm(
+        total=total, desc=desc, unit=" pair-draws", unit_scale=True, leave=False, disable=None
+    )
+
+
+def _p_values(ge: NDArray, le: NDArray, n: NDArray, alternative: str) -> tuple[NDArray, ...]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_greater = np.where(n > 0, (ge + 1.0) / (n + 1.0), np.nan)
+        p_less = np.where(n > 0, (le + 1.0) / (n + 1.0), np.nan)
+    two = np.minimum(1.0, 2.0 * np.minimum(p_greater, p_less))
+    chosen = {"two-sided": two, "greater": p_greater, "less": p_less}[alternative]
+    return chosen, p_greater, p_less
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(
+            f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}"
+        )
+
+
+def _check_engine(engine: str) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+
+
+def _check_null(null: str) -> None:
+    if null not in NULLS:
+        raise ValueError(f"null must be one of {NULLS}, got {null!r}")
+
+
+def _bh(p: NDArray) -> NDArray:
+    q = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        q[ok] = stats.false_discovery_control(p[ok], method="bh")
+    return q
+
+
+@dataclasses.dataclass
+class _Plan:
+    """Independent chunks of permutation work and how to assemble their results."""
+
+    label: str
+    tasks: list[Callable[[], Any]]
+    sizes: list[int]
+    finish: Callable[[list[Any]], Any]
+
+
+def _execute(plans: Sequence[_Plan], workers: int | None, progress: bool) -> list[Any]:
+    """Run every chunk of every plan on one thread pool; return each plan's result."""
+    tasks = [t for plan in plans for t in plan.tasks]
+    sizes = [z for plan in plans for z in plan.sizes]
+    label = plans[0].label if len(plans) == 1 else "permutations (both nulls)"
+    bar = _progress(sum(sizes), label, progress)
+    try:
+        results = _run_tasks(tasks, sizes, workers, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    out, k = [], 0
+    for plan in plans:
+        out.append(plan.finish(results[k : k + len(plan.tasks)]))
+        k += len(plan.tasks)
+    return out
+
+
+def _run_tasks(tasks: list[Callable[[], NDArray]], sizes: list[int], workers: int | None,
+               bar: Any) -> list[NDArray]:  # fmt: skip
+    workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    if workers == 1 or len(tasks) == 1:
+        out = []
+        for task, size in zip(tasks, sizes):
+            out.append(task())
+            if bar is not None:
+                bar.update(size)
+        return out
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(t) for t in tasks]
+        out = []
+        for fut, size in zip(futures, sizes):
+            out.append(fut.result())
+            if bar is not None:
+                bar.update(size)
+        return out

@@ -1,0 +1,101 @@
+"""Joint draws: every pair recomputed from one shuffle of all models (the null of the mean)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from metacog_metrics._conventions import seed_sequence
+from metacog_metrics.pairwise.common import (
+    _ELEMENTS_PER_CHUNK,
+    Null,
+    SeedLike,
+    _check,
+    _check_null,
+    _execute,
+    _pairs,
+    _Plan,
+)
+from metacog_metrics.pairwise.samplers import _category_counts, _shuffled_binary, _shuffled_values
+from metacog_metrics.pairwise.tau import _grid, _tables_from_bits, _tau_b_tables, _taus_chunked
+
+
+def joint_null_draws(
+    conf: ArrayLike,
+    perf: ArrayLike,
+    *,
+    null: Null = "base_rate",
+    n: int = 1000,
+    rng: SeedLike = None,
+    pairs: Any = None,
+    progress: bool = False,
+    workers: int | None = None,
+) -> NDArray[np.float64]:
+    """Joint permutation draws of every pair's tau-b (for the null of the mean over pairs).
+
+    Each draw shuffles every model's vectors once (``base_rate``: confidence and correctness
+    each on its own; ``calibration_preserving``: the model's item order, keeping its
+    (conf, perf) pairs) and recomputes *all* pairs from that one draw, so the dependence between
+    pairs that share a model is kept. Binary confidence: packed-bit co-occurrence counts per
+    batch of draws; real-valued confidence: the exact path.
+
+    Args:
+        conf: ``(items, models)`` confidence.
+        perf: ``(items, models)`` 0/1 correctness.
+        null: ``"base_rate"`` or ``"calibration_preserving"``.
+        n: Number of draws.
+        rng: Seed (int), ``SeedSequence`` or ``Generator``; the draws are reproducible from it
+            (SciPy's ``rng`` convention).
+        pairs: ``(a, b)`` model indices (default all pairs).
+        progress: Show a progress bar.
+        workers: Threads (default: the CPU count); draws are made in fixed chunks with their
+            own child seeds, so the result does not depend on it.
+
+    Returns:
+        ``(n, pairs)`` tau-b of every pair in every draw.
+
+    Raises:
+        ValueError: On bad inputs or an unknown null.
+    """
+    _check_null(null)
+    c, p, binary = _check(conf, perf)
+    if c.ndim != 2:
+        raise ValueError("joint_null_draws takes 2-D (items, models) arrays")
+    ia, ib = _pairs(c.shape[1], pairs)
+    plan = _joint_plan(c, p, binary, ia, ib, null, int(n), rng)
+    return _execute([plan], workers, progress)[0]
+
+
+def _joint_plan(
+    c: NDArray, p: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str, n: int,
+    seed: SeedLike,
+) -> _Plan:  # fmt: skip
+    n_items, m = c.shape
+    per_draw = n_items * m * (4 if binary else 3 * max(1, ia.size // max(m, 1)))
+    batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
+    starts = list(range(0, n, batch))
+    seeds = seed_sequence(seed).spawn(len(starts))
+    grid = None if binary else _grid(c)
+    counts = _category_counts(c, p) if binary else None
+
+    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+        rng = np.random.default_rng(ss)
+        b = min(batch, n - start)
+        if binary:
+            cs, ps = _shuffled_binary(counts, n_items, null, b, rng)
+            return _tau_b_tables(_tables_from_bits(cs, ps, ia, ib))
+        cs, ps = _shuffled_values(c, p, null, b, rng)
+        g = None if grid is None else (np.rint(cs * grid[1]).astype(np.int64), grid[1])
+        return _taus_chunked(cs, ps, ia, ib, g)
+
+    def finish(parts: list[NDArray]) -> NDArray:
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
+
+    return _Plan(
+        f"joint {null}",
+        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
+        [min(batch, n - s) * ia.size for s in starts],  # progress counts pair-draws
+        finish,
+    )

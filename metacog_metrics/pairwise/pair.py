@@ -1,0 +1,361 @@
+"""Per-pair permutation tests: binary tables (NumPy or compiled) and the exact path."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from metacog_metrics._conventions import seed_sequence, tie_tolerance
+from metacog_metrics.pairwise.common import (
+    _ELEMENTS_PER_CHUNK,
+    Alternative,
+    Engine,
+    Null,
+    SeedLike,
+    _bh,
+    _check,
+    _check_alternative,
+    _check_engine,
+    _check_null,
+    _execute,
+    _p_values,
+    _pairs,
+    _Plan,
+)
+from metacog_metrics.pairwise.results import PairTestResult
+from metacog_metrics.pairwise.samplers import _base_rate_s, _calibration_taus, _category_counts
+from metacog_metrics.pairwise.tau import (
+    _binary_tables,
+    _gather,
+    _grid,
+    _kendall_s,
+    _tau_b_codes,
+    _tau_b_sorted,
+    _tau_b_tables,
+    _tau_from_s,
+    pairwise_taus,
+)
+
+_TABLES_PER_CHUNK = 1 << 19  # random tables per chunk (bounded memory, fixed for determinism)
+_DRAWS_PER_STEP = 1 << 16  # draws per vectorised step of a per-pair task (cache sized)
+_NO_NUMBA_ENV = "METACOG_NO_NUMBA"
+_COMPILED_RATIO = 4.0  # compiled engine: tabulate a law when it has >= 1/4 draw per entry
+_compiled_state: dict[str, Any] = {}
+
+
+def _accumulate(obs: NDArray, draws: NDArray) -> NDArray:
+    """Per row of (P, B) draws: [#>=obs, #<=obs, n_valid, sum, sum of squares]."""
+    gamma = tie_tolerance(obs)
+    valid = np.isfinite(draws)
+    ge = ((draws >= (obs - gamma)[:, None]) & valid).sum(axis=1)
+    le = ((draws <= (obs + gamma)[:, None]) & valid).sum(axis=1)
+    d = np.where(valid, draws, 0.0)
+    return np.stack([ge, le, valid.sum(axis=1), d.sum(axis=1), (d * d).sum(axis=1)], axis=1)
+
+
+def _binary_pair_task(
+    tables: NDArray, cats: tuple[NDArray, NDArray] | None, null: str, n: int, ss: Any
+) -> NDArray:
+    """Per-pair draws for binary confidence: (P, 5) accumulations (see :func:`_accumulate`).
+
+    Pairs are drawn a few at a time, so that the arrays of one step stay in cache.
+    """
+    rng = np.random.default_rng(ss)
+    step = max(1, _DRAWS_PER_STEP // n)
+    parts = []
+    for s in range(0, tables.shape[0], step):
+        t = tables[s : s + step]
+        obs = _tau_b_tables(t)
+        if null == "calibration_preserving":
+            taus = _calibration_taus(cats[0][s : s + step], cats[1][s : s + step], n, rng)
+            parts.append(_accumulate(obs, taus))
+            continue
+        # Margins are fixed, so tau-b is S times a constant: compare the integer S exactly.
+        rows, cols = t.sum(axis=-1), t.sum(axis=-2)
+        s_null = _base_rate_s(rows, cols, n, rng)
+        s_obs = _kendall_s(t)
+        scale = _tau_from_s(np.ones(obs.shape), rows.astype(float), cols.astype(float))
+        ok = np.isfinite(scale)  # 1 / sqrt(denominator), NaN when a margin is constant
+        ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
+        le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
+        s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
+        s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
+        parts.append(np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float))
+    return np.concatenate(parts)
+
+
+def _compiled_kernels(engine: str) -> Any:
+    """The compiled per-pair kernels for ``engine``, or None for the NumPy engine.
+
+    ``"auto"`` takes them when numba imports and the environment variable
+    ``METACOG_NO_NUMBA`` is unset (or 0/false/no); ``"numba"`` insists on them.
+    """
+    if engine == "numpy":
+        return None
+    if engine == "auto" and os.environ.get(_NO_NUMBA_ENV, "").strip().lower() not in (
+        "", "0", "false", "no",
+    ):  # fmt: skip
+        return None
+    if "module" not in _compiled_state:  # import (and compile) once per process
+        try:
+            from metacog_metrics.pairwise import _numba
+
+            _compiled_state["module"] = _numba
+        except ImportError as exc:  # numba not installed (or not for this NumPy)
+            _compiled_state["module"], _compiled_state["error"] = None, exc
+        except Exception as exc:  # a numba that fails to compile here: keep working
+            _compiled_state["module"], _compiled_state["error"] = None, exc
+            warnings.warn(
+                f"compiled per-pair kernels unavailable ({exc!r}); using the NumPy engine",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    module = _compiled_state["module"]
+    if module is None and engine == "numba":
+        raise ImportError(
+            "engine='numba' needs numba (pip install 'metacog-eval[fast]'): "
+            f"{_compiled_state['error']!r}"
+        ) from _compiled_state["error"]
+    return module
+
+
+def compiled_engine_available(engine: str = "auto") -> bool:
+    """Whether ``engine`` draws binary per-pair nulls with the compiled kernels."""
+    try:
+        return _compiled_kernels(engine) is not None
+    except ImportError:
+        return False
+
+
+def _compiled_pair_task(
+    kernels: Any, tables: NDArray, cats: tuple[NDArray, NDArray] | None, null: str, n: int,
+    ss: np.random.SeedSequence, lf: NDArray,
+) -> NDArray:  # fmt: skip
+    """:func:`_binary_pair_task` on the compiled kernels (same law, other draws for a seed)."""
+    state = kernels.state(ss)
+    none = np.zeros((0, 0))
+    if null == "calibration_preserving":
+        obs = np.ascontiguousarray(_tau_b_tables(tables))
+        a, b = (np.ascontiguousarray(v, dtype=np.int64) for v in cats)
+        return kernels.calibration_kernel(a, b, obs, n, state, lf, _COMPILED_RATIO, none)
+    rows, cols = tables.sum(axis=-1), tables.sum(axis=-2)
+    margins = np.ascontiguousarray(np.concatenate([rows, cols], axis=1), dtype=np.int64)
+    s_obs = np.ascontiguousarray(_kendall_s(tables), dtype=np.int64)
+    acc = kernels.base_rate_kernel(margins, s_obs, n, state, lf, _COMPILED_RATIO, none)
+    scale = _tau_from_s(np.ones(rows.shape[0]), rows.astype(float), cols.astype(float))
+    ok = np.isfinite(scale)  # the kernel leaves the pairs without a tau-b at zero
+    acc[:, 3] *= np.where(ok, scale, 0.0)
+    acc[:, 4] *= np.where(ok, scale, 0.0) ** 2
+    return acc
+
+
+def _exact_chunk_task(
+    ca: NDArray,
+    pa: NDArray,
+    cb: NDArray,
+    pb: NDArray,
+    null: str,
+    n: int,
+    ss: Any,
+    levels: int | None,
+) -> NDArray:
+    """Per-pair draws on the exact path for a chunk of pairs (rows of the (P, N) inputs).
+
+    ``ca``/``cb`` are A's and B's confidences (integer grid codes when ``levels`` is given),
+    ``pa``/``pb`` their correctness. Base-rate: dperf is permuted against dconf; calibration-
+    preserving: B's items are permuted against A's. Returns ``(P, 5)`` accumulations.
+    """
+    rng = np.random.default_rng(ss)
+    n_pairs, n_items = ca.shape
+    step = max(1, _ELEMENTS_PER_CHUNK // max(1, n_pairs * n_items))
+    acc = np.zeros((n_pairs, 5))
+    obs = _exact_obs(ca, pa, cb, pb, levels)
+    if null == "base_rate":
+        # dconf is fixed: sort it once, then each draw is an O(N) pass over permuted dperf.
+        dy = np.rint(pa - pb + 1).astype(np.int64)
+        dx = np.round(ca - cb, 12)
+        order = np.argsort(dx, axis=-1, kind="stable")
+        dx = _gather(dx, order)
+        dy = _gather(dy, order)
+        for s in range(0, n, step):
+            b = min(step, n - s)
+            ys = rng.permuted(np.repeat(dy[:, None, :], b, axis=1), axis=-1)
+            t = _tau_b_sorted(np.broadcast_to(dx[:, None, :], ys.shape), ys, presorted=True)
+            acc += _accumulate(obs, t)
+        return acc
+    for s in range(0, n, step):
+        b = min(step, n - s)
+        idx = rng.permuted(np.broadcast_to(np.arange(n_items), (n_pairs, b, n_items)), axis=-1)
+        t = _exact_obs(
+            ca[:, None, :],
+            pa[:, None, :],
+            _gather(np.repeat(cb[:, None, :], b, axis=1), idx),
+            _gather(np.repeat(pb[:, None, :], b, axis=1), idx),
+            levels,
+        )
+        acc += _accumulate(obs, t)
+    return acc
+
+
+def _exact_obs(ca: NDArray, pa: NDArray, cb: NDArray, pb: NDArray, levels: int | None) -> NDArray:
+    """tau-b along the last axis of broadcast (A, B) columns."""
+    ca, pa, cb, pb = np.broadcast_arrays(ca, pa, cb, pb)
+    dy = np.rint(pa - pb + 1).astype(np.int64)
+    if levels is not None and 3 * levels <= ca.shape[-1]:  # tables pay off: many items a level
+        q = (levels - 1) // 2
+        return _tau_b_codes(np.rint(ca - cb).astype(np.int64) + q, dy, levels)
+    return _tau_b_sorted(np.round(ca - cb, 12), dy)
+
+
+def pair_permutation_test(
+    conf: ArrayLike,
+    perf: ArrayLike,
+    *,
+    null: Null = "base_rate",
+    permutations: int = 10_000,
+    alternative: Alternative = "two-sided",
+    rng: SeedLike = None,
+    pairs: Any = None,
+    progress: bool = False,
+    workers: int | None = None,
+    engine: Engine = "auto",
+) -> PairTestResult:
+    """Permutation p-value of every pair's tau-b under one null.
+
+    ``base_rate``: ``dconf`` permuted against ``dperf`` within the pair. For binary confidence a
+    draw is a random 3x3 (dconf x dperf) table with the observed margins.
+    ``calibration_preserving``: B's items permuted against A's, each model keeping its own
+    (conf, perf) pairs; for binary confidence a draw is a random 4x4 table of A's by B's
+    category with both category counts fixed. Either way a draw never touches the items, so the
+    cost does not grow with them. Real-valued confidence permutes the items (exact path).
+
+    Draws are made in fixed chunks, each with its own child seed, and spread over ``workers``
+    threads; results do not depend on the number of workers. With numba installed (the
+    ``fast`` extra) binary confidence is drawn by compiled kernels, several times faster; they
+    draw from the same exact law, but other draws than the NumPy engine for the same seed
+    (``engine="numpy"`` or ``METACOG_NO_NUMBA=1`` reproduces the NumPy engine's).
+
+    Args:
+        conf: ``(items, models)`` confidence.
+        perf: ``(items, models)`` 0/1 correctness.
+        null: ``"base_rate"`` or ``"calibration_preserving"``.
+        permutations: Draws per pair (B).
+        alternative: ``"two-sided"``, ``"greater"`` (tau above the null) or ``"less"``.
+        rng: Seed (int), ``SeedSequence`` or ``Generator`` (SciPy's ``rng`` convention).
+        pairs: ``(a, b)`` model indices (default all pairs).
+        progress: Show a progress bar.
+        workers: Threads (default: the CPU count).
+        engine: ``"auto"`` (compiled kernels when numba imports and ``METACOG_NO_NUMBA`` is
+            unset), ``"numpy"`` or ``"numba"``. Real-valued confidence always takes NumPy.
+
+    Returns:
+        A :class:`PairTestResult`.
+
+    Raises:
+        ValueError: On bad inputs, null, alternative or engine.
+        ImportError: ``engine="numba"`` without numba.
+    """
+    _check_null(null)
+    _check_alternative(alternative)
+    _check_engine(engine)
+    if permutations < 1:
+        raise ValueError("permutations must be >= 1")
+    c, p, binary = _check(conf, perf)
+    if c.ndim != 2:
+        raise ValueError("pair_permutation_test takes 2-D (items, models) arrays")
+    ia, ib = _pairs(c.shape[1], pairs)
+    plan = _pair_plan(c, p, binary, ia, ib, null, int(permutations), alternative, rng, engine)
+    return _execute([plan], workers, progress)[0]
+
+
+def _pair_plan(
+    c: NDArray, p: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str,
+    permutations: int, alternative: str, seed: SeedLike, engine: str = "auto",
+) -> _Plan:  # fmt: skip
+    n_pairs = ia.size
+    tasks: list[Callable[[], NDArray]] = []
+    sizes: list[int] = []
+    kernels = _compiled_kernels(engine) if binary else None
+    used = "numpy"
+    if binary:
+        tables = _binary_tables(c, p, ia, ib)
+        cats = None
+        if null == "calibration_preserving":
+            k = _category_counts(c, p)  # per model, counts of the categories 2 conf + perf
+            counts = np.stack(
+                [c.shape[0] - k["kc"] - k["n01"], k["n01"], k["kc"] - k["n11"], k["n11"]], axis=1
+            )
+            cats = (counts[ia], counts[ib])
+        step = max(1, _TABLES_PER_CHUNK // permutations)
+        starts = list(range(0, n_pairs, step))
+        seeds = seed_sequence(seed).spawn(len(starts))
+        if kernels is not None:
+            used = "numba"
+            lf = kernels.number_tables(c.shape[0])
+        for s, ss in zip(starts, seeds):
+            sl = slice(s, s + step)
+            part = None if cats is None else (cats[0][sl], cats[1][sl])
+            if kernels is None:
+                tasks.append(
+                    lambda t=tables[sl], k=part, ss=ss: _binary_pair_task(
+                        t, k, null, permutations, ss
+                    )
+                )
+            else:
+                tasks.append(
+                    lambda t=tables[sl], k=part, ss=ss: _compiled_pair_task(
+                        kernels, t, k, null, permutations, ss, lf
+                    )
+                )
+            sizes.append(min(step, n_pairs - s) * permutations)
+        tau = _tau_b_tables(tables)
+    else:
+        grid = _grid(c)
+        levels = None if grid is None else 2 * grid[1] + 1
+        vals = c.T if grid is None else grid[0].T.astype(float)  # (M, N)
+        pt = p.T
+        step = max(1, _ELEMENTS_PER_CHUNK // (c.shape[0] * min(permutations, 256)))
+        starts = list(range(0, n_pairs, step))
+        seeds = seed_sequence(seed).spawn(len(starts))
+        for s, ss in zip(starts, seeds):
+            a, b = ia[s : s + step], ib[s : s + step]
+            tasks.append(
+                lambda a=a, b=b, ss=ss: _exact_chunk_task(
+                    vals[a], pt[a], vals[b], pt[b], null, permutations, ss, levels
+                )
+            )
+            sizes.append(a.size * permutations)
+        tau = pairwise_taus(c, p, pairs=(ia, ib))
+
+    def finish(results: list[NDArray]) -> PairTestResult:
+        acc = np.concatenate([np.atleast_2d(r) for r in results]) if results else np.zeros((0, 5))
+        ge, le, nv, s1, s2 = acc.T
+        p_value, p_greater, p_less = _p_values(ge, le, nv, alternative)
+        ok = np.isfinite(tau)
+        p_value = np.where(ok, p_value, np.nan)
+        p_greater = np.where(ok, p_greater, np.nan)
+        p_less = np.where(ok, p_less, np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(nv > 0, s1 / nv, np.nan)
+            var = np.where(nv > 1, (s2 - nv * mean**2) / (nv - 1), np.nan)
+        return PairTestResult(
+            null=null,
+            alternative=alternative,
+            permutations=int(permutations),
+            tau=tau,
+            p_value=p_value,
+            p_greater=p_greater,
+            p_less=p_less,
+            q_value=_bh(p_value),
+            null_mean=mean,
+            null_sd=np.sqrt(np.maximum(var, 0.0)),
+            n_valid=nv.astype(np.int64),
+            engine=used,
+        )
+
+    return _Plan(f"pairs {null}", tasks, sizes, finish)
