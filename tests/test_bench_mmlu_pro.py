@@ -153,3 +153,47 @@ def test_extractor_agrees_with_authors_pred(bench, benchmarks_dir: Path) -> None
 def test_extractor_never_raises(text: str) -> None:
     letter, _rule = extract_choice(text)
     assert letter is None or letter in "ABCDEFGHIJ"
+
+
+# --- extraction rules, one reason per test ------------------------------------------------
+
+
+def test_answer_colon_takes_the_last_on_its_line() -> None:
+    # The authors' greedy ".*[aA]nswer:": the last "answer:" of the first line that has one.
+    assert extract_choice("Answer: B, no wait, Answer: D") == ("D", "answer_colon")
+    assert extract_choice("answer: C then answer: E\nAnswer: G") == ("E", "answer_colon")
+
+
+def test_answer_is_is_case_sensitive() -> None:
+    # "The Answer is (C)" is not the answer_is rule (capital A); the last letter still finds C.
+    assert extract_choice("The Answer is (C)") == ("C", "last_letter")
+    assert extract_choice("THE ANSWER IS (C)") == ("C", "last_letter")
+
+
+def test_answer_colon_accepts_only_a_or_capital_a() -> None:
+    assert extract_choice("ANSWER: D") == ("D", "last_letter")
+    assert extract_choice("answer: D") == ("D", "answer_colon")
+
+
+def test_lowercase_letters_are_never_choices() -> None:
+    assert extract_choice("the answer is (c)") == (None, "none")
+    assert extract_choice("answer: d") == (None, "none")
+
+
+def test_letters_stop_at_j() -> None:
+    # The last option letter is J (10 options); K is no choice under any rule.
+    assert extract_choice("the answer is (J)") == ("J", "answer_is")
+    assert extract_choice("the answer is (K)") == (None, "none")
+    assert extract_choice("Answer: K") == (None, "none")
+    assert extract_choice("my pick: K") == (None, "none")
+    # (the pronoun "I" is a standalone letter, as in the authors' chain)
+    assert extract_choice("I pick K") == ("I", "last_letter")
+
+
+def test_letter_beyond_the_items_options_is_graded_wrong(bench) -> None:
+    # As in the authors' script: extraction reads A-J; a letter the item does not offer is a
+    # wrong answer (extracted, status ok), not an unextractable one.
+    item = next(it for it in bench.load("bundled") if it.meta["n_options"] <= 4)
+    beyond = "ABCDEFGHIJ"[item.meta["n_options"]]
+    g = bench.grade(item, f"the answer is ({beyond})")
+    assert (g.correct, g.status, g.extracted) == (0.0, "ok", beyond)

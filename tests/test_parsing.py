@@ -132,3 +132,97 @@ def test_parsers_never_raise(text: str) -> None:
 def test_yes_no_never_raises_on_verdict_like_text(text: str) -> None:
     parsed = parse_yes_no(text)
     assert parsed.status in {"ok", "unparseable", "refusal", "empty"}
+
+
+# --- rules pinned one at a time (each test fails when its rule changes) ---------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I cannot answer that, so no.",
+        "Let me think.\nI cannot answer that, so no.",
+        "I can't predict that. No.",
+        "As an AI I have no memory of my own accuracy, so no.",
+    ],
+)
+def test_refusal_containing_no_is_not_a_no(text: str) -> None:
+    parsed = parse_yes_no(text)
+    assert parsed.status == "refusal"
+    assert math.isnan(parsed.confidence)
+
+
+@pytest.mark.parametrize(
+    "text", ["No idea.", "Hard to say.\nNo clue", "Answer: no idea", "I honestly have no idea"]
+)
+def test_no_idea_is_a_refusal_not_a_no(text: str) -> None:
+    parsed = parse_yes_no(text)
+    assert parsed.status == "refusal" and math.isnan(parsed.confidence)
+
+
+def test_no_verdict_at_the_start_of_a_refusal_line_still_counts() -> None:
+    # "No, I cannot ..." is the verdict "no" followed by the reason, not a refusal.
+    assert parse_yes_no("No, I cannot answer this correctly.").confidence == 0.0
+
+
+# 12 words in all, "Yes" on the first line and no verdict word on the last one.
+_TWELVE_WORDS = "Yes, I have seen this before.\nIt has one small twist, sadly."
+_THIRTEEN_WORDS = "Yes, I have seen this before.\nIt has one small twist, sadly, too."
+
+
+def test_short_reply_with_one_verdict_word_is_read() -> None:
+    assert len(_TWELVE_WORDS.split()) == 12
+    parsed = parse_yes_no(_TWELVE_WORDS)
+    assert (parsed.status, parsed.confidence) == ("ok", 1.0)
+
+
+def test_long_reply_containing_yes_is_not_a_yes() -> None:
+    assert len(_THIRTEEN_WORDS.split()) == 13
+    parsed = parse_yes_no(_THIRTEEN_WORDS)
+    assert parsed.status == "unparseable" and math.isnan(parsed.confidence)
+    long = (
+        "Yes, this kind of integral appears in textbooks.\n"
+        "However the boundary terms here are unusual and I would probably slip on them."
+    )
+    assert math.isnan(parse_yes_no(long).confidence)
+
+
+def test_last_line_with_one_verdict_word_wins_over_length() -> None:
+    # Any length: the last line holding exactly one of the words is the verdict.
+    text = "I reviewed the problem at length and checked the formulas twice.\nSo: yes, I can."
+    assert parse_yes_no(text).confidence == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Confidence: 100", 1.0),
+        ("Confidence: 100%", 1.0),
+        ("Confidence: 10/10", 1.0),
+        ("Confidence: 0", 0.0),
+        ("Confidence: 1.0", 1.0),
+        ("Confidence: 0.0", 0.0),
+        ("Confidence: 99.5", 0.995),
+    ],
+)
+def test_confidence_at_the_bounds_is_read(text: str, expected: float) -> None:
+    parsed = parse_confidence(text)
+    assert parsed.status == "ok" and parsed.confidence == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Confidence: 150",
+        "Confidence: 101",
+        "Confidence: 100.5",
+        "Confidence: 150%",
+        "Confidence: 11/10",
+        "Confidence: -5",
+        "150",
+    ],
+)
+def test_confidence_beyond_the_bounds_is_no_verdict(text: str) -> None:
+    # "Confidence: 150" is not 1.5 nor 1.0 (clipped): it is no verdict at all.
+    parsed = parse_confidence(text)
+    assert parsed.status == "unparseable" and math.isnan(parsed.confidence)
