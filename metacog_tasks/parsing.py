@@ -33,7 +33,7 @@ _NOT_IDIOM = r"(?!\s+(?:idea|clue)\b)"
 #: "Answer: yes", "Final answer - No", "My answer is yes", "Verdict: no".
 _VERDICT = re.compile(
     r"(?:final\s+)?(?:answer|verdict|decision|prediction|response)\s*(?:is|would\s+be|:|：|-|=)\s*"
-    r"(?::\s*)?" + _YES_NO + r"\b" + _NOT_ALTERNATIVE + _NOT_IDIOM,
+    r"(?::\s*)?['(]?\s*" + _YES_NO + r"\b" + _NOT_ALTERNATIVE + _NOT_IDIOM,
     re.IGNORECASE,
 )
 _LEADING_YES_NO = re.compile(

@@ -197,3 +197,55 @@ def test_letter_beyond_the_items_options_is_graded_wrong(bench) -> None:
     beyond = "ABCDEFGHIJ"[item.meta["n_options"]]
     g = bench.grade(item, f"the answer is ({beyond})")
     assert (g.correct, g.status, g.extracted) == (0.0, "ok", beyond)
+
+
+# --- structured property tests: the reply carries a known choice --------------------------
+
+#: Chain-of-thought words with no standalone capital letter A-J.
+_COT = st.lists(
+    st.sampled_from(
+        [
+            "let",
+            "us",
+            "weigh",
+            "each",
+            "option",
+            "the",
+            "second",
+            "one",
+            "fits",
+            "best",
+            "since",
+            "42",
+            "and",
+            "7",
+            "differ",
+            "so",
+            "it",
+            "follows",
+            "that",
+        ]
+    ),
+    max_size=30,
+).map(" ".join)
+_LETTER = st.sampled_from(list("ABCDEFGHIJ"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COT, _LETTER, _LETTER, st.sampled_from(["({x})", "{x}", "({x})."]), _COT)
+def test_first_answer_is_wins_after_any_reasoning(before, x, later, form, after) -> None:
+    text = f"{before} the answer is {form.format(x=x)} {after} the answer is ({later})"
+    assert extract_choice(text) == (x, "answer_is")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COT, _LETTER, st.sampled_from(["Answer: {x}", "answer:{x}", "Answer:   {x}"]))
+def test_answer_colon_read_without_an_answer_is(before, x, form) -> None:
+    assert extract_choice(f"{before}\n{form.format(x=x)}\n{before}") == (x, "answer_colon")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COT, st.lists(_LETTER, min_size=1, max_size=4))
+def test_last_standalone_letter_otherwise(cot, letters) -> None:
+    text = " ".join(f"{cot} option {x}" for x in letters)
+    assert extract_choice(text) == (letters[-1], "last_letter")

@@ -127,11 +127,115 @@ def test_parsers_never_raise(text: str) -> None:
             assert math.isnan(parsed.confidence)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("yesnoYESNO:*\n .!Answer'\"")), max_size=80))
-def test_yes_no_never_raises_on_verdict_like_text(text: str) -> None:
+# --- structured property tests: the inputs carry a known verdict --------------------------
+
+#: Rationale words without yes/no or a refusal phrase.
+_WORDS = st.sampled_from(
+    [
+        "the",
+        "formula",
+        "is",
+        "standard",
+        "and",
+        "I",
+        "recall",
+        "it",
+        "well",
+        "but",
+        "this",
+        "step",
+        "looks",
+        "hard",
+        "maybe",
+        "fine",
+        "integral",
+        "proof",
+        "passage",
+        "statute",
+        "answerable",
+        "case",
+        "known",
+        "obscure",
+    ]
+)
+_RATIONALE = st.lists(
+    st.lists(_WORDS, min_size=1, max_size=12).map(" ".join), min_size=0, max_size=4
+)
+_VERDICT_LINES = [
+    "Answer: {w}",
+    "**Answer:** {w}",
+    "Answer: **{w}**",
+    "Final answer - {w}",
+    "My answer is {w}.",
+    "## Verdict: {w}",
+    "> Answer: '{w}'",
+    'Answer: "{w}".',
+]
+_CASES = {"yes": ["Yes", "yes", "YES"], "no": ["No", "no", "NO"]}
+
+
+@st.composite
+def _verdict_reply(draw):
+    word = draw(st.sampled_from(["yes", "no"]))
+    spelled = draw(st.sampled_from(_CASES[word]))
+    line = draw(st.sampled_from(_VERDICT_LINES)).format(w=spelled)
+    lines = draw(_RATIONALE)
+    if draw(st.booleans()):  # an earlier, opposite verdict the final one overrides
+        other = "no" if word == "yes" else "yes"
+        lines = [*lines, f"Answer: {other.capitalize()}", *draw(_RATIONALE)]
+    if draw(st.booleans()):  # the template echoed in the rationale
+        lines = ['I must reply "Answer: Yes" or "Answer: No".', *lines]
+    return "\n".join([*lines, line]), 1.0 if word == "yes" else 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(_verdict_reply())
+def test_last_labelled_verdict_wins_in_any_context(case) -> None:
+    text, expected = case
     parsed = parse_yes_no(text)
-    assert parsed.status in {"ok", "unparseable", "refusal", "empty"}
+    assert (parsed.status, parsed.confidence) == ("ok", expected), text
+
+
+_REFUSALS = st.sampled_from(
+    [
+        "I cannot answer that",
+        "I can't predict that",
+        "I am unable to assess my own accuracy",
+        "As an AI, I cannot tell",
+        "I don't know",
+        "I must decline",
+        "There is no way to know",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_REFUSALS, st.sampled_from(["", ".", ", so no.", ". No.", " - no", "; no"]), _RATIONALE)
+def test_refusals_with_a_stray_no_are_never_a_verdict(refusal, tail, before) -> None:
+    text = "\n".join([*before, refusal + tail])
+    parsed = parse_yes_no(text)
+    assert parsed.status == "refusal" and math.isnan(parsed.confidence), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 100), st.sampled_from(["Confidence: {k}", "Confidence: {k}%", "{k} percent"]))
+def test_confidence_integers_in_range_are_percent(k, form) -> None:
+    parsed = parse_confidence(form.format(k=k))
+    assert parsed.status == "ok" and parsed.confidence == pytest.approx(k / 100)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(101, 10**6), st.sampled_from(["Confidence: {k}", "Confidence: {k}%", "{k}"]))
+def test_confidence_integers_above_100_are_no_verdict(k, form) -> None:
+    parsed = parse_confidence(form.format(k=k))
+    assert parsed.status == "unparseable" and math.isnan(parsed.confidence)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 100))
+def test_confidence_decimals_in_unit_interval_are_read_as_is(k) -> None:
+    text = f"Confidence: {k / 100:.2f}"
+    assert parse_confidence(text).confidence == pytest.approx(k / 100)
 
 
 # --- rules pinned one at a time (each test fails when its rule changes) ---------------------

@@ -223,8 +223,12 @@ def test_realruns_tidy_reads(realruns_dir):
     assert m.n_models == 16
     # partial coverage (GLM-5 186 items) shrinks the complete-case set, and it is reported
     assert m.dropped_by_model["zai/glm-5"] == m.n_items_total - 186
-    assert m.n_items + m.n_items_dropped == m.n_items_total
-    assert m.n_items <= 186
+    raw = pd.read_csv(realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv")
+    usable = raw.dropna(subset=["confidence", "correct"])
+    per_item = usable.groupby(usable["item_id"].astype(str))["model"].nunique()
+    complete = per_item[per_item == raw["model"].nunique()].index
+    assert m.n_items == len(complete) and set(m.item_ids) == set(complete)
+    assert m.n_items_total == raw["item_id"].nunique()
 
 
 # --- validation rules pinned one at a time ------------------------------------------------
