@@ -23,19 +23,23 @@ _REFUSAL = re.compile(
     r"(?:answer|predict|determine|say|know|tell|assess|estimate|judge|provide|give|help)|"
     r"i\s+(?:do\s+not|don't)\s+know|unable\s+to\s+(?:answer|predict|determine|assess)|"
     r"as\s+an\s+ai\b|i\s+(?:must|have\s+to)\s+decline|i\s+(?:can't|cannot|can\s*not)\s+comply|"
-    r"no\s+way\s+to\s+(?:know|tell|predict))",
+    r"no\s+way\s+to\s+(?:know|tell|predict)|no\s+(?:idea|clue)\b)",
     re.IGNORECASE,
 )
 _YES_NO = r"(yes|no)"
 _NOT_ALTERNATIVE = r"(?!\s*(?:or|/|\|)\s*(?:yes|no)\b)"
+#: "No idea" / "no clue" is a refusal, not the verdict "no".
+_NOT_IDIOM = r"(?!\s+(?:idea|clue)\b)"
 #: "Answer: yes", "Final answer - No", "My answer is yes", "Verdict: no".
 _VERDICT = re.compile(
     r"(?:final\s+)?(?:answer|verdict|decision|prediction|response)\s*(?:is|would\s+be|:|：|-|=)\s*"
-    r"(?::\s*)?" + _YES_NO + r"\b" + _NOT_ALTERNATIVE,
+    r"(?::\s*)?['(]?\s*" + _YES_NO + r"\b" + _NOT_ALTERNATIVE + _NOT_IDIOM,
     re.IGNORECASE,
 )
-_LEADING_YES_NO = re.compile(r"^\W*" + _YES_NO + r"\b" + _NOT_ALTERNATIVE, re.IGNORECASE)
-_WORD_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+_LEADING_YES_NO = re.compile(
+    r"^\W*" + _YES_NO + r"\b" + _NOT_ALTERNATIVE + _NOT_IDIOM, re.IGNORECASE
+)
+_WORD_YES_NO = re.compile(r"\b(yes|no)\b" + _NOT_IDIOM, re.IGNORECASE)
 _MARKUP = re.compile(r"[*_`#>\"“”‘’«»\[\]]")
 #: Markers that end a verdict line echoed from the template ("Answer: Yes or No").
 _ALTERNATIVE = re.compile(r"\byes\s*(?:or|/|\|)\s*no\b|\bno\s*(?:or|/|\|)\s*yes\b", re.IGNORECASE)
@@ -116,7 +120,8 @@ def parse_yes_no(text: str | None) -> ProbeParse:
     ``Final answer - no``, ``My answer is yes``); else the last line when it starts with yes or
     no; else the last line when it contains exactly one of the two words; else the whole reply
     when it is short (at most 12 words) and contains exactly one of them. Template echoes such
-    as ``Answer: Yes or No`` are no verdict.
+    as ``Answer: Yes or No`` are no verdict, and "no idea" / "no clue" is a refusal, not a
+    "no".
 
     Args:
         text: The probe reply (``None`` is treated as empty).

@@ -484,3 +484,44 @@ def test_summary_records_the_engine(engine):
     assert s["engine"]["per_pair"] == expect
     assert s["engine"]["requested"] == s["parameters"]["engine"] == engine
     assert (s["engine"]["numba_version"] is not None) == (expect == "numba")
+
+
+def test_summary_values_match_independent_computations():
+    # The end-to-end summary checked value by value against SciPy / sklearn / pandas on the
+    # same records (the key-presence checks above cannot see a wrong number).
+    from scipy import stats
+    from sklearn.metrics import roc_auc_score
+
+    from tests.refstats import psych_raw_rho
+
+    df = _records(seed=4)
+    res = analyze_records(df, permutations=99, joint_permutations=49, seed=0, n_boot=0)
+    g = res.summary["results"]["all"]["prospective"]
+    assert g["status"] == "ok"
+    models = g["models"]
+    conf = df.pivot(index="item_id", columns="model", values="confidence")[models]
+    corr = df.pivot(index="item_id", columns="model", values="correct")[models]
+    for m in models:
+        row = g["per_model"][m]
+        assert row["accuracy"] == pytest.approx(corr[m].mean())
+        assert row["yes_rate"] == pytest.approx((conf[m] >= 0.5).mean())
+        assert row["brier"] == pytest.approx(((conf[m] - corr[m]) ** 2).mean())
+        assert row["auroc_internal"] == pytest.approx(roc_auc_score(corr[m], conf[m]))
+    tet = g["confidence"]["tetrachoric"]
+    assert tet["models"] == models and not tet["smoothed"]
+    rho = np.array(tet["rho"], dtype=float)
+    for i, j in ((0, 1), (1, 3), (2, 4)):
+        expected = psych_raw_rho(conf.iloc[:, i], conf.iloc[:, j])
+        assert rho[i, j] == pytest.approx(expected, abs=1e-6)
+    np.testing.assert_allclose(tet["tau"], stats.norm.ppf(1 - conf.mean().to_numpy()), atol=1e-9)
+    top = np.linalg.eigvalsh(rho)[-1]
+    assert g["confidence"]["eigen"]["first_share"] == pytest.approx(top / len(models))
+    taus = [
+        stats.kendalltau(
+            conf.iloc[:, a] - conf.iloc[:, b], corr.iloc[:, a] - corr.iloc[:, b]
+        ).statistic
+        for a in range(len(models))
+        for b in range(a + 1, len(models))
+    ]
+    assert g["pairwise"]["n_pairs"] == len(taus) == 10
+    assert g["pairwise"]["mean_tau"] == pytest.approx(float(np.mean(taus)), abs=1e-12)

@@ -163,3 +163,28 @@ def test_grader_never_raises(text: str) -> None:
     for item in bench.load("bundled"):
         g = bench.grade(item, text)
         assert g.correct in (0.0, 1.0)
+
+
+# --- structured property tests: the reply carries a known label ----------------------------
+
+_RATIONALE = st.lists(
+    st.sampled_from(
+        ["applying", "the", "rule", "to", "these", "facts", "the", "mark", "is", "used", "for"]
+    ),
+    max_size=15,
+).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_last_answer_line_label_is_graded(data) -> None:
+    bench = get_benchmark("legalbench")
+    items = [it for it in bench.load("bundled") if it.meta.get("labels")]
+    item = data.draw(st.sampled_from(items))
+    label = data.draw(st.sampled_from(list(item.meta["labels"])))
+    other = data.draw(st.sampled_from(list(item.meta["labels"])))
+    form = data.draw(st.sampled_from(["Answer: {x}", "Answer: **{x}**", "answer: {x}."]))
+    lines = [*data.draw(st.lists(_RATIONALE, max_size=3)), f"Answer: {other}"]
+    reply = "\n".join([*lines, form.format(x=label)])
+    g = bench.grade(item, reply)
+    assert g.correct == float(normalize(label) == normalize(str(item.target))), reply

@@ -231,7 +231,19 @@ def test_mathbench_options_and_errors(tmp_path: Path, monkeypatch: pytest.Monkey
     )
     with pytest.raises(DataFormatError, match="3 options"):
         get_benchmark("mathbench").load(None)  # finds ./mathbench_v1
+    # $MATHBENCH_DIR comes first: a valid folder there wins over the broken ./mathbench_v1
+    elsewhere = tmp_path / "elsewhere" / "high"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "single_choice_en.jsonl").write_text(
+        json.dumps({"question": "q", "options": ["1", "2", "3", "4"], "answer": "B"}) + "\n"
+    )
     monkeypatch.setenv("MATHBENCH_DIR", str(tmp_path / "elsewhere"))
+    items = get_benchmark("mathbench", circular=False).load(None)
+    assert [(it.question, it.target) for it in items] == [("q", "B")]
+    # a MATHBENCH_DIR that does not exist is skipped (./mathbench_v1 is read again)
+    monkeypatch.setenv("MATHBENCH_DIR", str(tmp_path / "missing"))
+    with pytest.raises(DataFormatError, match="3 options"):
+        get_benchmark("mathbench").load(None)
 
 
 @settings(max_examples=300, deadline=None)
@@ -241,3 +253,57 @@ def test_math_extractors_never_raise(text: str) -> None:
     parse_number(text)
     extract_cloze(text)
     extract_option(text)
+
+
+# --- structured property tests: boxed answers and numbers with known values ---------------
+
+_PROSE = st.lists(
+    st.sampled_from(
+        ["so", "we", "get", "the", "sum", "then", "simplify", "and", "check", "it", "3", "x", "y"]
+    ),
+    max_size=20,
+).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_PROSE, st.integers(-(10**6), 10**6), st.integers(-(10**6), 10**6), _PROSE)
+def test_last_boxed_integer_is_the_answer(before, first, last, after) -> None:
+    text = f"{before} \\boxed{{{first}}} {after} so $\\boxed{{{last}}}$."
+    assert last_boxed(text) == str(last)
+    assert parse_number(last_boxed(text)) == last
+    assert extract_cloze(text) == (str(last), "boxed")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-999, 999), st.integers(1, 999), _PROSE)
+def test_nested_braces_in_a_box(num, den, after) -> None:
+    text = f"the value is \\boxed{{\\frac{{{num}}}{{{den}}}}} {after}"
+    assert last_boxed(text) == f"\\frac{{{num}}}{{{den}}}"
+    assert parse_number(last_boxed(text)) == pytest.approx(num / den)
+
+
+def test_unbalanced_last_box_falls_back_to_the_earlier_one() -> None:
+    assert last_boxed("\\boxed{12} then \\boxed{3") == "12"
+    assert last_boxed("\\boxed{") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-(10**9), 10**9))
+def test_numbers_with_thousands_separators(n) -> None:
+    assert parse_number(f"{n:,}") == n
+    assert parse_number(f"${n}$") == n
+    assert extract_cloze(f"The answer is {n:,} apples, not 3")[0] == str(n)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 100))
+def test_percent_bounds(k) -> None:
+    assert parse_number(f"{k}%") == pytest.approx(k / 100)
+    assert parse_number(f"{k}\\%") == pytest.approx(k / 100)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_PROSE, st.sampled_from(list("ABCD")), st.sampled_from(list("ABCD")))
+def test_option_answer_is_last_match(prose, first, last) -> None:
+    text = f"{prose} the answer is ({first}) {prose} so the answer is {last}"
+    assert extract_option(text) == (last, "answer_is")

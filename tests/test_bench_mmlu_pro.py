@@ -153,3 +153,99 @@ def test_extractor_agrees_with_authors_pred(bench, benchmarks_dir: Path) -> None
 def test_extractor_never_raises(text: str) -> None:
     letter, _rule = extract_choice(text)
     assert letter is None or letter in "ABCDEFGHIJ"
+
+
+# --- extraction rules, one reason per test ------------------------------------------------
+
+
+def test_answer_colon_takes_the_last_on_its_line() -> None:
+    # The authors' greedy ".*[aA]nswer:": the last "answer:" of the first line that has one.
+    assert extract_choice("Answer: B, no wait, Answer: D") == ("D", "answer_colon")
+    assert extract_choice("answer: C then answer: E\nAnswer: G") == ("E", "answer_colon")
+
+
+def test_answer_is_is_case_sensitive() -> None:
+    # "The Answer is (C)" is not the answer_is rule (capital A); the last letter still finds C.
+    assert extract_choice("The Answer is (C)") == ("C", "last_letter")
+    assert extract_choice("THE ANSWER IS (C)") == ("C", "last_letter")
+
+
+def test_answer_colon_accepts_only_a_or_capital_a() -> None:
+    assert extract_choice("ANSWER: D") == ("D", "last_letter")
+    assert extract_choice("answer: D") == ("D", "answer_colon")
+
+
+def test_lowercase_letters_are_never_choices() -> None:
+    assert extract_choice("the answer is (c)") == (None, "none")
+    assert extract_choice("answer: d") == (None, "none")
+
+
+def test_letters_stop_at_j() -> None:
+    # The last option letter is J (10 options); K is no choice under any rule.
+    assert extract_choice("the answer is (J)") == ("J", "answer_is")
+    assert extract_choice("the answer is (K)") == (None, "none")
+    assert extract_choice("Answer: K") == (None, "none")
+    assert extract_choice("my pick: K") == (None, "none")
+    # (the pronoun "I" is a standalone letter, as in the authors' chain)
+    assert extract_choice("I pick K") == ("I", "last_letter")
+
+
+def test_letter_beyond_the_items_options_is_graded_wrong(bench) -> None:
+    # As in the authors' script: extraction reads A-J; a letter the item does not offer is a
+    # wrong answer (extracted, status ok), not an unextractable one.
+    item = next(it for it in bench.load("bundled") if it.meta["n_options"] <= 4)
+    beyond = "ABCDEFGHIJ"[item.meta["n_options"]]
+    g = bench.grade(item, f"the answer is ({beyond})")
+    assert (g.correct, g.status, g.extracted) == (0.0, "ok", beyond)
+
+
+# --- structured property tests: the reply carries a known choice --------------------------
+
+#: Chain-of-thought words with no standalone capital letter A-J.
+_COT = st.lists(
+    st.sampled_from(
+        [
+            "let",
+            "us",
+            "weigh",
+            "each",
+            "option",
+            "the",
+            "second",
+            "one",
+            "fits",
+            "best",
+            "since",
+            "42",
+            "and",
+            "7",
+            "differ",
+            "so",
+            "it",
+            "follows",
+            "that",
+        ]
+    ),
+    max_size=30,
+).map(" ".join)
+_LETTER = st.sampled_from(list("ABCDEFGHIJ"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COT, _LETTER, _LETTER, st.sampled_from(["({x})", "{x}", "({x})."]), _COT)
+def test_first_answer_is_wins_after_any_reasoning(before, x, later, form, after) -> None:
+    text = f"{before} the answer is {form.format(x=x)} {after} the answer is ({later})"
+    assert extract_choice(text) == (x, "answer_is")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COT, _LETTER, st.sampled_from(["Answer: {x}", "answer:{x}", "Answer:   {x}"]))
+def test_answer_colon_read_without_an_answer_is(before, x, form) -> None:
+    assert extract_choice(f"{before}\n{form.format(x=x)}\n{before}") == (x, "answer_colon")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COT, st.lists(_LETTER, min_size=1, max_size=4))
+def test_last_standalone_letter_otherwise(cot, letters) -> None:
+    text = " ".join(f"{cot} option {x}" for x in letters)
+    assert extract_choice(text) == (letters[-1], "last_letter")

@@ -178,3 +178,21 @@ def test_code_extraction_never_raises(text: str) -> None:
     code = extract_code(text)
     assert code is None or code.strip()
     capture_targets_source(text)
+
+
+# --- structured property tests: a fenced block with known code -----------------------------
+
+_IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_IDENT, st.integers(-1000, 1000), st.sampled_from(["python", "py", "Python"]))
+def test_first_python_block_is_the_code_without_imports(name, k, tag) -> None:
+    body = f"def {name}(x):\n    return x + {k}\n"
+    reply = (
+        f"Here is the code.\n```{tag}\nimport numpy as np\n{body}```\n"
+        f"And a test:\n```python\nprint({name}(1))\n```"
+    )
+    code = extract_code(reply)
+    assert code is not None and code.strip() == body.strip()
+    assert "import" not in code

@@ -126,3 +126,40 @@ def test_extractor_and_grader_never_raise(text: str) -> None:
     extract_answer(text, allow_no_answer=True)
     g = bench.grade(item, text)
     assert g.correct in (0.0, 1.0) and 0.0 <= g.score <= 1.0
+
+
+# --- structured property tests: the reply carries a known answer span ----------------------
+
+_REASONING = st.lists(
+    st.sampled_from(
+        [
+            "the",
+            "passage",
+            "says",
+            "that",
+            "it",
+            "was",
+            "first",
+            "described",
+            "in",
+            "a",
+            "study",
+            "of",
+        ]
+    ),
+    max_size=15,
+).map(" ".join)
+_ANSWER_FORMS = ["Answer: {a}", "**Answer:** {a}.", "Final answer: *{a}*", 'Answer: "{a}"']
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_labelled_gold_span_after_reasoning_is_right(data) -> None:
+    bench = get_benchmark("squad")
+    item = data.draw(st.sampled_from(bench.load("bundled")))
+    gold = data.draw(st.sampled_from(list(item.target)))
+    form = data.draw(st.sampled_from(_ANSWER_FORMS))
+    reply = "\n".join([*data.draw(st.lists(_REASONING, max_size=3)), form.format(a=gold)])
+    assert extract_answer(reply) == gold
+    g = bench.grade(item, reply)
+    assert g.correct == 1.0 and g.score == pytest.approx(1.0)

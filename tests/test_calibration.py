@@ -215,3 +215,127 @@ def test_internal_on_pop_items_and_bootstrap_p_never_zero():
     assert m.auroc_diff == pytest.approx(m.auroc_internal_on_pop - m.auroc_pop)
     # every one of the 199 resamples has diff 0.5 > 0: p = 2 (1 + 0) / (199 + 1), not 0
     assert m.auroc_diff_p == pytest.approx(2 / 200)
+
+
+# --- rules pinned one at a time (expected values by hand, sklearn or tests/refstats.py) -----
+
+
+def test_confidence_tetrachoric_counts_the_threshold_itself_as_yes():
+    from tests.refstats import psych_raw_rho
+
+    conf = np.array([0.5, 0.5, 0.5, 0.9, 0.1, 0.2, 0.8, 0.3, 0.65])
+    correct = np.array([1, 1, 0, 1, 0, 0, 0, 1, 1])
+    at_or_above = [1, 1, 1, 1, 0, 0, 1, 0, 1]  # confidence >= 0.5, written out
+    strictly_above = [0, 0, 0, 1, 0, 0, 1, 0, 1]
+    expected = psych_raw_rho(at_or_above, correct)
+    assert abs(expected - psych_raw_rho(strictly_above, correct)) > 0.1  # the rule matters
+    assert confidence_tetrachoric(conf, correct) == pytest.approx(expected, abs=1e-6)
+    # a custom threshold is inclusive too: 0.65 >= 0.65
+    at_65 = [0, 0, 0, 1, 0, 0, 1, 0, 1]
+    assert confidence_tetrachoric(conf, correct, threshold=0.65) == pytest.approx(
+        psych_raw_rho(at_65, correct), abs=1e-6
+    )
+
+
+def test_yes_rate_counts_one_half_as_yes():
+    df = pd.DataFrame(
+        {
+            "model": ["a"] * 5,
+            "item_id": list("12345"),
+            "confidence": [0.5, 0.49, 0.51, 1.0, 0.0],
+            "correct": [1.0, 0.0, 1.0, 1.0, 0.0],
+        }
+    )
+    m = calibration_by_model(df, n_boot=0).per_model["a"]
+    assert m.yes_rate == pytest.approx(3 / 5)  # 0.5, 0.51 and 1.0
+
+
+def test_ece_rounds_before_the_floor_with_several_items():
+    # 0.29 * 100 = 28.999999999999996: without the rounding 0.29 joins 0.285 in bin 28,
+    # and the two items' errors cancel. Separate bins: (|1 - .29| + |0 - .285|) / 2.
+    assert ece([0.29, 0.285], [1, 0], n_bins=100) == pytest.approx((0.71 + 0.285) / 2)
+    # A confidence computed as 0.7 - 0.4 = 0.29999999999999993 belongs to [.3, .4).
+    v = 0.7 - 0.4
+    assert v < 0.3
+    assert ece([v, 0.25], [1, 0]) == pytest.approx((abs(1 - v) + 0.25) / 2)
+    # ... while a value clearly below the edge stays below it: one bin [.2, .3)
+    assert ece([0.2999, 0.25], [1, 0]) == pytest.approx(abs(1 - (0.2999 + 0.25)) / 2)
+
+
+def test_ece_last_bin_is_closed_at_one():
+    # 1.0 goes into [0.9, 1.0] with 0.95: one bin, |2 - 1.95| / 2
+    assert ece([1.0, 0.95], [1, 1]) == pytest.approx(0.05 / 2)
+    # and 0.0 into [0, 0.1) with 0.05
+    assert ece([0.0, 0.05], [0, 0]) == pytest.approx(0.05 / 2)
+
+
+def test_auroc_ties_count_one_half_without_shared():
+    # Twin of the R midrank reference (which needs ../shared): every (positive, negative)
+    # pair enumerated by hand, a tie counting 1/2.
+    from tests.refstats import midrank_auroc
+
+    score = [0.2, 0.5, 0.5, 0.8, 0.5, 0.2]
+    label = [0, 0, 1, 1, 1, 1]
+    # positives .5 .8 .5 .2 vs negatives .2 .5: (1 + .5) + 2 + (1 + .5) + (.5 + 0) = 5.5 / 8
+    assert midrank_auroc(score, label) == pytest.approx(5.5 / 8)
+    assert auroc(score, label) == pytest.approx(5.5 / 8)
+    df = pd.DataFrame(
+        {"model": "a", "item_id": list("123456"), "confidence": score, "correct": label}
+    )
+    assert calibration_by_model(df, n_boot=0).per_model["a"].auroc_internal == pytest.approx(
+        5.5 / 8
+    )
+
+
+def _two_models(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.5).astype(float)
+    own = np.clip(np.round(0.5 + 0.25 * (y - 0.5) + 0.3 * rng.normal(size=n), 2), 0, 1)
+    other = np.clip(np.round(0.5 + 0.15 * (y - 0.5) + 0.3 * rng.normal(size=n), 2), 0, 1)
+    ids = [str(i) for i in range(n)]
+    return pd.DataFrame(
+        {
+            "model": ["a"] * n + ["b"] * n,
+            "item_id": ids + ids,
+            "confidence": np.r_[own, other],
+            "correct": np.r_[y, (rng.random(n) < 0.5).astype(float)],
+        }
+    )
+
+
+def test_internal_minus_pop_bootstrap_p_value_by_hand():
+    # The paired item bootstrap redone with sklearn on explicitly resampled items, from the
+    # documented per-model stream (SeedSequence([seed, crc32(model)]), one (B, n) draw).
+    import zlib
+
+    n, b, seed = 40, 199, 4
+    df = _two_models(n, seed=11)
+    m = calibration_by_model(df, n_boot=b, seed=seed).per_model["a"]
+    c = df["confidence"].to_numpy()[:n]
+    pop = df["confidence"].to_numpy()[n:]  # the only other model
+    y = df["correct"].to_numpy()[:n]
+    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(b"a")]))
+    idx = rng.integers(0, n, size=(b, n))
+    diffs = []
+    for row in idx:
+        if 0 < y[row].sum() < n:
+            diffs.append(roc_auc_score(y[row], c[row]) - roc_auc_score(y[row], pop[row]))
+    diffs = np.array(diffs)
+    low = (1 + (diffs <= 0).sum()) / (diffs.size + 1)
+    high = (1 + (diffs >= 0).sum()) / (diffs.size + 1)
+    expected = min(1.0, 2 * min(low, high))
+    assert 0.05 < expected < 0.95  # not an edge case: both tails count
+    assert m.auroc_diff_p == pytest.approx(expected, abs=1e-12)
+    assert m.auroc_diff == pytest.approx(roc_auc_score(y, c) - roc_auc_score(y, pop))
+    np.testing.assert_allclose(m.auroc_diff_ci, np.quantile(diffs, [0.025, 0.975]), atol=1e-12)
+
+
+def test_internal_equal_to_pop_has_p_value_one():
+    # Model a states exactly what b states: every resample's difference is exactly 0, both
+    # counts include it, and the two-sided p-value is 1 (not 2 / (B + 1)).
+    df = _two_models(30, seed=2)
+    df.loc[df["model"] == "a", "confidence"] = df.loc[df["model"] == "b", "confidence"].to_numpy()
+    m = calibration_by_model(df, n_boot=99, seed=0).per_model["a"]
+    assert m.auroc_diff == 0.0
+    assert m.auroc_diff_p == 1.0
+    assert m.auroc_diff_ci == (0.0, 0.0)

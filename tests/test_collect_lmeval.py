@@ -54,9 +54,19 @@ def test_records_from_a_population_run(lm_runs: Path) -> None:
     items = {i.item_id: i for i in mmlu.load("bundled")}
     rows = df[(df["benchmark"] == "mmlu_pro") & (df["confidence_kind"] == "verbal_binary")]
     assert sorted(rows["item_id"].unique()) == sorted(list(items)[:6])
-    # Correctness comes from the benchmark grader; verbal confidence from the probe parser.
+    # Correctness is the simulated model's latent state (right or wrong by construction),
+    # read back through the harness, the grader and the collector; verbal confidence is the
+    # probe parser's reading of the logged reply.
+    from metacog_tasks.sim import SimResponder
+
+    sims = {
+        f"metacog-sim/{m}": SimResponder(m, preset="paper", seed=0, benchmarks=["mmlu_pro"])
+        for m in ("m01", "m02")
+    }
     for row in rows.itertuples():
-        assert row.correct == mmlu.grade(items[row.item_id], row.solve_text).correct
+        cell = sims[row.model].cell("mmlu_pro", row.item_id, "prospective")
+        assert row.correct == float(cell["correct"])
+        assert row.confidence == float(cell["confidence"])
         parsed = parse_yes_no(row.probe_text)
         assert (math.isnan(row.confidence) and not parsed.ok) or row.confidence == parsed.confidence
     squad = df[df["benchmark"] == "squad"]

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 SMALL = ["--models", "4", "--items-per-benchmark", "5", "--permutations", "200",
          "--joint-permutations", "100"]  # fmt: skip
@@ -67,6 +69,20 @@ def _check_outputs(out: Path, proc: subprocess.CompletedProcess, harness: str) -
             node = node[key]
         assert node is not None, path
     assert set(pooled["per_model"]) == set(records["model"])
+    # the numbers are those of the records (pandas / SciPy here, not the analysis code)
+    for model, rows in records.groupby("model"):
+        assert pooled["per_model"][model]["accuracy"] == pytest.approx(rows["correct"].mean())
+        assert pooled["per_model"][model]["yes_rate"] == pytest.approx(rows["confidence"].mean())
+    key = records["benchmark"] + "/" + records["item_id"].astype(str)
+    conf = records.assign(key=key).pivot(index="key", columns="model", values="confidence")
+    corr = records.assign(key=key).pivot(index="key", columns="model", values="correct")
+    names = pooled["models"]
+    taus = [
+        stats.kendalltau(conf[a] - conf[b], corr[a] - corr[b]).statistic
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+    ]
+    assert pooled["pairwise"]["mean_tau"] == pytest.approx(float(np.nanmean(taus)), abs=1e-12)
     # each benchmark alone has 5 items: reported as skipped with a reason, not dropped
     assert summary["results"]["squad"]["prospective"]["status"] == "skipped"
     assert "need at least 10" in summary["results"]["squad"]["prospective"]["reason"]

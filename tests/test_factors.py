@@ -171,11 +171,13 @@ def test_alignment_recomputes_on_subset():
     fa = factor_analysis(sub_tet.rho)
     kept = [int(n) for n in sub_tet.names]
     implied = np.outer(fa.loadings, fa.loadings) + np.diag(fa.uniquenesses)
-    expected = factor_scores(conf[mask][:, kept], implied, fa.loadings)
-    np.testing.assert_allclose(res.contentious.confidence_scores, expected)
+    x = conf[mask][:, kept]
+    z = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)  # psych: column means, (n - 1) sds
+    expected = z @ np.linalg.inv(implied) @ fa.loadings  # Thurstone: Z R^-1 L
+    np.testing.assert_allclose(res.contentious.confidence_scores, expected, atol=1e-9)
     observed = factor_alignment(conf, corr, weights="observed")
-    psych = factor_scores(conf[mask][:, kept], sub_tet.rho, fa.loadings)
-    np.testing.assert_allclose(observed.contentious.confidence_scores, psych)
+    psych = z @ np.linalg.inv(sub_tet.rho) @ fa.loadings
+    np.testing.assert_allclose(observed.contentious.confidence_scores, psych, atol=1e-9)
 
 
 def test_model_weights_track_the_factor_with_few_items():
@@ -208,3 +210,22 @@ def test_alignment_reports_reasons():
     conf[:, :2] = 1.0  # two models always say yes: 2 usable models left
     res = factor_alignment(conf, corr)
     assert np.isnan(res.all.r) and "confidence: fewer than 3 models" in res.all.reason
+
+
+def test_factor_scores_regression_formula_by_hand():
+    # Twin of the psych reference (which needs ../shared): Z R^-1 L on a 4 x 3 example, with
+    # R^-1 L solved by hand. R = [[1, .5, 0], [.5, 1, 0], [0, 0, 1]], L = (.6, .6, .3):
+    # R^-1 L = (.4, .4, .3) since R (.4, .4, .3) = (.6, .6, .3).
+    x = np.array([[0, 1, 1], [1, 1, 0], [1, 0, 1], [0, 0, 0]], dtype=float)
+    r = np.array([[1, 0.5, 0], [0.5, 1, 0], [0, 0, 1]])
+    lam = np.array([0.6, 0.6, 0.3])
+    sd = np.sqrt(1 / 3)  # every column: two 1s in four rows, (n - 1) sd
+    z = (x - 0.5) / sd
+    expected = z @ np.array([0.4, 0.4, 0.3])
+    np.testing.assert_allclose(factor_scores(x, r, lam), expected, atol=1e-12)
+    # a row with a NaN gets a NaN score; a column without variance is an error
+    with_nan = x.copy()
+    with_nan[0, 0] = np.nan
+    assert np.isnan(factor_scores(with_nan, r, lam)[0])
+    with pytest.raises(ValueError, match="no variance"):
+        factor_scores(np.c_[x[:, :2], np.ones(4)], r, lam)

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import roc_auc_score
 
-from metacog_metrics.calibration import auroc
 from metacog_tasks.benchmarks import BENCHMARK_NAMES, get_benchmark
 from tests.tinymodel import build_tiny_model
 
@@ -125,10 +125,10 @@ def test_sim_model_through_the_wrapper_then_collect(tmp_path: Path) -> None:
     logprob = df[df["confidence_kind"] == "logprob"]
     assert r["acc,none"] == pytest.approx(verbal["correct"].mean())
     assert r["yes_rate_verbal,none"] == pytest.approx(verbal["confidence"].mean())
-    expected = auroc(logprob["confidence"], logprob["correct"])
-    if math.isnan(expected):
+    if logprob["correct"].nunique() < 2:
         assert math.isnan(r["auroc_logprob,none"])
     else:
+        expected = roc_auc_score(logprob["correct"], logprob["confidence"])
         assert r["auroc_logprob,none"] == pytest.approx(expected)
 
 
@@ -229,9 +229,31 @@ def test_group_metacog_reports_one_row(tmp_path: Path) -> None:
     sizes = np.array([leaves[t]["sample_len"] for t in ALL_TASKS], dtype=float)
     accs = np.array([leaves[t]["acc,none"] for t in ALL_TASKS])
     assert group["acc,none"] == pytest.approx(float((accs * sizes).sum() / sizes.sum()))
-    assert "auroc_verbal,none" in group
+    yes = [leaves[t]["yes_rate_verbal,none"] for t in ALL_TASKS]
+    assert group["yes_rate_verbal,none"] == pytest.approx(float(np.mean(yes)))
     df = _collect(out, tmp_path)
     assert len(df) == len(ALL_TASKS) * 3 * 2
+    # Each leaf's AUROC is that of its records (sklearn); the group's is their plain mean.
+    leaf_auroc = []
+    for task in ALL_TASKS:
+        bench = task.removeprefix("metacog_").removesuffix("_cf")
+        probe = "counterfactual" if task.endswith("_cf") else "prospective"
+        rows = df[(df["benchmark"] == bench) & (df["probe"] == probe)]
+        rows = rows[rows["confidence_kind"] == "verbal_binary"].dropna(
+            subset=["confidence", "correct"]
+        )
+        value = leaves[task]["auroc_verbal,none"]
+        if rows["correct"].nunique() < 2:
+            assert math.isnan(value), task
+        else:
+            assert value == pytest.approx(roc_auc_score(rows["correct"], rows["confidence"]))
+        leaf_auroc.append(value)
+    # (lm-eval's plain mean: one leaf without both classes makes the group's AUROC NaN)
+    expected = float(np.mean(leaf_auroc))
+    if math.isnan(expected):
+        assert math.isnan(group["auroc_verbal,none"])
+    else:
+        assert group["auroc_verbal,none"] == pytest.approx(expected)
 
 
 @pytest.mark.slow

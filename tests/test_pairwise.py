@@ -758,7 +758,9 @@ def test_pairwise_calibration_end_to_end():
         "accuracy_gap",
         "pair_type",
     ]
-    assert 0 <= res.fdr_significant_share <= 1
+    p = res.per_pair["base_rate"].p_value
+    q = stats.false_discovery_control(p[np.isfinite(p)], method="bh")
+    assert res.fdr_significant_share == pytest.approx(float(np.mean(q < res.fdr_alpha)))
     assert res.fdr_significant_share == res.fdr_share("base_rate")
     d = res.to_dict()
     assert d["nulls"]["calibration_preserving"]["n_draws"] == 200

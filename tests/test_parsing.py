@@ -127,8 +127,206 @@ def test_parsers_never_raise(text: str) -> None:
             assert math.isnan(parsed.confidence)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("yesnoYESNO:*\n .!Answer'\"")), max_size=80))
-def test_yes_no_never_raises_on_verdict_like_text(text: str) -> None:
+# --- structured property tests: the inputs carry a known verdict --------------------------
+
+#: Rationale words without yes/no or a refusal phrase.
+_WORDS = st.sampled_from(
+    [
+        "the",
+        "formula",
+        "is",
+        "standard",
+        "and",
+        "I",
+        "recall",
+        "it",
+        "well",
+        "but",
+        "this",
+        "step",
+        "looks",
+        "hard",
+        "maybe",
+        "fine",
+        "integral",
+        "proof",
+        "passage",
+        "statute",
+        "answerable",
+        "case",
+        "known",
+        "obscure",
+    ]
+)
+_RATIONALE = st.lists(
+    st.lists(_WORDS, min_size=1, max_size=12).map(" ".join), min_size=0, max_size=4
+)
+_VERDICT_LINES = [
+    "Answer: {w}",
+    "**Answer:** {w}",
+    "Answer: **{w}**",
+    "Final answer - {w}",
+    "My answer is {w}.",
+    "## Verdict: {w}",
+    "> Answer: '{w}'",
+    'Answer: "{w}".',
+]
+_CASES = {"yes": ["Yes", "yes", "YES"], "no": ["No", "no", "NO"]}
+
+
+@st.composite
+def _verdict_reply(draw):
+    word = draw(st.sampled_from(["yes", "no"]))
+    spelled = draw(st.sampled_from(_CASES[word]))
+    line = draw(st.sampled_from(_VERDICT_LINES)).format(w=spelled)
+    lines = draw(_RATIONALE)
+    if draw(st.booleans()):  # an earlier, opposite verdict the final one overrides
+        other = "no" if word == "yes" else "yes"
+        lines = [*lines, f"Answer: {other.capitalize()}", *draw(_RATIONALE)]
+    if draw(st.booleans()):  # the template echoed in the rationale
+        lines = ['I must reply "Answer: Yes" or "Answer: No".', *lines]
+    return "\n".join([*lines, line]), 1.0 if word == "yes" else 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(_verdict_reply())
+def test_last_labelled_verdict_wins_in_any_context(case) -> None:
+    text, expected = case
     parsed = parse_yes_no(text)
-    assert parsed.status in {"ok", "unparseable", "refusal", "empty"}
+    assert (parsed.status, parsed.confidence) == ("ok", expected), text
+
+
+_REFUSALS = st.sampled_from(
+    [
+        "I cannot answer that",
+        "I can't predict that",
+        "I am unable to assess my own accuracy",
+        "As an AI, I cannot tell",
+        "I don't know",
+        "I must decline",
+        "There is no way to know",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_REFUSALS, st.sampled_from(["", ".", ", so no.", ". No.", " - no", "; no"]), _RATIONALE)
+def test_refusals_with_a_stray_no_are_never_a_verdict(refusal, tail, before) -> None:
+    text = "\n".join([*before, refusal + tail])
+    parsed = parse_yes_no(text)
+    assert parsed.status == "refusal" and math.isnan(parsed.confidence), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 100), st.sampled_from(["Confidence: {k}", "Confidence: {k}%", "{k} percent"]))
+def test_confidence_integers_in_range_are_percent(k, form) -> None:
+    parsed = parse_confidence(form.format(k=k))
+    assert parsed.status == "ok" and parsed.confidence == pytest.approx(k / 100)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(101, 10**6), st.sampled_from(["Confidence: {k}", "Confidence: {k}%", "{k}"]))
+def test_confidence_integers_above_100_are_no_verdict(k, form) -> None:
+    parsed = parse_confidence(form.format(k=k))
+    assert parsed.status == "unparseable" and math.isnan(parsed.confidence)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 100))
+def test_confidence_decimals_in_unit_interval_are_read_as_is(k) -> None:
+    text = f"Confidence: {k / 100:.2f}"
+    assert parse_confidence(text).confidence == pytest.approx(k / 100)
+
+
+# --- rules pinned one at a time (each test fails when its rule changes) ---------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I cannot answer that, so no.",
+        "Let me think.\nI cannot answer that, so no.",
+        "I can't predict that. No.",
+        "As an AI I have no memory of my own accuracy, so no.",
+    ],
+)
+def test_refusal_containing_no_is_not_a_no(text: str) -> None:
+    parsed = parse_yes_no(text)
+    assert parsed.status == "refusal"
+    assert math.isnan(parsed.confidence)
+
+
+@pytest.mark.parametrize(
+    "text", ["No idea.", "Hard to say.\nNo clue", "Answer: no idea", "I honestly have no idea"]
+)
+def test_no_idea_is_a_refusal_not_a_no(text: str) -> None:
+    parsed = parse_yes_no(text)
+    assert parsed.status == "refusal" and math.isnan(parsed.confidence)
+
+
+def test_no_verdict_at_the_start_of_a_refusal_line_still_counts() -> None:
+    # "No, I cannot ..." is the verdict "no" followed by the reason, not a refusal.
+    assert parse_yes_no("No, I cannot answer this correctly.").confidence == 0.0
+
+
+# 12 words in all, "Yes" on the first line and no verdict word on the last one.
+_TWELVE_WORDS = "Yes, I have seen this before.\nIt has one small twist, sadly."
+_THIRTEEN_WORDS = "Yes, I have seen this before.\nIt has one small twist, sadly, too."
+
+
+def test_short_reply_with_one_verdict_word_is_read() -> None:
+    assert len(_TWELVE_WORDS.split()) == 12
+    parsed = parse_yes_no(_TWELVE_WORDS)
+    assert (parsed.status, parsed.confidence) == ("ok", 1.0)
+
+
+def test_long_reply_containing_yes_is_not_a_yes() -> None:
+    assert len(_THIRTEEN_WORDS.split()) == 13
+    parsed = parse_yes_no(_THIRTEEN_WORDS)
+    assert parsed.status == "unparseable" and math.isnan(parsed.confidence)
+    long = (
+        "Yes, this kind of integral appears in textbooks.\n"
+        "However the boundary terms here are unusual and I would probably slip on them."
+    )
+    assert math.isnan(parse_yes_no(long).confidence)
+
+
+def test_last_line_with_one_verdict_word_wins_over_length() -> None:
+    # Any length: the last line holding exactly one of the words is the verdict.
+    text = "I reviewed the problem at length and checked the formulas twice.\nSo: yes, I can."
+    assert parse_yes_no(text).confidence == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Confidence: 100", 1.0),
+        ("Confidence: 100%", 1.0),
+        ("Confidence: 10/10", 1.0),
+        ("Confidence: 0", 0.0),
+        ("Confidence: 1.0", 1.0),
+        ("Confidence: 0.0", 0.0),
+        ("Confidence: 99.5", 0.995),
+    ],
+)
+def test_confidence_at_the_bounds_is_read(text: str, expected: float) -> None:
+    parsed = parse_confidence(text)
+    assert parsed.status == "ok" and parsed.confidence == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Confidence: 150",
+        "Confidence: 101",
+        "Confidence: 100.5",
+        "Confidence: 150%",
+        "Confidence: 11/10",
+        "Confidence: -5",
+        "150",
+    ],
+)
+def test_confidence_beyond_the_bounds_is_no_verdict(text: str) -> None:
+    # "Confidence: 150" is not 1.5 nor 1.0 (clipped): it is no verdict at all.
+    parsed = parse_confidence(text)
+    assert parsed.status == "unparseable" and math.isnan(parsed.confidence)

@@ -226,3 +226,45 @@ def test_power_cli(tmp_path, capsys):
     table = pd.read_csv(out / "power.csv")
     assert list(table["individuated"]) == [0.0, 0.5] and (table["reps"] == 3).all()
     assert table["alignment_null_reps"].between(8, 12).all()
+
+
+# --- the alignment's critical value: the right tail of its own null replicates --------------
+
+
+def test_alignment_critical_value_is_the_upper_normal_quantile(monkeypatch):
+    # The alignment statistic is replaced by a stand-in whose values are known: a hash of the
+    # replicate's data mapped to a normal score. The critical value must be the upper
+    # (1 - alpha) normal quantile of the null replicates' values (mean + z sd, ddof 1), and a
+    # replicate counts as detected when its value lies above it (the right tail).
+    import hashlib
+    import threading
+
+    import metacog_metrics.power as power
+
+    lock = threading.Lock()
+    seen: list[float] = []
+
+    def stand_in(conf, perf, min_items=10):
+        digest = hashlib.sha256(np.ascontiguousarray(conf).tobytes()).digest()
+        u = (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+        value = float(stats.norm.ppf(u))
+        with lock:
+            seen.append(value)
+        return 0.0, value
+
+    monkeypatch.setattr(power, "_alignment", stand_in)
+    null_n, reps, alpha = 60, 40, 0.1
+    res = power_analysis(
+        [4], [40], [0.0], reps=reps, alignment_reps=reps, alignment_null_reps=null_n,
+        permutations=19, alpha=alpha, seed=1, progress=False, workers=1,
+    )  # fmt: skip
+    row = res.table.iloc[0]
+    assert len(seen) == null_n + reps
+    null, scored = np.array(seen[:null_n]), np.array(seen[null_n:])
+    expected = null.mean() + stats.norm.ppf(1 - alpha) * null.std(ddof=1)
+    assert expected > null.mean()
+    assert row["alignment_critical"] == pytest.approx(expected, abs=1e-12)
+    assert row["alignment_rejections"] == int((scored > expected).sum())
+    assert row["alignment_power"] == pytest.approx((scored > expected).mean())
+    # wrong tail would reject most replicates; the right one about alpha of them
+    assert row["alignment_power"] < 0.3

@@ -223,5 +223,46 @@ def test_realruns_tidy_reads(realruns_dir):
     assert m.n_models == 16
     # partial coverage (GLM-5 186 items) shrinks the complete-case set, and it is reported
     assert m.dropped_by_model["zai/glm-5"] == m.n_items_total - 186
-    assert m.n_items + m.n_items_dropped == m.n_items_total
-    assert m.n_items <= 186
+    raw = pd.read_csv(realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv")
+    usable = raw.dropna(subset=["confidence", "correct"])
+    per_item = usable.groupby(usable["item_id"].astype(str))["model"].nunique()
+    complete = per_item[per_item == raw["model"].nunique()].index
+    assert m.n_items == len(complete) and set(m.item_ids) == set(complete)
+    assert m.n_items_total == raw["item_id"].nunique()
+
+
+# --- validation rules pinned one at a time ------------------------------------------------
+
+
+@pytest.mark.parametrize("empty", ["", "   ", None])
+def test_empty_item_id_is_rejected(empty):
+    with pytest.raises(RecordError, match=r"runs.csv: item_id is empty in 1 row \(row 4\)"):
+        validate_records(_tiny(item_id=["1", "2", "1", empty, "1", "2"]), source="runs.csv")
+
+
+def test_n_samples_zero_is_rejected_one_accepted():
+    with pytest.raises(RecordError, match=r"n_samples must be an integer >= 1 in 1 row \(row 2\)"):
+        validate_records(_tiny(n_samples=[1, 0, 1, 1, 1, 1]))
+    out = validate_records(_tiny(n_samples=[1, 1, 20, 1, 1, 1]))
+    assert out["n_samples"].tolist() == [1, 1, 20, 1, 1, 1]
+
+
+def test_epoch_zero_is_accepted_negative_rejected():
+    out = validate_records(_tiny(epoch=[0, 0, 1, 1, 2, 2]))
+    assert out["epoch"].tolist() == [0, 0, 1, 1, 2, 2]
+    with pytest.raises(RecordError, match=r"epoch must be an integer >= 0 in 1 row \(row 5\)"):
+        validate_records(_tiny(epoch=[0, 0, 1, 1, -1, 2]))
+
+
+def test_binary_confidence_counts_the_threshold_as_yes():
+    df = pd.DataFrame(
+        {
+            "model": ["a"] * 5,
+            "item_id": list("12345"),
+            "confidence": [0.5, 0.49, 0.51, np.nan, 0.7],
+            "correct": [1, 0, 1, 1, 0],
+        }
+    )
+    mat = item_matrices(validate_records(df), missing="keep")
+    np.testing.assert_array_equal(mat.binary_confidence()[:, 0], [1, 0, 1, np.nan, 1])
+    np.testing.assert_array_equal(mat.binary_confidence(0.7)[:, 0], [0, 0, 0, np.nan, 1])

@@ -223,3 +223,65 @@ def test_pair_symmetry_and_recoding(tab):
     # flipping the coding of one variable flips the sign; flipping both keeps it
     assert tetrachoric(1 - x, y).rho == pytest.approx(-r.rho, abs=1e-9)
     assert tetrachoric(1 - x, 1 - y).rho == pytest.approx(r.rho, abs=1e-9)
+
+
+# --- rules pinned against independent SciPy values (tests/refstats.py) ----------------------
+
+
+def test_pair_with_exactly_three_complete_rows_is_estimated():
+    from tests.refstats import psych_raw_rho
+
+    x, y = [0, 1, 1, np.nan], [0, 1, 0, 1]
+    res = tetrachoric(x, y)
+    assert res.n == 3 and res.reason is None and res.corrected
+    assert res.rho == pytest.approx(psych_raw_rho(x, y), abs=1e-6)
+    two = tetrachoric([0, 1, np.nan, np.nan], [0, 1, 0, 1])
+    assert two.n == 2 and np.isnan(two.rho) and "fewer than 3" in two.reason
+
+
+def test_matrix_pair_needs_three_complete_rows():
+    from scipy import stats
+
+    from tests.refstats import twostep_ml_rho
+
+    a = np.array([0, 1, 0, 1, 1, 0, 1, 0, 1, 1], dtype=float)
+    c = np.array([1, 1, 0, 0, 1, 0, 1, 1, 0, 1], dtype=float)
+    b = np.full(10, np.nan)
+    b[[0, 1, 4]] = [0, 1, 0]  # three observations, both values present
+    res = tetrachoric_matrix(np.column_stack([a, b, c]), names=["a", "b", "c"], smooth=False)
+    assert res.n[0, 1] == 3 and np.isfinite(res.rho[0, 1])
+    # thresholds from each column's own values (a: all 10 rows; b: its 3), table from the three
+    # complete rows: (a, b) = (0, 0), (1, 1), (1, 0) -> n00 = n10 = n11 = 1, n01 = 0 -> 0.5
+    tau = (stats.norm.ppf(1 - a.mean()), stats.norm.ppf(1 - 1 / 3))
+    assert res.rho[0, 1] == pytest.approx(twostep_ml_rho([1, 0.5, 1, 1], tau), abs=1e-6)
+    b2 = np.full(10, np.nan)
+    b2[[0, 1, 5]] = [0, 1, 1]
+    x2 = np.column_stack([a, b2, c])
+    x2[5, 0] = np.nan  # a lacks row 5: the pair (a, b) has rows 0 and 1 only, (b, c) all three
+    res2 = tetrachoric_matrix(x2, names=["a", "b", "c"], smooth=False)
+    assert res2.n[0, 1] == 2 and np.isnan(res2.rho[0, 1])
+    assert res2.n[1, 2] == 3 and np.isfinite(res2.rho[1, 2])
+
+
+def test_proportion_tables_are_never_zero_cell_corrected():
+    # P(x=1) = .3, P(y=1) = .4, P(x=1, y=1) = 0: an empty cell, a Frechet bound: rho = -1.
+    for table in ([0.3, 0.4, 0.0], [0.3, 0.4, 0.3, 0.0]):
+        res = tetrachoric_table(table)
+        assert not res.corrected and res.table[3] == 0.0 and res.n == 0
+        assert res.rho == pytest.approx(-1.0, abs=1e-6)
+        assert np.isnan(res.se)
+
+
+def test_count_tables_are_zero_cell_corrected():
+    from tests.refstats import saturated_table_rho
+
+    # Two observations (sum > 1): zeros become 0.5, thresholds from the corrected table.
+    res = tetrachoric_table([1, 0, 0, 1])
+    assert res.corrected and res.table == (1.0, 0.5, 0.5, 1.0) and res.n == 2
+    assert res.rho == pytest.approx(saturated_table_rho([1, 0.5, 0.5, 1]), abs=1e-6)
+    res = tetrachoric_table([12, 0, 7, 31])
+    assert res.corrected
+    assert res.rho == pytest.approx(saturated_table_rho([12, 0.5, 7, 31]), abs=1e-6)
+    # correct=0 switches the correction off: the empty cell pins rho to the bound
+    off = tetrachoric_table([12, 0, 7, 31], correct=0)
+    assert not off.corrected and off.rho == pytest.approx(1.0, abs=1e-6)
