@@ -310,7 +310,7 @@ def test_internal_minus_pop_bootstrap_p_value_by_hand():
 
     n, b, seed = 40, 199, 4
     df = _two_models(n, seed=11)
-    m = calibration_by_model(df, n_boot=b, seed=seed).per_model["a"]
+    m = calibration_by_model(df, n_boot=b, rng=seed).per_model["a"]
     c = df["confidence"].to_numpy()[:n]
     pop = df["confidence"].to_numpy()[n:]  # the only other model
     y = df["correct"].to_numpy()[:n]
@@ -335,7 +335,7 @@ def test_internal_equal_to_pop_has_p_value_one():
     # counts include it, and the two-sided p-value is 1 (not 2 / (B + 1)).
     df = _two_models(30, seed=2)
     df.loc[df["model"] == "a", "confidence"] = df.loc[df["model"] == "b", "confidence"].to_numpy()
-    m = calibration_by_model(df, n_boot=99, seed=0).per_model["a"]
+    m = calibration_by_model(df, n_boot=99, rng=0).per_model["a"]
     assert m.auroc_diff == 0.0
     assert m.auroc_diff_p == 1.0
     assert m.auroc_diff_ci == (0.0, 0.0)
