@@ -141,7 +141,7 @@ def test_malicious_step_is_contained(bench) -> None:
     assert g.correct == 0.0
     assert not Path("/tmp/pwned").exists()
     script = build_test_script(item, "def trapezoid(f_values, dx):\n    return 0.0")
-    assert "targets.json" in script and "cmp_tuple_or_list" in script
+    assert "targets.json" not in script and "outputs.json" in script  # no target inside
 
 
 @pytest.mark.slow
