@@ -359,3 +359,19 @@ def test_a_wrong_answer_cannot_forge_a_pass(name: str) -> None:
     assert bench.grade(item, bench.reference_response(item)).correct == 1.0
     assert np.isfinite(g.score) and g.score == 0.0
     assert signal.getsignal(signal.SIGINT) is not None  # the caller's process is intact
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '[{"__ndarray__": {"dtype": "(100000000,)f8", "shape": [1], "data": [1]}}]',
+        '[{"__ndarray__": {"dtype": "V8", "shape": [1], "data": [1]}}]',
+        '[{"__sparse__": {"format": "__class__", "dense": 1}}]',
+    ],
+)
+def test_hostile_outputs_are_rejected_as_data(raw: str) -> None:
+    """outputs.json is decoded as data: no memory bomb dtype, no attribute lookups."""
+    from metacog_tasks.benchmarks._scicode_support import codec
+
+    with pytest.raises(ValueError):
+        codec["load_targets"](raw)

@@ -87,7 +87,10 @@ def _dec(value):
             arr = _np.empty(len(data), dtype=object)
             arr[:] = data
             return arr.reshape(spec["shape"])
-        return _np.array(data, dtype=_np.dtype(spec["dtype"])).reshape(spec["shape"])
+        dtype = _np.dtype(spec["dtype"])
+        if dtype.kind not in "biuf" or dtype.subdtype is not None or dtype.names:
+            raise ValueError("unsupported dtype %r" % (spec["dtype"],))  # e.g. '(10**9,)f8'
+        return _np.array(data, dtype=dtype).reshape(spec["shape"])
     if "__sparse__" in value:
         import scipy.sparse as _sp
         fmt = value["__sparse__"]["format"]
