@@ -158,3 +158,19 @@ def test_harness_is_unharmed() -> None:
     r = run_python("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", timeout_s=10)
     assert r.returncode != 0  # it can only kill the sandbox's own processes
     assert Path("/proc/self").exists()  # still here
+
+
+def test_refuses_without_a_boundary_unless_opted_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    import metacog_tasks.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_bwrap_problem", lambda: "bwrap not found")
+    monkeypatch.delenv(sandbox.UNSAFE_ENV, raising=False)
+    with pytest.raises(sandbox.SandboxUnavailableError, match="apt-get install bubblewrap"):
+        run_python("print(1)")
+    monkeypatch.setenv(sandbox.UNSAFE_ENV, "yes")  # not the phrase: still refused
+    with pytest.raises(sandbox.SandboxUnavailableError):
+        run_python("print(1)")
+    monkeypatch.setenv(sandbox.UNSAFE_ENV, sandbox.UNSAFE_VALUE)
+    r = run_python("open('o.txt', 'w').write('k')", collect=["o.txt"], timeout_s=20)
+    assert r.ok and r.files == {"o.txt": "k"}
+    assert r.isolation["boundary"].startswith("NONE")
