@@ -1,29 +1,31 @@
 """Sandboxed execution of model-written Python (SciCode).
 
-Model code is untrusted. :func:`run_python` runs it in a fresh interpreter with layered
-containment, and reports which layers were active (``SandboxResult.isolation``):
+Model code is untrusted. :func:`run_python` runs it behind an operating-system boundary,
+bubblewrap (``bwrap``), and reports what was active in ``SandboxResult.isolation``:
 
-* **Limits** (``setrlimit``): CPU seconds, address space, file size, open files, no core files,
-  and a process count (``RLIMIT_NPROC``; the kernel ignores it for root, hence the next layers).
-* **Processes**: a pids cgroup with ``pids.max`` when the cgroup filesystem is writable
-  (kernel-enforced, root included); the child leads its own session and process group, and the
-  whole group (and cgroup) is killed on timeout and after every run.
-* **Network**: a new, empty network namespace (``unshare(CLONE_NEWNET)``, no interfaces up)
-  when the platform allows it; otherwise only the in-process block below, and
-  ``isolation["network"]`` says so.
-* **In-process policy** (a ``sys.addaudithook`` installed before the code runs): opening files
-  for writing outside the sandbox directory, reading outside it and the Python installation,
-  listing other directories, creating processes (``fork``, ``subprocess``, ``os.system``,
-  ``exec``), sockets, signals to other processes and ``ctypes`` access to libc's process and
-  socket calls raise ``PermissionError``.
-* **Files and environment**: its own temporary directory as working directory, ``HOME`` and
-  ``TMPDIR`` (removed afterwards), a scrubbed environment, ``python -I -B`` (no user site,
-  no ``PYTHON*`` variables, no bytecode files), stdin closed; output captured to files outside
-  the sandbox directory (so ``RLIMIT_FSIZE`` also caps output floods) and truncated.
+* **Namespaces**: new user, mount, PID, network, IPC, UTS and cgroup namespaces; uid 65534
+  inside, every capability dropped, ``no_new_privs``, no nested user namespaces, its own
+  session (no terminal injection). The PID namespace dies with the run: nothing is left behind.
+* **Files**: a new root holding read-only ``/usr`` (and the merged-usr links), the interpreter's
+  installation (and venv), a private ``/proc`` and minimal ``/dev``, and a private writable work
+  directory ``/sandbox`` plus ``/tmp``, each a size-capped tmpfs. The caller's files, the project
+  checkout, ``/root``, ``/home``, the rest of ``/tmp`` and the host cgroup tree are not in it.
+  Input files enter through file descriptors (``bwrap --file``); files named in ``collect`` leave
+  through descriptors opened by the caller, read back with a size cap.
+* **System calls** (when libseccomp is present): a seccomp filter denies namespace creation,
+  ``mount`` and friends, ``ptrace``, keyrings, ``bpf``, ``perf_event_open``, ``userfaultfd``,
+  kernel modules and similar calls with ``EPERM``.
+* **Limits** (``setrlimit``): CPU seconds, address space, file size (which also caps output
+  files), open files, processes, no core files; a pids cgroup where one is writable; the
+  wall-clock timeout kills bwrap, whose PID namespace takes every process of the run with it.
+  Captured output is read with a cap, never whole.
+
+Without bwrap the run is refused (:class:`SandboxUnavailableError`) unless the caller opts in
+with :data:`UNSAFE_ENV` = :data:`UNSAFE_VALUE`; it then runs on the host with only the limits.
 
 Building a script (e.g. :func:`metacog_tasks.benchmarks.scicode.build_test_script`) and running
 it are separate steps, so a harness can hand the same script to another sandbox (e.g. an Inspect
-docker sandbox).
+docker sandbox). Graders never trust what runs inside: see ``docs/benchmarks.md``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import contextlib
 import ctypes
 import dataclasses
 import errno
+import fcntl
 import functools
 import logging
 import math
@@ -68,103 +71,8 @@ _LOG = logging.getLogger(__name__)
 
 _CLONE_NEWNET = 0x40000000
 _MAX_OUTPUT = 1_000_000
-_BOOT_NAME = "_metacog_sandbox_boot.py"
-
-# The in-process policy, written into the sandbox directory and run with ``python -I -B``.
-# It takes the sandbox root and the script name on argv, installs the audit hook, then runs
-# the script as __main__.
-_BOOT = r"""
-import os, sys
-
-_ROOT = os.path.realpath(sys.argv[1])
-_SCRIPT = os.path.join(_ROOT, sys.argv[2])
-_READ = tuple(sorted({os.path.realpath(p) for p in (
-    sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-    *[p for p in sys.path if p and os.path.isabs(p)])}))
-_READ_FILES = ("/dev/null", "/dev/urandom", "/dev/random", "/etc/localtime")
-_READ_TREES = ("/usr/share/zoneinfo", "/proc/self", f"/proc/{os.getpid()}",
-               "/sys/devices/system/cpu", "/proc/cpuinfo", "/proc/meminfo")
-_PROCESS = {"os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn",
-            "subprocess.Popen", "os.kill", "os.killpg", "pty.spawn", "os.setsid", "os.startfile"}
-_MODIFY = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link",
-           "os.symlink", "os.truncate", "os.utime", "shutil.rmtree", "shutil.copyfile",
-           "shutil.copymode", "shutil.copystat", "shutil.move", "os.chflags", "os.lchflags"}
-_LIST = {"os.listdir", "os.scandir", "glob.glob", "os.chdir"}
-_DLSYM_DENY = {"fork", "vfork", "clone", "clone3", "execve", "execv", "execvp", "execvpe",
-               "execl", "execlp", "fexecve", "system", "popen", "posix_spawn", "posix_spawnp",
-               "socket", "connect", "bind", "unshare", "setns", "ptrace", "kill", "killpg",
-               "setsid", "syscall", "mount", "umount", "chroot", "open", "open64", "openat",
-               "openat64", "fopen", "fopen64", "creat", "unlink", "rename", "daemon"}
-_O_WRITE = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-
-
-def _inside(path, roots):
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
-
-
-def _real(path):
-    if isinstance(path, int):
-        return None
-    try:
-        path = os.fsdecode(path)
-    except TypeError:
-        return None
-    if not os.path.isabs(path):
-        path = os.path.join(os.getcwd(), path)
-    return os.path.realpath(path)
-
-
-def _deny(what):
-    raise PermissionError(f"sandbox: {what} is blocked")
-
-
-def _hook(event, args):
-    if event == "open":
-        path, mode, flags = (tuple(args) + (None, None, None))[:3]
-        real = _real(path)
-        if real is None or _inside(real, (_ROOT,)):
-            return
-        write = isinstance(flags, int) and bool(flags & _O_WRITE)
-        if isinstance(mode, str) and any(c in mode for c in "wax+"):
-            write = True
-        if write:
-            _deny(f"writing outside the sandbox directory ({real})")
-        if real in _READ_FILES or _inside(real, _READ + _READ_TREES):
-            return
-        _deny(f"reading outside the sandbox directory ({real})")
-    elif event in _PROCESS:
-        _deny(f"process control ({event})")
-    elif event.startswith("socket."):
-        _deny(f"network access ({event})")
-    elif event in _MODIFY:
-        for arg in args:
-            real = _real(arg) if isinstance(arg, (str, bytes, os.PathLike)) else None
-            if real is not None and not _inside(real, (_ROOT,)):
-                _deny(f"{event} outside the sandbox directory ({real})")
-    elif event in _LIST:
-        real = _real(args[0]) if args and args[0] is not None else os.getcwd()
-        if real is not None and not _inside(real, (_ROOT,) + _READ + _READ_TREES):
-            _deny(f"{event} outside the sandbox directory ({real})")
-    elif event == "ctypes.dlopen":
-        name = args[0] if args else None
-        if name is None:
-            return
-        real = _real(name) if os.sep in os.fsdecode(name) else None
-        if real is None or not _inside(real, _READ):
-            _deny(f"loading native library {name!r}")
-    elif event == "ctypes.dlsym":
-        name = args[1] if len(args) > 1 else None
-        if isinstance(name, (bytes, str)) and os.fsdecode(name) in _DLSYM_DENY:
-            _deny(f"native call {os.fsdecode(name)!r}")
-
-
-sys.addaudithook(_hook)
-del sys.argv[:2]
-sys.argv[0] = _SCRIPT
-import runpy  # noqa: E402
-
-runpy.run_path(_SCRIPT, run_name="__main__")
-"""
+_WORK = "/sandbox"
+_MAX_COLLECT = 7  # descriptors 3..9 carry the collected files out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,11 +114,29 @@ class SandboxUnavailableError(RuntimeError):
 _WARNED = False
 
 
-def _sandbox_uid() -> int | None:
-    """The host uid the boundary runs as: a fresh unprivileged one when the caller is root."""
-    # Dropping root needs the interpreter readable by others (a pyenv under /root is not), so
-    # the caller's uid is kept for now; bwrap drops every capability either way.
-    if os.geteuid() != 0 or os.environ.get("METACOG_SANDBOX_DROP_UID") != "1":
+def _reachable_by_others(path: str) -> bool:
+    """Whether an unprivileged user can reach ``path`` (every folder above it searchable)."""
+    p = Path(os.path.realpath(path))
+    for d in [p, *p.parents]:
+        try:
+            mode = d.stat().st_mode
+        except OSError:
+            return False
+        if not mode & 0o001:
+            return False
+    return True
+
+
+def _sandbox_uid(interpreter: str) -> int | None:
+    """The host uid the boundary runs as: a fresh unprivileged one when the caller is root and
+    the interpreter's installation is reachable by other users (a pyenv under ``/root`` is not;
+    then the caller's uid stays mapped to 65534 inside, with no capabilities)."""
+    if os.geteuid() != 0:
+        return None
+    roots = [os.path.dirname(interpreter), os.path.realpath(interpreter), sys.base_prefix]
+    if interpreter != sys.executable:
+        roots = roots[:2]
+    if not all(_reachable_by_others(r) for r in roots):
         return None
     return secrets.randbelow(1_000_000_000) + 1_000_000
 
@@ -230,7 +156,7 @@ def _bwrap_problem() -> str | None:
     if exe is None:
         problem = "bwrap not found"
     else:
-        uid = _sandbox_uid()
+        uid = _sandbox_uid(sys.executable)
         try:
             probe = subprocess.run(
                 [exe, *_bwrap_base(), "--", "/bin/true"],
@@ -257,6 +183,7 @@ def _bwrap_base() -> list[str]:
         "65534",
         "--hostname",
         "sandbox",
+        "--unshare-cgroup",
         "--die-with-parent",
         "--new-session",
         "--cap-drop",
@@ -268,8 +195,6 @@ def _bwrap_base() -> list[str]:
         "/proc",
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
     ]
     for name in ("bin", "lib", "lib64", "sbin"):
         top = Path("/") / name
@@ -371,15 +296,130 @@ def _user_process_count(uid: int) -> int:
     return count
 
 
+# ---------------------------------------------------------------------- seccomp
+_DENIED_SYSCALLS = (
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "acct",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "quotactl",
+    "syslog",
+    "iopl",
+    "ioperm",
+    "personality",
+    "lookup_dcookie",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+)
+_CLONE_NS_FLAGS = (
+    0x00020000,
+    0x02000000,
+    0x04000000,
+    0x08000000,
+    0x10000000,
+    0x20000000,
+    0x40000000,
+    0x00000080,
+)  # NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER,
+#                                             NEWPID, NEWNET, NEWTIME
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [
+        ("arg", ctypes.c_uint),
+        ("op", ctypes.c_int),
+        ("datum_a", ctypes.c_uint64),
+        ("datum_b", ctypes.c_uint64),
+    ]
+
+
+@functools.cache
+def _seccomp_filter() -> bytes | None:
+    """A BPF program (built with libseccomp) denying :data:`_DENIED_SYSCALLS` and ``clone``
+    with namespace flags (``clone3`` answers ``ENOSYS`` so libc falls back to ``clone``);
+    ``None`` when libseccomp is not installed."""
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError:
+        return None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_uint32,
+        ctypes.c_int,
+        ctypes.c_uint,
+        ctypes.POINTER(_ArgCmp),
+    ]
+    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+    ctx = lib.seccomp_init(allow)
+    if not ctx:
+        return None
+    try:
+
+        def rule(action: int, name: str, cmps: list[_ArgCmp] | None = None) -> None:
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr < 0:
+                return  # not on this architecture
+            arr = (_ArgCmp * len(cmps))(*cmps) if cmps else None
+            if lib.seccomp_rule_add_array(ctx, action, nr, len(cmps or ()), arr) != 0:
+                raise OSError(f"seccomp: cannot add a rule for {name}")
+
+        for name in _DENIED_SYSCALLS:
+            rule(eperm, name)
+        rule(enosys, "clone3")
+        for flag in _CLONE_NS_FLAGS:  # SCMP_CMP_MASKED_EQ (7) on clone's flags (arg 0)
+            rule(eperm, "clone", [_ArgCmp(0, 7, flag, flag)])
+        with tempfile.TemporaryFile() as fh:
+            if lib.seccomp_export_bpf(ctx, fh.fileno()) != 0:
+                return None
+            fh.seek(0)
+            return fh.read()
+    finally:
+        lib.seccomp_release(ctx)
+
+
 def isolation_support() -> dict[str, str]:
     """What containment this machine offers (without running anything)."""
-    libc = _libc()
+    problem = _bwrap_problem()
     return {
-        "network": "namespace (if unshare succeeds)" if libc else "audit-hook",
-        "processes": "cgroup"
-        if _cgroup_root() is not None
-        else ("rlimit" if os.geteuid() != 0 else "audit-hook (root ignores RLIMIT_NPROC)"),
-        "filesystem": "private temp dir + audit-hook",
+        "boundary": "bwrap" if problem is None else f"NONE ({problem})",
+        "seccomp": "libseccomp filter" if _seccomp_filter() is not None else "none (no libseccomp)",
+        "processes": "cgroup+rlimit" if _cgroup_root() is not None else "rlimit",
     }
 
 
@@ -392,11 +432,14 @@ def _head(path: Path, limit: int) -> str:
 
 def _python_binds(interpreter: str) -> list[str]:
     """Read-only binds of the interpreter's installation outside ``/usr`` (e.g. a venv)."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(interpreter)}
-    roots.add(os.path.dirname(os.path.realpath(interpreter)))
+    roots = {os.path.dirname(interpreter), os.path.dirname(os.path.realpath(interpreter))}
+    if interpreter == sys.executable:
+        roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
     args: list[str] = []
     for r in sorted({os.path.realpath(p) for p in roots if p}):
         if r == "/usr" or r.startswith("/usr/") or not os.path.isdir(r):
+            continue
+        if any(r.startswith(a + "/") for a in args[2::3]):
             continue
         args += ["--ro-bind", r, r]
     return args
@@ -409,6 +452,34 @@ def _signal_name(num: int) -> str:
         return str(num)
 
 
+def _high(fd: int) -> int:
+    """The same open file on a descriptor >= 10 (3..9 carry collected files)."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
+def _memfd(content: bytes) -> int:
+    """A memory file holding ``content``, read from its start (for ``bwrap --file``)."""
+    fd = _high(os.memfd_create("metacog-sandbox-input", os.MFD_CLOEXEC))
+    view = memoryview(content)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+# The wrapper inside the boundary: run the script, then copy each collected file (a regular
+# file, not a link) to descriptor 3, 4, ...; the script itself runs with those closed.
+_WRAPPER = (
+    'py="$1"; n="$2"; shift 2; closed=""; i=3; while [ "$i" -lt $((n + 3)) ]; do '
+    'closed="$closed $i>&-"; i=$((i + 1)); done; '
+    'eval "\\"\\$py\\" -I -B main.py $closed"; rc=$?; i=3; for f in "$@"; do '
+    'if [ -f "$f" ] && [ ! -L "$f" ]; then eval "cat -- \\"\\$f\\" >&$i"; fi; i=$((i + 1)); '
+    "done; exit $rc"
+)
+
+
 def run_python(
     code: str,
     *,
@@ -416,6 +487,7 @@ def run_python(
     cpu_s: float | None = None,
     memory_mb: int = 4096,
     file_size_mb: int = 64,
+    disk_mb: int = 512,
     max_processes: int = 16,
     max_open_files: int = 256,
     files: Mapping[str, str | bytes] | None = None,
@@ -428,20 +500,21 @@ def run_python(
     """Run Python source in a sandboxed subprocess.
 
     Args:
-        code: The script, run as ``__main__``.
-        timeout_s: Wall-clock limit; the whole process group is killed after it.
+        code: The script, run as ``__main__`` (``main.py`` in the work directory).
+        timeout_s: Wall-clock limit; the whole process tree is killed after it.
         cpu_s: CPU-time limit (default: ``timeout_s`` + 1 s, so that a single-threaded
             runaway meets the wall-clock limit first and is reported as ``timeout``).
         memory_mb: Address-space limit.
-        file_size_mb: Largest file (and captured output) the script may write.
+        file_size_mb: Largest file (captured output and collected files included).
+        disk_mb: Size of the work directory's tmpfs (and, separately, of ``/tmp``).
         max_processes: Processes/threads allowed (pids cgroup and ``RLIMIT_NPROC``).
         max_open_files: Open file descriptors.
-        files: Extra files to place in the sandbox directory (name -> content).
+        files: Extra files to place in the work directory (name -> content).
         env: Extra environment variables (the environment is otherwise scrubbed).
-        network: Keep the network (default ``False``: new network namespace + audit block).
+        network: Keep the network (default ``False``: an empty network namespace).
         python: Interpreter (default: this one).
-        collect: Files to read back from the sandbox directory before it is removed (each at
-            most ``file_size_mb``; missing ones are left out).
+        collect: Files (at most 7) to read back from the work directory after the run (each
+            at most ``file_size_mb``; missing ones are left out). Their content is untrusted.
         unsafe_no_isolation: Run without the bubblewrap boundary when it is unavailable
             (default: only when the environment variable :data:`UNSAFE_ENV` is set to
             :data:`UNSAFE_VALUE`). Model code then runs on the host; every result says so in
@@ -469,33 +542,35 @@ def run_python(
             _LOG.warning("sandbox: model code runs on this host WITHOUT isolation (%s)", problem)
             _WARNED = True
     bwrap = shutil.which("bwrap") if problem is None else None
-    run_uid = _sandbox_uid() if bwrap else None
-    if timeout_s <= 0 or memory_mb <= 0 or file_size_mb <= 0 or max_processes < 1:
+    run_uid = _sandbox_uid(python or sys.executable) if bwrap else None
+    if timeout_s <= 0 or memory_mb <= 0 or file_size_mb <= 0 or max_processes < 1 or disk_mb <= 0:
         raise ValueError("run_python: limits must be positive")
+    collect = list(collect)
+    if len(collect) > _MAX_COLLECT:
+        raise ValueError(f"run_python: at most {_MAX_COLLECT} files to collect")
+    script = "main.py"
+    inputs: dict[str, bytes] = {script: code.encode("utf-8")}
+    for name, content in (files or {}).items():
+        parts = Path(name).parts
+        if not parts or Path(name).is_absolute() or ".." in parts or name == script:
+            raise ValueError(f"run_python: bad file name {name!r}")
+        inputs[name] = content if isinstance(content, bytes) else content.encode("utf-8")
+    for name in collect:
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"run_python: bad file name to collect {name!r}")
     # The default CPU limit sits a second above the wall-clock limit: equal limits race, and
     # which signal lands first would decide whether a busy loop reads ``timeout`` or ``cpu_time``.
     cpu_limit = int(max(1, round(cpu_s))) if cpu_s is not None else math.ceil(timeout_s) + 1
-    root = Path(tempfile.mkdtemp(prefix="metacog-sandbox-")).resolve()
     outdir = Path(tempfile.mkdtemp(prefix="metacog-sandbox-out-")).resolve()
+    root = None if bwrap else Path(tempfile.mkdtemp(prefix="metacog-sandbox-")).resolve()
     cgroup = _make_cgroup(max_processes)
     isolation: dict[str, str] = {}
+    fds: list[int] = []
     try:
-        script = "main.py"
-        (root / script).write_text(code, encoding="utf-8")
-        (root / _BOOT_NAME).write_text(_BOOT, encoding="utf-8")
-        for name, content in (files or {}).items():
-            target = (root / name).resolve()
-            if root not in target.parents or name in (script, _BOOT_NAME):
-                raise ValueError(f"run_python: bad file name {name!r}")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                target.write_bytes(content)
-            else:
-                target.write_text(content, encoding="utf-8")
         child_env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(root),
-            "TMPDIR": str(root),
+            "HOME": _WORK if bwrap else str(root),
+            "TMPDIR": "/tmp" if bwrap else str(root),
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "PYTHONHASHSEED": "0",
@@ -507,11 +582,6 @@ def run_python(
             **(env or {}),
         }
         uid = os.geteuid() if run_uid is None else run_uid
-        if run_uid is not None:  # the boundary's own uid owns the work directory, nothing else
-            for path in [root, *root.rglob("*")]:
-                os.chown(path, run_uid, run_uid, follow_symlinks=False)
-        # RLIMIT_NPROC counts every process of the user, so leave room for the existing ones
-        # (a fresh uid has none; bwrap itself takes two).
         if run_uid is not None:
             nproc = max_processes + 2
         else:
@@ -542,26 +612,64 @@ def run_python(
             _drop_to(run_uid)
 
         interpreter = python or sys.executable
-        cmd = [interpreter, "-I", "-B", str(root / _BOOT_NAME), str(root), script]
+        collect_paths = [outdir / f"collect-{k}" for k in range(len(collect))]
         if bwrap:
+            # descriptors 3..9 are the collected files; the inputs and the filter come after
+            for path in collect_paths:
+                fds.append(_high(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)))
             cmd = [bwrap, *_bwrap_base(), *_python_binds(interpreter)]
             if network:  # otherwise --unshare-all gave it an empty network namespace
                 cmd.append("--share-net")
-            cmd += ["--bind", str(root), str(root), "--chdir", str(root), "--"]
-            cmd += [interpreter, "-I", "-B", str(root / _BOOT_NAME), str(root), script]
+            for mount in (_WORK, "/tmp"):
+                cmd += ["--size", str(disk_mb * 1024 * 1024), "--tmpfs", mount]
+            made = {""}
+            for name, content in inputs.items():
+                parent = ""
+                for part in Path(name).parts[:-1]:
+                    parent = f"{parent}/{part}"
+                    if parent not in made:
+                        cmd += ["--dir", _WORK + parent]
+                        made.add(parent)
+                fd = _memfd(content)
+                fds.append(fd)
+                cmd += ["--file", str(fd), f"{_WORK}/{name}"]
+            bpf = _seccomp_filter()
+            if bpf is not None:
+                fd = _memfd(bpf)
+                fds.append(fd)
+                cmd += ["--seccomp", str(fd)]
+            cmd += ["--chdir", _WORK, "--", "/bin/sh", "-c", _WRAPPER, "sh", interpreter]
+            cmd += [str(len(collect)), *collect]
+        else:
+            assert root is not None
+            for name, content in inputs.items():
+                target = root / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+            cmd = [interpreter, "-I", "-B", script]
+        # map the collected-file descriptors onto 3.. in the child (Popen keeps pass_fds open)
+        collect_fds = fds[: len(collect)] if bwrap else []
+        other_fds = fds[len(collect) :] if bwrap else []
+
+        def preexec_all() -> None:  # every source descriptor is >= 10, so none is overwritten
+            for k, fd in enumerate(collect_fds):
+                os.dup2(fd, 3 + k)
+            preexec()
+
         start = time.monotonic()
         timed_out = False
         with (outdir / "stdout").open("wb") as out, (outdir / "stderr").open("wb") as err:
             try:
                 proc = subprocess.Popen(
                     cmd,
-                    cwd=root,
+                    cwd=str(root) if root is not None else "/",
                     env=child_env,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=err,
-                    preexec_fn=preexec,
+                    preexec_fn=preexec_all,
                     close_fds=True,
+                    pass_fds=tuple(other_fds) + tuple(range(3, 3 + len(collect_fds))),
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 return SandboxResult(
@@ -579,7 +687,7 @@ def run_python(
                 timed_out = True
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)  # the group, strays included
+                    os.killpg(proc.pid, signal.SIGKILL)  # bwrap; its PID namespace goes with it
                 _remove_cgroup(cgroup)
                 cgroup = None
                 proc.wait()
@@ -587,27 +695,31 @@ def run_python(
         stdout = _head(outdir / "stdout", _MAX_OUTPUT)
         stderr = _head(outdir / "stderr", _MAX_OUTPUT)
         rc = proc.returncode
-        if bwrap and rc is not None and 128 < rc < 128 + 65:  # bwrap reports a signal as 128+n
+        if bwrap and rc is not None and 128 < rc < 128 + 65:  # a signal reads as 128+n
             rc = -(rc - 128)
         if bwrap:
             isolation["boundary"] = (
-                f"bwrap (user/mount/pid/net/ipc/uts namespaces; host uid "
-                f"{uid if run_uid is not None else 'of the caller'}, uid 65534 inside)"
+                f"bwrap (user/mount/pid/net/ipc/uts/cgroup namespaces, no capabilities, "
+                f"no_new_privs; host uid {uid if run_uid is not None else 'of the caller'}, "
+                "uid 65534 inside)"
+            )
+            isolation["seccomp"] = "libseccomp filter" if _seccomp_filter() else "none"
+            isolation["filesystem"] = (
+                f"new root: read-only /usr and interpreter, private tmpfs work dir and /tmp "
+                f"({disk_mb} MB each)"
             )
         else:
             isolation["boundary"] = f"NONE (unsafe opt-in, model code ran on the host: {problem})"
+            isolation["filesystem"] = "host temp dir as cwd (NOT isolated)"
         if network:
             isolation["network"] = "allowed"
         elif bwrap or (libc and not netns_marker.exists()):
             isolation["network"] = "namespace"
         else:
-            isolation["network"] = "audit-hook (no network namespace available)"
-        isolation["processes"] = (
-            "cgroup+audit-hook"
-            if cgroup_procs is not None
-            else ("rlimit+audit-hook" if uid != 0 else "audit-hook (root ignores RLIMIT_NPROC)")
+            isolation["network"] = "NOT isolated (no network namespace available)"
+        isolation["processes"] = ("pid namespace+" if bwrap else "") + (
+            "cgroup+rlimit" if cgroup_procs is not None else "rlimit"
         )
-        isolation["filesystem"] = "private temp dir + audit-hook"
         reason = None
         if timed_out:
             reason = "timeout"
@@ -620,15 +732,24 @@ def run_python(
                 reason = "cpu_time"
         elif rc and "MemoryError" in stderr:
             reason = "memory"
-        elif rc and "[Errno 27] File too large" in stderr:  # Python ignores SIGXFSZ
-            reason = "file_size"
+        elif rc and ("[Errno 27] File too large" in stderr or "[Errno 28]" in stderr):
+            reason = "file_size"  # Python ignores SIGXFSZ; 28: the tmpfs is full
         collected = {}
-        for name in collect:
-            path = (root / name).resolve()
-            if root in path.parents and path.is_file() and not path.is_symlink():
-                collected[name] = _head(path, fsize)
+        for k, name in enumerate(collect):
+            if bwrap:  # an empty file reads as missing
+                if collect_paths[k].stat().st_size > 0:
+                    collected[name] = _head(collect_paths[k], fsize)
+            else:
+                assert root is not None
+                path = (root / name).resolve()
+                if root in path.parents and path.is_file() and not path.is_symlink():
+                    collected[name] = _head(path, fsize)
         return SandboxResult(rc, stdout, stderr, timed_out, reason, duration, isolation, collected)
     finally:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
         _remove_cgroup(cgroup)
-        shutil.rmtree(root, ignore_errors=True)
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(outdir, ignore_errors=True)

@@ -141,7 +141,7 @@ def test_malicious_step_is_contained(bench) -> None:
     assert g.correct == 0.0
     assert not Path("/tmp/pwned").exists()
     script = build_test_script(item, "def trapezoid(f_values, dx):\n    return 0.0")
-    assert "targets.json" in script and "cmp_tuple_or_list" in script
+    assert "targets.json" not in script and "outputs.json" in script  # no target inside
 
 
 @pytest.mark.slow
@@ -196,3 +196,24 @@ def test_first_python_block_is_the_code_without_imports(name, k, tag) -> None:
     code = extract_code(reply)
     assert code is not None and code.strip() == body.strip()
     assert "import" not in code
+
+
+def test_check_plans_move_the_comparison_to_the_caller() -> None:
+    from metacog_tasks.benchmarks._scicode_support import CMP_SOURCE, check_plan, run_check
+
+    plan = check_plan("x = 2\nassert np.allclose(f(x), target, atol=1e-3)")
+    assert plan.capture == "x = 2\n__captured.append(f(x))"
+    assert plan.checks == ("np.allclose(__out, target, atol=0.001)",)
+    ns: dict = {"np": np}
+    exec(CMP_SOURCE, ns)
+    assert run_check(plan, ns, 1.0005, 1.0) is None  # within the official tolerance
+    assert run_check(plan, ns, 1.01, 1.0) == "AssertionError"
+    assert "ValueError" in run_check(plan, ns, [1.0, 2.0, 3.0], [1.0, 2.0])
+    # a self-checking case: the expected value is the gold run's, the output the model's
+    src = "def t():\n    e = np.array([1.0])\n    out = g(3)\n    assert np.allclose(out, e)\nt()"
+    plan = check_plan(src)
+    assert plan.self_check and plan.model_names == ("out",)
+    gold = [{"e": np.array([1.0]), "out": np.array([1.0])}]
+    assert run_check(plan, ns, [{"e": np.array([5.0]), "out": np.array([5.0])}], gold)
+    assert run_check(plan, ns, [{"e": np.array([9.0]), "out": np.array([1.0])}], gold) is None
+    assert check_plan("assert target.any()") is None

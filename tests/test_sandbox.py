@@ -1,7 +1,8 @@
 """The SciCode sandbox: each escape attempt is contained and reported; the harness survives.
 
 Every test uses short timeouts and the process limits come first (pids cgroup, RLIMIT_NPROC,
-the audit hook), so a fork bomb cannot reach the shared machine.
+the PID namespace), so a fork bomb cannot reach the shared machine. The attack classes of the
+threat model are in test_sandbox_attacks.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from metacog_tasks.sandbox import SandboxResult, isolation_support, run_python
 def _assert_blocked(result: SandboxResult, needle: str) -> None:
     assert not result.ok
     assert result.returncode not in (0, None)
-    assert needle in result.stderr, result.stderr[-500:]
+    needles = needle.split("|")
+    assert any(n in result.stderr for n in needles), result.stderr[-500:]
 
 
 def test_ordinary_code_runs_with_numpy() -> None:
@@ -26,7 +28,7 @@ def test_ordinary_code_runs_with_numpy() -> None:
     assert r.ok, r.stderr
     assert r.stdout.strip() == "45"
     assert r.killed_reason is None and not r.timed_out
-    assert set(r.isolation) == {"boundary", "network", "processes", "filesystem"}
+    assert set(r.isolation) == {"boundary", "seccomp", "network", "processes", "filesystem"}
     assert r.isolation["boundary"].startswith("bwrap")
     assert r.to_dict()["returncode"] == 0
 
@@ -67,15 +69,13 @@ def test_cpu_limit() -> None:
 def test_fork_bomb_is_contained() -> None:
     before = len(os.listdir("/proc"))
     r = run_python("import os\nwhile True:\n    os.fork()", timeout_s=5, max_processes=8)
-    _assert_blocked(r, "process control (os.fork) is blocked")
+    _assert_blocked(r, "BlockingIOError|Resource temporarily unavailable")
     r = run_python(
         "import ctypes\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork()",
         timeout_s=5,
         max_processes=8,
     )
-    _assert_blocked(r, "native call 'fork' is blocked")
-    r = run_python("import subprocess\nsubprocess.run(['true'])", timeout_s=5)
-    _assert_blocked(r, "subprocess.Popen")
+    assert not r.ok
     assert len(os.listdir("/proc")) < before + 50  # nothing left behind
 
 
@@ -103,10 +103,10 @@ def test_huge_allocation_fails_cleanly() -> None:
 def test_writing_outside_is_blocked(tmp_path: Path) -> None:
     target = tmp_path / "escaped.txt"
     r = run_python(f"open({str(target)!r}, 'w').write('x')", timeout_s=20)
-    _assert_blocked(r, "writing outside the sandbox directory")
+    _assert_blocked(r, "No such file or directory")
     assert not target.exists()
     r = run_python(f"import os\nos.remove({str(tmp_path)!r})", timeout_s=20)
-    _assert_blocked(r, "os.remove outside the sandbox directory")
+    _assert_blocked(r, "No such file or directory")
     assert tmp_path.exists()
 
 
@@ -114,10 +114,10 @@ def test_reading_outside_is_blocked(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("top secret")
     r = run_python(f"print(open({str(secret)!r}).read())", timeout_s=20)
-    _assert_blocked(r, "reading outside the sandbox directory")
+    _assert_blocked(r, "No such file or directory")
     assert "top secret" not in r.stdout
     r = run_python(f"import os\nprint(os.listdir({str(tmp_path)!r}))", timeout_s=20)
-    _assert_blocked(r, "os.listdir outside the sandbox directory")
+    _assert_blocked(r, "No such file or directory")
 
 
 def test_sockets_are_blocked() -> None:
@@ -130,9 +130,7 @@ def test_sockets_are_blocked() -> None:
             f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)",
             timeout_s=20,
         )
-        _assert_blocked(r, "network access")
-        r = run_python("import socket\nsocket.socket()", timeout_s=20)
-        _assert_blocked(r, "network access (socket.__new__)")
+        _assert_blocked(r, "Network is unreachable|Connection refused")
     finally:
         server.close()
 
@@ -158,5 +156,21 @@ def test_harness_is_unharmed() -> None:
     r = run_python("raise SystemExit(3)", timeout_s=10)
     assert r.returncode == 3 and r.killed_reason is None
     r = run_python("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)", timeout_s=10)
-    _assert_blocked(r, "process control (os.kill)")
+    assert r.returncode != 0  # it can only kill the sandbox's own processes
     assert Path("/proc/self").exists()  # still here
+
+
+def test_refuses_without_a_boundary_unless_opted_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    import metacog_tasks.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_bwrap_problem", lambda: "bwrap not found")
+    monkeypatch.delenv(sandbox.UNSAFE_ENV, raising=False)
+    with pytest.raises(sandbox.SandboxUnavailableError, match="apt-get install bubblewrap"):
+        run_python("print(1)")
+    monkeypatch.setenv(sandbox.UNSAFE_ENV, "yes")  # not the phrase: still refused
+    with pytest.raises(sandbox.SandboxUnavailableError):
+        run_python("print(1)")
+    monkeypatch.setenv(sandbox.UNSAFE_ENV, sandbox.UNSAFE_VALUE)
+    r = run_python("open('o.txt', 'w').write('k')", collect=["o.txt"], timeout_s=20)
+    assert r.ok and r.files == {"o.txt": "k"}
+    assert r.isolation["boundary"].startswith("NONE")

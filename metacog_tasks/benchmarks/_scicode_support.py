@@ -9,9 +9,18 @@ Targets travel as tagged JSON, never as pickles.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import Any
 
-__all__ = ["CMP_SOURCE", "CODEC_SOURCE", "capture_targets_source", "codec", "read_h5_targets"]
+__all__ = [
+    "CMP_SOURCE",
+    "CODEC_SOURCE",
+    "CheckPlan",
+    "capture_targets_source",
+    "check_plan",
+    "codec",
+    "read_h5_targets",
+]
 
 CODEC_SOURCE = r"""
 import json as _json
@@ -78,11 +87,17 @@ def _dec(value):
             arr = _np.empty(len(data), dtype=object)
             arr[:] = data
             return arr.reshape(spec["shape"])
-        return _np.array(data, dtype=_np.dtype(spec["dtype"])).reshape(spec["shape"])
+        dtype = _np.dtype(spec["dtype"])
+        if dtype.kind not in "biuf" or dtype.subdtype is not None or dtype.names:
+            raise ValueError("unsupported dtype %r" % (spec["dtype"],))  # e.g. '(10**9,)f8'
+        return _np.array(data, dtype=dtype).reshape(spec["shape"])
     if "__sparse__" in value:
         import scipy.sparse as _sp
+        fmt = value["__sparse__"]["format"]
+        if fmt not in ("bsr", "coo", "csc", "csr", "dia", "dok", "lil"):
+            raise ValueError("unknown sparse format %r" % (fmt,))
         dense = _dec(value["__sparse__"]["dense"])
-        return getattr(_sp, value["__sparse__"]["format"] + "_matrix")(dense)
+        return getattr(_sp, fmt + "_matrix")(dense)
     if "__tuple__" in value:
         return tuple(_dec(x) for x in value["__tuple__"])
     if "__dict__" in value:
@@ -262,6 +277,216 @@ def capture_targets_source(test_case: str) -> str | None:
     if not done:
         return None
     return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+_CALLER_NAMES = frozenset(
+    {"np", "numpy", "target", "__out", "cmp_tuple_or_list", "are_dicts_close"}
+    | {"are_csc_matrix_close", "abs", "all", "any", "len", "float", "int", "round", "sum"}
+    | {"max", "min", "tuple", "list", "isinstance", "bool", "None", "True", "False"}
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckPlan:
+    """How one test case is graded without trusting anything computed beside the model code.
+
+    Attributes:
+        capture: Source run in the sandbox: the test case with its assert replaced by
+            ``__captured.append(...)`` of the values the assert compares (function outputs).
+        checks: Expressions the *caller* evaluates, one per captured entry; ``__out`` is the
+            captured value (decoded from JSON), ``target`` the target (``targets()``).
+        defs: The test case's own function definitions (trusted dataset code, e.g. a custom
+            comparison) that the checks may call; run in the caller.
+        self_check: The test case has no ``target``: it compares with values it computes
+            itself. Those values come from the gold run (``target`` is the gold capture) and
+            only the names that depend on the step's code come from the model run.
+        model_names: For a self-check, the captured names taken from the model run.
+    """
+
+    capture: str
+    checks: tuple[str, ...]
+    defs: str = ""
+    self_check: bool = False
+    model_names: tuple[str, ...] = ()
+
+
+class _Swap(ast.NodeTransformer):
+    def __init__(self, swaps: dict[int, ast.expr]) -> None:
+        self.swaps = swaps
+
+    def visit(self, node: ast.AST) -> Any:
+        if id(node) in self.swaps:
+            return self.swaps[id(node)]
+        return super().visit(node)
+
+
+def _defs(tree: ast.Module) -> str:
+    return "\n".join(
+        ast.unparse(s) for s in tree.body if isinstance(s, (ast.FunctionDef, ast.Import))
+    )
+
+
+def _free(expr: str, defs: str) -> set[str]:
+    tree = ast.parse(expr, mode="eval")
+    defined = {n.name for n in ast.walk(ast.parse(defs)) if isinstance(n, ast.FunctionDef)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return names - _CALLER_NAMES - defined
+
+
+def _self_check_plan(tree: ast.Module) -> CheckPlan | None:
+    """Asserts of a target-less test case: capture the local names they read."""
+    scopes: list[list[ast.stmt]] = [tree.body]
+    scopes += [n.body for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    checks: list[str] = []
+    model: set[str] = set()
+    for body in scopes:
+        local: dict[str, ast.expr] = {}
+        for stmt in body:
+            if isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            local[n.id] = stmt.value
+        names_ = frozenset(local)
+        # a name depends on the step's code when its value calls anything but numpy/builtins
+        # or reads such a name (transitively)
+        tainted: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, value in local.items():
+                if name in tainted:
+                    continue
+                for n in ast.walk(value):
+                    calls_code = isinstance(n, ast.Call) and not _numeric_call(n.func, names_)
+                    if calls_code or (isinstance(n, ast.Name) and n.id in tainted):
+                        tainted.add(name)
+                        changed = True
+                        break
+        for i, stmt in enumerate(body):
+            if not isinstance(stmt, ast.Assert):
+                continue
+            names = sorted(
+                {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)} & set(local)
+            )
+            calls = [
+                n
+                for n in ast.walk(stmt.test)
+                if isinstance(n, ast.Call) and not _numeric_call(n.func)
+            ]
+            if calls:
+                return None  # the assert calls the step's code itself: nothing to capture
+            model |= set(names) & tainted
+            capture = ast.parse(
+                "__captured.append({" + ", ".join(f"{n!r}: {n}" for n in names) + "})"
+            ).body[0]
+            body[i] = capture
+            checks.append(ast.unparse(stmt.test))
+    if not checks:
+        return None
+    return CheckPlan(ast.unparse(tree), tuple(checks), _defs(tree), True, tuple(sorted(model)))
+
+
+_MODULES = frozenset({"np", "numpy", "scipy", "sp", "math", "cmath", "itertools", "la"})
+
+
+def _numeric_call(func: ast.expr, local: frozenset[str] = frozenset()) -> bool:
+    """Whether a call is to numpy/builtins or a method of a local value (not the step's code)."""
+    if isinstance(func, ast.Name):
+        return func.id in _CALLER_NAMES
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Call):
+        return _numeric_call(root.func, local)
+    if isinstance(root, ast.Name):
+        return root.id in _MODULES or root.id in local
+    return True  # a method of a literal or subscript
+
+
+def check_plan(test_case: str) -> CheckPlan | None:
+    """The capture source and the caller-side checks of one SciCode test case.
+
+    The expressions the test's assert compares with ``target`` are computed in the sandbox
+    (:attr:`CheckPlan.capture`); the assert itself, with those expressions replaced by the
+    captured value ``__out``, is evaluated by the caller. ``None`` when the test case cannot
+    be split this way (it is then failed, never run as a self-grading script).
+    """
+    try:
+        tree = ast.parse(test_case)
+    except SyntaxError:
+        return None
+    if not any(isinstance(n, ast.Name) and n.id == "target" for n in ast.walk(tree)):
+        return _self_check_plan(tree)
+    capture = capture_targets_source(test_case)
+    if capture is None:
+        return None
+    aliases: dict[str, int] = {}
+    for stmt in tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == "target"
+            and isinstance(stmt.targets[0], ast.Tuple)
+        ):
+            aliases = {e.id: k for k, e in enumerate(stmt.targets[0].elts)}  # type: ignore[attr-defined]
+        if isinstance(stmt, ast.Assert):
+            pairs = _partners(stmt.test, aliases)
+            if not pairs:
+                continue
+            swaps: dict[int, ast.expr] = {}
+            first = ast.dump(pairs[0][1])
+            for idx, expr in pairs:
+                if idx is None and ast.dump(expr) != first:
+                    continue
+                swaps[id(expr)] = ast.parse(
+                    "__out" if idx is None else f"__out[{idx}]", mode="eval"
+                ).body
+            test = _Swap(swaps).visit(stmt.test)
+            if aliases:  # "a, b = target" then "assert f(a) ...": use target[k]
+                test = _Swap(
+                    {
+                        id(n): ast.parse(f"target[{aliases[n.id]}]", mode="eval").body
+                        for n in ast.walk(test)
+                        if isinstance(n, ast.Name) and n.id in aliases
+                    }
+                ).visit(test)
+            return CheckPlan(capture, (ast.unparse(test),), _defs(tree))
+    return None
+
+
+def run_check(plan: CheckPlan, namespace: dict[str, Any], out: Any, target: Any) -> str | None:
+    """Evaluate a plan's checks in the caller; ``None`` on pass, else why it failed."""
+    if plan.self_check and not (
+        isinstance(out, list) and isinstance(target, list) and len(out) == len(target)
+    ):
+        return "self-checking test case: captured values missing"
+    outs = out if plan.self_check else [out]
+    gold = target if plan.self_check else [target]
+    for k, check in enumerate(plan.checks):
+        free = _free(check, plan.defs)
+        ns = dict(namespace)
+        if plan.self_check:
+            if not isinstance(outs[k], dict) or not isinstance(gold[k], dict):
+                return "self-checking test case: captured values missing"
+            for name in free:
+                src = outs[k] if name in plan.model_names else gold[k]
+                if name not in src:
+                    return f"value {name!r} not captured"
+                ns[name] = src[name]
+        elif free:
+            return f"check reads {sorted(free)} computed beside the model code"
+        else:
+            ns["target"] = target
+            ns["__out"] = out
+        exec(compile(plan.defs, "<test defs>", "exec"), ns)  # dataset code, not model code
+        try:
+            ok = bool(eval(compile(check, "<check>", "eval"), ns))
+        except Exception as exc:  # a wrong shape or type is a failed test
+            return f"{type(exc).__name__}: {exc}"[:300]
+        if not ok:
+            return "AssertionError"
+    return None
 
 
 def read_h5_targets(path: str, step: str, n_tests: int) -> list[Any]:

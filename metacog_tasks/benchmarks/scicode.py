@@ -31,9 +31,10 @@ from metacog_tasks.benchmarks._data import load_hf, read_records, require_fields
 from metacog_tasks.benchmarks._scicode_support import (
     CMP_SOURCE,
     CODEC_SOURCE,
-    capture_targets_source,
+    check_plan,
     codec,
     read_h5_targets,
+    run_check,
 )
 from metacog_tasks.benchmarks.base import Grade, Item
 from metacog_tasks.sandbox import SandboxResult, run_python
@@ -48,8 +49,7 @@ __all__ = [
 
 HF_ID = "SciCode1/SciCode"
 FIELDS = ("problem_id", "sub_steps", "required_dependencies")
-_MARK = "__METACOG_SCICODE_TEST__"
-_TARGETS_MARK = "__METACOG_SCICODE_TARGETS__"
+OUTPUTS = "outputs.json"
 
 PROMPTS = {
     "solve": (
@@ -118,7 +118,7 @@ def _scicode_package() -> dict[str, str]:
 def support_files() -> dict[str, str]:
     """Files a test or target script needs beside it (``scicode.compare.cmp``, the codec).
 
-    Another sandbox (e.g. Inspect's) writes these next to ``main.py`` and ``targets.json``.
+    Another sandbox (e.g. Inspect's) writes these next to ``main.py``.
     """
     return _scicode_package()
 
@@ -136,63 +136,56 @@ def _script_head(item: Item, prior_code: str, code: str) -> list[str]:
     ]
 
 
-def build_test_script(item: Item, code: str, prior_code: str = "") -> str:
-    """The step's test script: dependencies, previous code, the code under test, test cases.
-
-    Targets are read from ``targets.json`` beside the script (tagged JSON, see the codec);
-    each test case prints a marker line with PASS/FAIL and the script exits 1 on any failure.
-    """
-    tests = list(item.meta["test_cases"])
+def _capture_script(item: Item, code: str, prior_code: str, out_name: str, strict: bool) -> str:
+    plans = [check_plan(t) for t in item.meta["test_cases"]]
+    sources = [None if p is None else (p.capture, p.self_check) for p in plans]
     return "\n".join(
         [
             *_script_head(item, prior_code, code),
-            "def __metacog_run_tests():",
-            "    from _metacog_codec import load_targets",
-            "    with open('targets.json', encoding='utf-8') as fh:",
-            "        targets = load_targets(fh.read())",
-            f"    tests = {tests!r}",
-            "    failed = 0",
-            "    for i, src in enumerate(tests):",
-            "        globals()['target'] = targets[i]",
-            "        try:",
-            "            exec(compile(src, '<test %d>' % (i + 1), 'exec'), globals())",
-            f"            print('{_MARK} %d PASS' % i, flush=True)",
-            "        except BaseException as exc:",
-            "            failed += 1",
-            f"            print(('{_MARK} %d FAIL %s: %s' % (i, type(exc).__name__, exc))[:400],",
-            "                  flush=True)",
-            "    sys.exit(1 if failed else 0)",
-            "",
-            "__metacog_run_tests()",
-            "",
-        ]
-    )
-
-
-def build_target_script(item: Item, gold_code: str, prior_code: str = "") -> str:
-    """A script that runs the gold code on each test case's inputs and prints the targets."""
-    captured = [capture_targets_source(t) for t in item.meta["test_cases"]]
-    return "\n".join(
-        [
-            *_script_head(item, prior_code, gold_code),
             "def __metacog_capture():",
             "    from _metacog_codec import dump_targets",
-            f"    sources = {captured!r}",
+            f"    sources = {sources!r}",
             "    values = []",
-            "    for i, src in enumerate(sources):",
-            "        if src is None:",
-            "            raise SystemExit('test case %d: no target to capture' % (i + 1))",
+            "    for i, spec in enumerate(sources):",
+            "        if spec is None:",
+            "            if " + repr(strict) + ":",
+            "                raise SystemExit('test case %d: no target to capture' % (i + 1))",
+            "            values.append(('error', 'test case not splittable'))",
+            "            continue",
+            "        src, whole = spec",
             "        globals()['__captured'] = []",
-            "        exec(compile(src, '<capture %d>' % (i + 1), 'exec'), globals())",
-            "        values.append(globals()['__captured'][-1])",
-            "    with open('targets_out.json', 'w', encoding='utf-8') as fh:",
+            "        try:",
+            "            exec(compile(src, '<capture %d>' % (i + 1), 'exec'), globals())",
+            "            got = globals()['__captured']",
+            "            values.append(('ok', list(got) if whole else got[-1]))",
+            "        except BaseException as exc:",
+            "            if " + repr(strict) + ":",
+            "                raise",
+            "            values.append(('error', ('%s: %s' % (type(exc).__name__, exc))[:300]))",
+            f"    with open({out_name!r}, 'w', encoding='utf-8') as fh:",
             "        fh.write(dump_targets(values))",
-            f"    print('{_TARGETS_MARK}', flush=True)",
             "",
             "__metacog_capture()",
             "",
         ]
     )
+
+
+def build_test_script(item: Item, code: str, prior_code: str = "") -> str:
+    """The step's output script: dependencies, previous code, the code under test, and each
+    test case's setup with its assert replaced by a capture of the compared values.
+
+    It writes ``outputs.json`` (tagged JSON, see the codec): one ``("ok", value)`` or
+    ``("error", message)`` per test case. No target enters the sandbox; the caller compares
+    (:func:`metacog_tasks.benchmarks._scicode_support.run_check`), so nothing the script prints,
+    its exit status or anything it patches can pass a test.
+    """
+    return _capture_script(item, code, prior_code, OUTPUTS, strict=False)
+
+
+def build_target_script(item: Item, gold_code: str, prior_code: str = "") -> str:
+    """A script that runs the gold code on each test case's inputs and writes the targets."""
+    return _capture_script(item, gold_code, prior_code, "targets_out.json", strict=True)
 
 
 class SciCode(TemplatedBenchmark):
@@ -353,7 +346,7 @@ class SciCode(TemplatedBenchmark):
             script = build_target_script(item, item.target, self._prior_gold(item) or "")
             res = self.run_script(script, collect=("targets_out.json",))
             if res.ok and "targets_out.json" in res.files:
-                values = codec["load_targets"](res.files["targets_out.json"])
+                values = [v for _, v in codec["load_targets"](res.files["targets_out.json"])]
             else:
                 self._target_errors[item.item_id] = (
                     f"gold code failed (rc {res.returncode}, {res.killed_reason}): "
@@ -395,21 +388,11 @@ class SciCode(TemplatedBenchmark):
         if code is None:
             return Grade(0.0, "unextractable", None, details={"tests": []})
         prior = self._prior_gold(item) or ""
-        res = self.run_script(build_test_script(item, code, prior), targets)
-        tests = []
-        for line in res.stdout.splitlines():
-            if line.startswith(_MARK):
-                parts = line[len(_MARK) :].split(" ", 2)
-                tests.append(
-                    {
-                        "index": int(parts[1]),
-                        "passed": parts[2].startswith("PASS"),
-                        "message": parts[2][4:].strip()[:300],
-                    }
-                )
+        res = self.run_script(build_test_script(item, code, prior), collect=(OUTPUTS,))
+        tests = self._compare(item, targets, res.files.get(OUTPUTS))
         n = len(item.meta["test_cases"])
         passed = sum(t["passed"] for t in tests)
-        correct = res.ok and passed == n
+        correct = passed == n  # decided here, from data: the exit status plays no part
         if res.timed_out:
             status = "timeout"
         elif correct:
@@ -431,6 +414,36 @@ class SciCode(TemplatedBenchmark):
                 "isolation": dict(res.isolation),
             },
         )
+
+    def _compare(self, item: Item, targets: list[Any], raw: str | None) -> list[dict[str, Any]]:
+        """Compare the captured outputs with the targets, in this process."""
+        n = len(item.meta["test_cases"])
+        if raw is None:
+            return [{"index": i, "passed": False, "message": "no outputs"} for i in range(n)]
+        try:
+            outputs = codec["load_targets"](raw)
+            if not isinstance(outputs, list) or len(outputs) != n:
+                raise ValueError(f"{n} test cases but {len(outputs)} outputs")
+        except Exception as exc:  # anything the codec rejects is a failed step
+            msg = f"unreadable outputs: {type(exc).__name__}: {exc}"[:300]
+            return [{"index": i, "passed": False, "message": msg} for i in range(n)]
+        namespace: dict[str, Any] = {}
+        exec(item.meta["dependencies"], namespace)  # the step's import lines (dataset)
+        exec(CMP_SOURCE, namespace)  # our comparison helpers
+        tests = []
+        for i, (src, out) in enumerate(zip(item.meta["test_cases"], outputs)):
+            plan = check_plan(src)
+            why: str | None
+            if plan is None:
+                why = "test case cannot be graded outside the sandbox"
+            elif not (isinstance(out, tuple) and len(out) == 2 and out[0] in ("ok", "error")):
+                why = "malformed output entry"
+            elif out[0] == "error":
+                why = str(out[1])[:300]
+            else:
+                why = run_check(plan, namespace, out[1], targets[i])
+            tests.append({"index": i, "passed": why is None, "message": why or ""})
+        return tests
 
     def reference_response(self, item: Item, prompt_index: int = 0) -> str:
         """The gold function in a ```python block.

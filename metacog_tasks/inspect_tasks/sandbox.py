@@ -1,7 +1,7 @@
 """SciCode tests in an Inspect sandbox (``-T sandbox=docker``) instead of the project's sandbox.
 
 By default the SciCode scorer grades through the benchmark, which runs each test script in
-:func:`metacog_tasks.sandbox.run_python` (rlimits, network namespace, audit hook) on the host.
+:func:`metacog_tasks.sandbox.run_python` (the bubblewrap boundary) on the host.
 With ``-T sandbox=docker`` the same scripts (built by
 :func:`metacog_tasks.benchmarks.scicode.build_test_script`) run in the sample's Inspect sandbox
 instead: a container built from a small image (Python 3.11 with numpy, scipy, sympy and h5py)
