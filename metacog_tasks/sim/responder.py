@@ -243,6 +243,7 @@ class SimResponder:
             "numeric": float(state.numeric[0, 0]),
             "uncertainty": float(state.uncertainty[0, 0]),
             "inline": bool(state.inline[0, 0]),
+            "felt_uncertainty": float(state.felt_uncertainty[0, 0]),
         }
         self._cells[key] = out
         return out
@@ -272,16 +273,15 @@ class SimResponder:
         item = entry.item
         state = self.cell(entry.benchmark, item.item_id, probe)
         rng = self.population.rng(entry.benchmark, item.item_id, self.model, "probe", probe)
+        # The wording follows a noisy read of the internal state, never the correctness itself
+        # (an inline attempt's outcome included): see LatentState.felt_uncertainty.
         common = {
-            "uncertainty": state["uncertainty"],
+            "uncertainty": state["felt_uncertainty"],
             "rng": rng,
             "inline": state["inline"],
-            "correct": state["correct"],
             "reasoning": self.reasoning,
         }
         if probe == "numeric":
-            # The wording follows the number the model states.
-            common["uncertainty"] = 1.0 - state["numeric"] / 100.0
             return numeric_reply(item, confidence=state["numeric"], **common)
         return probe_reply(item, yes=state["confidence"], **common)
 
