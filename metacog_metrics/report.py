@@ -645,6 +645,11 @@ def _inline_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame])
                     f"R-NR signal that disappears without the inline-solved items: {lost:.0%} "
                     f"(95% item bootstrap {_fmt(lo, 2)} to {_fmt(hi, 2)})"
                 )
+            drop = entry.get("rnr_tau_drop")
+            if drop is not None:
+                dlo, dhi = (entry.get("rnr_tau_drop_ci") or [None, None])[:2]
+                what += (f"; R-NR mean tau-b falls by {drop:.3f} (95% item bootstrap "
+                         f"{_fmt(dlo, 3)} to {_fmt(dhi, 3)})")  # fmt: skip
             share = entry.get("inline_share")
             share = "n/a" if share is None else f"{share:.1%}"
             parts.append(head + f"<p>{what}; {share} of the group's (item, model) cells are "

@@ -105,13 +105,9 @@ def _inline_section(
                 "pair_types": res.types.to_dict(orient="records"),
                 "rnr_share_lost": res.rnr_share_lost,
                 "rnr_share_lost_ci": list(res.rnr_share_lost_ci),
-                "rnr_share_lost_reason": None
-                if np.isfinite(res.rnr_share_lost)
-                else (
-                    "no R-NR pairs"
-                    if "R-NR" not in set(res.types.get("pair_type", []))
-                    else "the R-NR mean tau-b on all items is not above 0: no signal to lose"
-                ),
+                "rnr_share_lost_reason": res.reason,
+                "rnr_tau_drop": res.rnr_tau_drop,
+                "rnr_tau_drop_ci": list(res.rnr_tau_drop_ci),
                 "permutations": perms,
                 "n_boot": n_boot,
                 "min_items": res.min_items,

@@ -405,9 +405,12 @@ def text_probes(
         models = rows.loc[idx, "model"].to_numpy()
         counts = rows.loc[idx].groupby("model", sort=False)["item_id"].nunique()
         small = counts[counts < min_items]
-        for m, n in small.items():
-            notes.append(f"{'/'.join(map(str, key))}: model {m!r} has {n} graded item(s), "
-                         f"fewer than {min_items}; left out of the text probes")  # fmt: skip
+        if len(small):
+            listed = ", ".join(f"{m} ({n})" for m, n in list(small.items())[:3])
+            more = f" and {len(small) - 3} more" if len(small) > 3 else ""
+            notes.append(f"{'/'.join(map(str, key))}: {len(small)} model(s) with fewer than "
+                         f"{min_items} graded items left out of the text probes: "
+                         f"{listed}{more}")  # fmt: skip
         idx = idx[~np.isin(models, small.index)]
         models = rows.loc[idx, "model"].to_numpy()
         evaluated[idx] = True
