@@ -170,8 +170,7 @@ def _write_models_file(out_dir: Path, names: Sequence[str], *, preset: str, seed
                        records: Any) -> Path:  # fmt: skip
     """The simulated models' known reasoning flags, under the names the harness logged, as a
     models file for ``metacog analyze`` (the pair-type and inline-solving breakdowns need them)."""
-    from metacog_metrics._io import atomic_write_text
-    from metacog_metrics.simulate import Population, get_preset
+    from metacog_metrics import Population, get_preset
 
     flags = Population(get_preset(preset), len(names), seed).reasoning(names)
     lines = ["models:"]
@@ -179,7 +178,9 @@ def _write_models_file(out_dir: Path, names: Sequence[str], *, preset: str, seed
         short = logged.rsplit("/", 1)[-1]
         if short in flags:
             lines.append(f'  "{logged}": {{reasoning: {str(flags[short]).lower()}}}')
-    return atomic_write_text(out_dir / "models.yaml", "\n".join(lines) + "\n")
+    path = out_dir / "models.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def run_demo(
