@@ -18,7 +18,7 @@ import pandas as pd
 
 from metacog_metrics._result import to_jsonable
 from metacog_metrics.inline_solving import FEATURES, detect_inline, inline_pairwise, inline_rates
-from metacog_metrics.text_probes import SCORES, text_probes
+from metacog_metrics.text_probes import SCORES, fit_text_probes
 
 if TYPE_CHECKING:
     from metacog_metrics.analyze import AnalysisOptions, GroupAnalysis
@@ -126,7 +126,7 @@ def _probe_section(
         if g.benchmark == _POOLED and not (records["benchmark"] == _POOLED).any():
             frames.append(_group_rows(records, g).assign(benchmark=_POOLED))
     data = pd.concat(frames, ignore_index=True) if len(frames) > 1 else records
-    res = text_probes(data, n_boot=opts.n_boot, seed=opts.seed, progress=opts.progress)
+    res = fit_text_probes(data, n_boot=opts.n_boot, seed=opts.seed, progress=opts.progress)
     if not res.sets:
         return {"status": "absent", "reason": "the records have no question, probe_text or "
                 "solve_text (texts) to read", "missing": res.missing}, {}  # fmt: skip

@@ -41,8 +41,8 @@ __all__ = [
     "TEXT_COLUMNS",
     "TextProbeResult",
     "cross_validated_scores",
+    "fit_text_probes",
     "text_features",
-    "text_probes",
 ]
 
 #: Feature sets, by the texts they use: Q (question), M (probe rationale), P (solve trace).
@@ -326,7 +326,7 @@ def available_sets(records: pd.DataFrame) -> tuple[tuple[str, ...], dict[str, st
     return tuple(sets), missing
 
 
-def text_probes(
+def fit_text_probes(
     records: pd.DataFrame,
     *,
     fit_by: Literal["benchmark", "model"] = "benchmark",

@@ -12,8 +12,8 @@ from metacog_metrics.text_probes import (
     FEATURE_NAMES,
     FEATURE_SETS,
     cross_validated_scores,
+    fit_text_probes,
     text_features,
-    text_probes,
 )
 
 N_MODELS, SEED = 12, 1
@@ -29,7 +29,7 @@ def sim_records() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def sim_probes(sim_records):
-    return text_probes(sim_records, n_boot=200, seed=0)
+    return fit_text_probes(sim_records, n_boot=200, seed=0)
 
 
 def test_about_forty_features_counted_by_hand():
@@ -78,7 +78,7 @@ def test_shuffled_labels_give_chance(sim_records):
     rng = np.random.default_rng(5)
     shuffled = sim_records.copy()
     shuffled["correct"] = rng.permutation(shuffled["correct"].to_numpy())
-    t = text_probes(shuffled, n_boot=0, seed=3).table
+    t = fit_text_probes(shuffled, n_boot=0, seed=3).table
     for name in ("internal", "pop", *FEATURE_SETS):
         assert abs(t[f"auroc_{name}"].median() - 0.5) < 0.05, name
 
@@ -108,20 +108,20 @@ def test_internal_and_pop_against_sklearn(sim_records, sim_probes):
 
 def test_fit_by_model(sim_records):
     sub = sim_records[sim_records["model"].isin(["m01", "m02", "m03"])]
-    res = text_probes(sub, fit_by="model", n_boot=0)
+    res = fit_text_probes(sub, fit_by="model", n_boot=0)
     assert len(res.table) == 6 and res.table["auroc_M"].notna().all()
     with pytest.raises(ValueError, match="fit_by"):
-        text_probes(sub, fit_by="item")
+        fit_text_probes(sub, fit_by="item")
 
 
 def test_missing_texts_are_reported_not_fatal(sim_records):
     no_solve = sim_records.drop(columns=["solve_text"])
-    res = text_probes(no_solve, n_boot=0)
+    res = fit_text_probes(no_solve, n_boot=0)
     assert res.sets == ("Q", "M", "QM")
     assert set(res.missing) == {"P", "QP", "QMP"} and "solve_text" in res.missing["P"]
     bare = sim_records[["model", "benchmark", "item_id", "probe", "confidence",
                         "confidence_kind", "correct"]]  # fmt: skip
-    res = text_probes(bare, n_boot=0)
+    res = fit_text_probes(bare, n_boot=0)
     assert res.sets == () and res.table.empty and len(res.missing) == 6
 
 
@@ -129,7 +129,7 @@ def test_small_models_are_left_out_with_a_note(sim_records):
     sub = sim_records[sim_records["model"].isin(["m01", "m02", "m03"])].copy()
     ids = sub.loc[sub["benchmark"] == "squad", "item_id"].unique()[:5]
     drop = (sub["model"] == "m03") & (sub["benchmark"] == "squad") & ~sub["item_id"].isin(ids)
-    res = text_probes(sub[~drop], n_boot=0)
+    res = fit_text_probes(sub[~drop], n_boot=0)
     assert not ((res.table["model"] == "m03") & (res.table["benchmark"] == "squad")).any()
     assert any("1 model(s) with fewer than 20 graded items" in n and "m03 (5)" in n
                for n in res.notes)  # fmt: skip
