@@ -134,6 +134,21 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "simulate_arrays",
         "simulate_records",
     ),
+    "metacog_metrics.inline_solving": (
+        "InlineDetection",
+        "InlinePairTypes",
+        "detect_inline",
+        "inline_features",
+        "inline_pairwise",
+        "inline_rates",
+        "strip_verdict",
+    ),
+    "metacog_metrics.text_probes": (
+        "TextProbeResult",
+        "cross_validated_scores",
+        "fit_text_probes",
+        "text_features",
+    ),
     "metacog_metrics.power": (
         "PowerOutputs",
         "PowerResult",

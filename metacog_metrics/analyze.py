@@ -54,6 +54,7 @@ from metacog_metrics.records import (
 )
 from metacog_metrics.stratified import StratifiedTestResult, stratified_mean_tau_test
 from metacog_metrics.tetrachoric import TetrachoricMatrixResult, tetrachoric_matrix
+from metacog_metrics.text_analyses import text_sections
 
 __all__ = [
     "CONTINUOUS_KINDS",
@@ -790,6 +791,9 @@ def _analyze(
         "warnings": notes,
         "results": results,
     }
+    text_summary, text_tables = text_sections(records, groups, opts)
+    summary.update(text_summary)
+    tables.update(text_tables)
     return AnalysisResult(records, to_jsonable(summary), tables, groups)
 
 

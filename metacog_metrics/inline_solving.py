@@ -255,6 +255,10 @@ class InlinePairTypes(Result):
             that disappears without the inline-solved items: ``1 - without / with``; NaN when
             there are no R-NR pairs or their mean tau on all items is not above 0.
         rnr_share_lost_ci: Percentile item-bootstrap interval of it (95%).
+        rnr_tau_drop: The same change on the tau scale, ``with - without`` (stable when the
+            R-NR mean on all items is near 0, where the share is not).
+        rnr_tau_drop_ci: Its percentile item-bootstrap interval (95%).
+        reason: Why the share is NaN (None when it is defined).
         n_boot: Bootstrap resamples.
         min_items: Fewest items a pair needs for a tau without inline items.
         fdr_alpha: BH level.
@@ -267,6 +271,9 @@ class InlinePairTypes(Result):
     n_boot: int
     min_items: int
     fdr_alpha: float
+    rnr_tau_drop: float = float("nan")
+    rnr_tau_drop_ci: tuple[float, float] = (float("nan"), float("nan"))
+    reason: str | None = None
 
 
 def _pair_kind(fa: bool | None, fb: bool | None) -> str | None:
@@ -439,23 +446,41 @@ def inline_pairwise(
     types = pd.DataFrame(rows)
 
     rnr = kinds == "R-NR"
-    lost, ci = float("nan"), (float("nan"), float("nan"))
+    nan2 = (float("nan"), float("nan"))
+    lost, ci, drop, drop_ci, reason = float("nan"), nan2, float("nan"), nan2, None
     base = _rnr_mean(tau_with, rnr) if rnr.any() else float("nan")
-    if rnr.any() and np.isfinite(base) and base > 0:
-        lost = 1.0 - _rnr_mean(tau_without, rnr) / base
+    without = _rnr_mean(tau_without, rnr) if rnr.any() else float("nan")
+    if not rnr.any():
+        reason = "no R-NR pairs"
+    elif not np.isfinite(without):
+        reason = f"no R-NR pair keeps {min_items} items without the inline-solved ones"
+    elif not (np.isfinite(base) and base > 0):
+        reason = "the R-NR mean tau-b on all items is not above 0: no signal to lose"
+    if np.isfinite(base) and np.isfinite(without):
+        drop = base - without
+        lost = 1.0 - without / base if reason is None else float("nan")
         if n_boot > 0:
             gen = np.random.default_rng(boot_seed)
-            draws = np.full(n_boot, np.nan)
+            shares = np.full(n_boot, np.nan)
+            drops = np.full(n_boot, np.nan)
             ra, rb = ia[rnr], ib[rnr]
+            every = np.ones(ra.size, dtype=bool)
             for i in range(n_boot):
                 times = np.bincount(gen.integers(0, n_items, n_items), minlength=n_items)
                 w = np.repeat(times[:, None].astype(float), ra.size, axis=1)
                 tw, _ = _taus(c, p, w, ra, rb, 2)
                 to, _ = _taus(c, p, w * kept[:, rnr], ra, rb, min_items)
-                mw = _rnr_mean(tw, np.ones(ra.size, dtype=bool))
+                mw, mo = _rnr_mean(tw, every), _rnr_mean(to, every)
+                drops[i] = mw - mo
                 if np.isfinite(mw) and mw > 0:
-                    draws[i] = 1.0 - _rnr_mean(to, np.ones(ra.size, dtype=bool)) / mw
-            ok = draws[np.isfinite(draws)]
-            if ok.size:
-                ci = (float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975)))
-    return InlinePairTypes(pairs, types, lost, ci, int(n_boot), int(min_items), float(fdr_alpha))
+                    shares[i] = 1.0 - mo / mw
+            for draws, target in ((shares, "share"), (drops, "drop")):
+                ok = draws[np.isfinite(draws)]
+                if ok.size:
+                    q = (float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975)))
+                    if target == "share" and reason is None:
+                        ci = q
+                    elif target == "drop":
+                        drop_ci = q
+    return InlinePairTypes(pairs, types, lost, ci, int(n_boot), int(min_items), float(fdr_alpha),
+                           drop, drop_ci, reason)  # fmt: skip

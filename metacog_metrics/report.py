@@ -541,6 +541,194 @@ def _group_html(g: GroupAnalysis, group: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+# --------------------------------------------------------------------------------------------
+# Text analyses: inline solving and surface-feature probes
+# --------------------------------------------------------------------------------------------
+
+_PROBE_COLUMNS = (
+    ("internal", "Internal"), ("pop", "Pop"), ("M", "M"), ("QM", "QM"), ("QP", "QP"),
+    ("QMP", "QMP"),
+)  # fmt: skip
+_PROBE_COLORS = {
+    "internal": _COLORS["confidence"], "pop": _NULL_COLORS["calibration_preserving"],
+    "Q": "#8c564b", "M": "#2ca02c", "P": "#9467bd", "QM": "#17becf", "QP": "#bcbd22",
+    "QMP": "#d62728",
+}  # fmt: skip
+
+
+_INLINE_TYPE_COLUMNS = {
+    "pair_type": "pair type",
+    "n_pairs": "pairs",
+    "mean_tau_with": "mean tau, all items",
+    "mean_tau_without": "mean tau, without inline",
+    "median_tau_with": "median, all",
+    "median_tau_without": "median, without",
+    "mean_items_without": "items kept (mean)",
+    "fdr_share_with": "FDR-significant, all",
+    "fdr_share_without": "FDR-significant, without",
+}
+
+
+def _absent(title: str, anchor: str, reason: str) -> str:
+    return (f'<h2 id="{anchor}">{html.escape(title)}</h2>'
+            f'<p class="warn">Not shown: {html.escape(reason)}.</p>')  # fmt: skip
+
+
+def _inline_rates_figure(rates: pd.DataFrame) -> Figure | None:
+    if rates is None or rates.empty:
+        return None
+    wide = rates.pivot_table(index="model", columns="benchmark", values="inline_rate",
+                             sort=False)  # fmt: skip
+    flags = rates.groupby("model", sort=False)["reasoning"].first() if "reasoning" in rates \
+        else pd.Series(dtype=object)  # fmt: skip
+    labels = [f"{m} (R)" if flags.get(m) is True else str(m) for m in wide.index]
+    fig, (ax,) = _figure(1, width=max(7.0, 1.1 * wide.shape[1] + 4.0),
+                         height=max(3.0, 0.26 * len(wide) + 1.6))  # fmt: skip
+    im = ax.imshow(wide.to_numpy(dtype=float), vmin=0, vmax=1, cmap="Purples", aspect="auto")
+    ax.set_xticks(np.arange(wide.shape[1]), [str(c) for c in wide.columns], rotation=30,
+                  ha="right", fontsize=8)  # fmt: skip
+    ax.set_yticks(np.arange(len(labels)), labels, fontsize=8 if len(labels) <= 30 else 6)
+    for (i, j), v in np.ndenumerate(wide.to_numpy(dtype=float)):
+        if np.isfinite(v):
+            ax.text(j, i, f"{v:.0%}", ha="center", va="center", fontsize=8,
+                    color="white" if v > 0.6 else "black")  # fmt: skip
+    ax.set_title("Rationales flagged as inline solving\n(R): reasoning model", fontsize=10)
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    return fig
+
+
+def _inline_pairs_figure(types: pd.DataFrame, title: str) -> Figure | None:
+    if types is None or types.empty:
+        return None
+    fig, (ax,) = _figure(1, width=5.6, height=3.6)
+    x = np.arange(len(types))
+    ax.bar(x - 0.2, types["mean_tau_with"], 0.4, color=_COLORS["confidence"],
+           label="all items")  # fmt: skip
+    ax.bar(x + 0.2, types["mean_tau_without"], 0.4, color="0.65",
+           label="without inline-solved items")  # fmt: skip
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.set_xticks(x, [f"{t}\n({n} pairs)" for t, n in zip(types["pair_type"], types["n_pairs"])])
+    ax.set(ylabel="mean pairwise tau-b", title=title)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _inline_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
+    sec = summary.get("inline_solving") or {}
+    title, anchor = "Inline solving", "inline-solving"
+    if sec.get("status") != "ok":
+        return _absent(title, anchor, sec.get("reason", "not run"))
+    parts = [
+        f'<h2 id="{anchor}">{title}</h2>',
+        f'<p class="muted">{sec.get("n_inline")} of {sec.get("n_texts")} probe rationales '
+        "flagged: they work the item out (arithmetic, equations, numbered derivation steps, "
+        "code, an answer stated inside the rationale) instead of judging it. Without those "
+        "items (per pair: the items neither model solved inline) the pairwise analysis is "
+        "repeated by pair type.</p>",
+        _img(_inline_rates_figure(tables.get("inline_rates")), "inline-solving rates"),
+    ]
+    for bench, labels in (sec.get("groups") or {}).items():
+        for label, entry in labels.items():
+            head = f"<h3>{html.escape(bench)} / {html.escape(label)}</h3>"
+            if entry.get("status") != "ok":
+                parts.append(head + f'<p class="warn">Pair types not shown: '
+                             f'{html.escape(entry.get("reason", ""))}.</p>')  # fmt: skip
+                continue
+            types = pd.DataFrame(entry.get("pair_types") or [])
+            lost = entry.get("rnr_share_lost")
+            lo, hi = (entry.get("rnr_share_lost_ci") or [None, None])[:2]
+            if lost is None:
+                why = html.escape(str(entry.get("rnr_share_lost_reason")))
+                what = f"R-NR share lost: n/a ({why})"
+            else:
+                what = (
+                    f"R-NR signal that disappears without the inline-solved items: {lost:.0%} "
+                    f"(95% item bootstrap {_fmt(lo, 2)} to {_fmt(hi, 2)})"
+                )
+            drop = entry.get("rnr_tau_drop")
+            if drop is not None:
+                dlo, dhi = (entry.get("rnr_tau_drop_ci") or [None, None])[:2]
+                what += (f"; R-NR mean tau-b falls by {drop:.3f} (95% item bootstrap "
+                         f"{_fmt(dlo, 3)} to {_fmt(dhi, 3)})")  # fmt: skip
+            share = entry.get("inline_share")
+            share = "n/a" if share is None else f"{share:.1%}"
+            parts.append(head + f"<p>{what}; {share} of the group's (item, model) cells are "
+                         "inline-solved.</p>")  # fmt: skip
+            parts.append(_img(_inline_pairs_figure(types, f"{bench} / {label}: pair types"),
+                              "pair types with and without inline items"))  # fmt: skip
+            if not types.empty:
+                shown = types.rename(columns=_INLINE_TYPE_COLUMNS)[
+                    [v for k, v in _INLINE_TYPE_COLUMNS.items() if k in types]
+                ]
+                parts.append(_table(shown))
+    return "\n".join(p for p in parts if p)
+
+
+def _probe_figure(t: pd.DataFrame, title: str) -> Figure | None:
+    if t.empty:
+        return None
+    cols = [c for c in ("internal", "pop", "M", "QMP") if t[f"auroc_{c}"].notna().any()]
+    models = list(t["model"])
+    fig, (ax1, ax2) = _figure(2, height=max(3.8, 0.24 * len(models) + 1.6))
+    y = np.arange(len(models))
+    for k, c in enumerate(cols):
+        off = (k - (len(cols) - 1) / 2) * 0.18
+        v = t[f"auroc_{c}"].to_numpy(dtype=float)
+        lo = v - t[f"auroc_{c}_low"].to_numpy(dtype=float)
+        hi = t[f"auroc_{c}_high"].to_numpy(dtype=float) - v
+        err = np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)])
+        ax1.errorbar(v, y + off, xerr=err, fmt="o", ms=4, lw=0.8, capsize=0,
+                     color=_PROBE_COLORS[c], label=dict(_PROBE_COLUMNS).get(c, c))  # fmt: skip
+    ax1.axvline(0.5, color="0.6", lw=0.8, ls=":")
+    ax1.set_yticks(y, [f"{m} (R)" if r is True else str(m)
+                       for m, r in zip(models, t["reasoning"])],
+                   fontsize=8 if len(models) <= 25 else 6)  # fmt: skip
+    ax1.invert_yaxis()
+    ax1.set(xlabel="AUROC for correctness (95% item bootstrap)", title=title)
+    ax1.legend(fontsize=7, loc="best", framealpha=0.8)
+    names = [c for c in ("internal", "pop", "Q", "M", "P", "QM", "QP", "QMP")
+             if t[f"auroc_{c}"].notna().any()]  # fmt: skip
+    data = [t[f"auroc_{c}"].dropna().to_numpy() for c in names]
+    box = ax2.boxplot(data, patch_artist=True, widths=0.6)
+    for patch, c in zip(box["boxes"], names, strict=True):
+        patch.set_facecolor(_PROBE_COLORS[c])
+        patch.set_alpha(0.6)
+    ax2.set_xticks(np.arange(1, len(names) + 1), [dict(_PROBE_COLUMNS).get(c, c) for c in names])
+    ax2.axhline(0.5, color="0.6", lw=0.8, ls=":")
+    ax2.set(ylabel="AUROC across models", title="Own confidence, population and text probes")
+    return fig
+
+
+def _probes_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
+    sec = summary.get("text_probes") or {}
+    title, anchor = "Surface-feature probes", "text-probes"
+    if sec.get("status") != "ok":
+        return _absent(title, anchor, sec.get("reason", "not run"))
+    table = tables.get("text_probes")
+    parts = [
+        f'<h2 id="{anchor}">{title}</h2>',
+        '<p class="muted">AUROC for correctness of an L2 logistic regression on ~40 lexical '
+        "features (hedges, negations, causal words, self-correction, difficulty words, lengths "
+        "and counts) of the question (Q), the probe rationale without its verdict (M) and the "
+        f"solve trace (P), cross-validated ({sec.get('folds')} folds grouped by item), beside "
+        "Internal (the model's own confidence) and Pop (the other models' mean confidence on "
+        "the item). Intervals are in tables/text_probes.csv.</p>",
+    ]
+    if sec.get("missing"):
+        parts.append('<p class="warn">Not run: ' + html.escape("; ".join(
+            f"{k} ({v})" for k, v in sec["missing"].items())) + ".</p>")  # fmt: skip
+    if table is None or table.empty:
+        return "\n".join([*parts, '<p class="warn">No group had enough graded items.</p>'])
+    for (bench, label), t in table.groupby(["benchmark", "label"], sort=False):
+        parts.append(f"<h3>{html.escape(str(bench))} / {html.escape(str(label))}</h3>")
+        parts.append(_img(_probe_figure(t, f"{bench} / {label}"), "text probe AUROCs"))
+        cols = {"model": "model", "n_items": "items"}
+        cols.update({f"auroc_{k}": v for k, v in _PROBE_COLUMNS if f"auroc_{k}" in t})
+        shown = t[list(cols)].rename(columns=cols)
+        parts.append(_table(shown))
+    return "\n".join(parts)
+
+
 def render_report(result: AnalysisResult, *, title: str = "metacog-eval report") -> str:
     """Render the analysis as one self-contained HTML page.
 
@@ -574,6 +762,10 @@ def render_report(result: AnalysisResult, *, title: str = "metacog-eval report")
         )
         body.append(_group_html(g, group))
         del key
+    toc.append('<li><a href="#inline-solving">Inline solving</a></li>')
+    toc.append('<li><a href="#text-probes">Surface-feature probes</a></li>')
+    body.append(_inline_html(s, result.tables))
+    body.append(_probes_html(s, result.tables))
     head.append("<h2>Groups</h2><ul>" + "".join(toc) + "</ul>")
     if s.get("warnings"):
         head.append(

@@ -23,6 +23,11 @@ reasoning model on a benchmark that allows inline solving solves the item inside
 probability ``inline_rate``; its probe then follows its own correctness,
 ``c_ij = 1[inline_strength * (2 y_ij - 1) + e_ij > 0]``.
 
+The rationale a simulated model writes follows ``w_ij = margin_ij + wording_noise_sd * z_ij``,
+a second noisy read of the same internal state (``margin_ij`` is what is thresholded at 0 for
+the verdict), never ``y_ij`` itself: a text classifier can recover no more about correctness than
+``w_ij`` holds (``LatentState.felt_uncertainty = Phi(-w_ij)``).
+
 Two draw paths share these equations:
 
 * :class:`Population` hashes ``(seed, benchmark, item_id, model)`` into every random number, so
@@ -149,6 +154,10 @@ class SimulationParams:
             distance of the threshold from the centre (the inverted parabola of loadings).
         noise_jitter: Log-normal per-model jitter of the reading noise.
         probe_noise_sd: Extra noise of the counterfactual probe around the prospective reading.
+        wording_noise_sd: Noise of the rationale's wording around the model's internal state:
+            the wording follows ``margin + wording_noise_sd * z`` (``felt_uncertainty``), a
+            second noisy read of the same state that sets the verdict, so the text carries no
+            more about correctness than that state does (and not the verdict exactly).
         numeric_shift: Shift of the numeric 0-100 confidence (positive: overconfident numbers).
         inline_rate: Probability that a reasoning model solves an item inline on an ``inline``
             benchmark.
@@ -172,6 +181,7 @@ class SimulationParams:
     extremity_noise: float = 1.5
     noise_jitter: float = 0.08
     probe_noise_sd: float = 0.35
+    wording_noise_sd: float = 0.5
     numeric_shift: float = 0.6
     inline_rate: float = 0.8
     inline_strength: float = 1.4
@@ -192,6 +202,7 @@ class SimulationParams:
             "extremity_noise",
             "noise_jitter",
             "probe_noise_sd",
+            "wording_noise_sd",
             "inline_strength",
         )
         for name in nonneg:
@@ -331,6 +342,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 # Stream tags of the per-cell random numbers.
 _S_RESIDUAL, _S_SOLVE, _S_READ, _S_INLINE, _S_PROBE, _S_ABILITY = 1, 2, 3, 4, 5, 6
+_S_WORDING = 7
 _S_TRAIT_ABILITY, _S_TRAIT_THRESHOLD, _S_TRAIT_NOISE, _S_DIFFICULTY, _S_MISREAD = 11, 12, 13, 14, 15
 
 
@@ -454,10 +466,15 @@ class LatentState(Result):
         confidence: Whether the probe answer is "yes" (bool); ``p_yes > 0.5`` exactly.
         p_yes: The model's probability of "yes" (for log-likelihood probes).
         numeric: The 0-100 confidence a numeric probe reports (integers as floats).
-        uncertainty: ``1 - p_yes``: how unsure the model is, for the wording of rationales.
+        uncertainty: ``1 - p_yes``: how unsure the model is.
         inline: Whether the model solves the item inside the probe (reasoning models, inline
             benchmarks).
         p_correct: The model's true probability of success given what it knows of the item.
+        felt_uncertainty: What the rationale's wording follows: ``1 - Phi(margin + shift +
+            wording_noise_sd * z)`` with ``z ~ N(0, 1)`` per cell and ``shift`` the numeric shift
+            for the numeric probe (0 otherwise). A noisy function of the same internal state as
+            the verdict, never of the correctness itself, so a text classifier can reach at
+            most what this quantity tells about correctness.
     """
 
     benchmark: str
@@ -473,6 +490,7 @@ class LatentState(Result):
     uncertainty: np.ndarray
     inline: np.ndarray
     p_correct: np.ndarray
+    felt_uncertainty: np.ndarray | None = None
 
     def frame(self) -> pd.DataFrame:
         """The state as a long table, one row per (item, model)."""
@@ -488,6 +506,11 @@ class LatentState(Result):
                 "p_yes": self.p_yes.ravel(),
                 "numeric": self.numeric.ravel(),
                 "uncertainty": self.uncertainty.ravel(),
+                "felt_uncertainty": (
+                    self.felt_uncertainty.ravel()
+                    if self.felt_uncertainty is not None
+                    else np.full(n_items * n_models, np.nan)
+                ),
                 "inline": self.inline.ravel(),
                 "reasoning": np.tile(self.reasoning, n_items),
             }
@@ -638,6 +661,8 @@ class Population:
             margin = margin + params.probe_noise_sd * _normal(_combine(cell, _S_PROBE))
         p_yes = special.ndtr(margin)
         numeric = np.clip(np.rint(100.0 * special.ndtr(margin + params.numeric_shift)), 0, 100)
+        shift = params.numeric_shift if probe == "numeric" else 0.0
+        felt = margin + shift + params.wording_noise_sd * _normal(_combine(cell, _S_WORDING))
         return LatentState(
             benchmark=benchmark,
             probe=probe,
@@ -652,6 +677,7 @@ class Population:
             uncertainty=1.0 - p_yes,
             inline=np.ascontiguousarray(out["inline"]),
             p_correct=out["p_correct"],
+            felt_uncertainty=special.ndtr(-felt),
         )
 
     def rng(self, benchmark: str, item_id: str, model: str, *tags: object) -> np.random.Generator:

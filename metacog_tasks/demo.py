@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from metacog_metrics import Result
 
@@ -165,6 +166,23 @@ def _run_inspect_population(
     say(f"  {len(names)} models x {len(tasks)} tasks in {time.perf_counter() - t0:.1f} s")
 
 
+def _write_models_file(out_dir: Path, names: Sequence[str], *, preset: str, seed: int,
+                       records: Any) -> Path:  # fmt: skip
+    """The simulated models' known reasoning flags, under the names the harness logged, as a
+    models file for ``metacog analyze`` (the pair-type and inline-solving breakdowns need them)."""
+    from metacog_metrics import Population, get_preset
+
+    flags = Population(get_preset(preset), len(names), seed).reasoning(names)
+    lines = ["models:"]
+    for logged in sorted(set(records.records["model"].astype(str))):
+        short = logged.rsplit("/", 1)[-1]
+        if short in flags:
+            lines.append(f'  "{logged}": {{reasoning: {str(flags[short]).lower()}}}')
+    path = out_dir / "models.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def run_demo(
     out: str | os.PathLike[str] = DEFAULT_OUT,
     *,
@@ -260,9 +278,11 @@ def run_demo(
     from metacog_metrics import analyze_files, headline_findings
 
     say("analysing (tetrachoric factors, pairwise calibration with permutation nulls) ...")
+    models_path = _write_models_file(out_dir, names, preset=preset, seed=seed, records=collected)
     result = analyze_files(
         [records_path],
         out_dir=out_dir,
+        models_file=models_path,
         permutations=permutations,
         joint_permutations=joint_permutations,
         seed=seed,

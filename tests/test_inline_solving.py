@@ -185,3 +185,38 @@ def test_bad_shapes():
         inline_pairwise(conf, perf, inline[:10], models=["a", "b", "c"], reasoning=[1, 0, 0])
     with pytest.raises(ValueError, match="for 3 models"):
         inline_pairwise(conf, perf, inline, models=["a", "b"], reasoning=[1, 0, 0])
+
+
+def test_detector_finds_the_simulated_population_s_inline_solving():
+    """Against the generative model's own inline flags (texts not written for the detector)."""
+    from metacog_tasks.sim import SimResponder
+    from metacog_tasks.sim.responder import simulate_text_records
+
+    recs = simulate_text_records(10, benchmarks=["mathbench", "mmlu_pro"], replicate=3, seed=4)
+    sims = {m: SimResponder(m, seed=4, benchmarks=["mathbench", "mmlu_pro"])
+            for m in pd.unique(recs["model"])}  # fmt: skip
+    truth = np.array([sims[r.model].cell(r.benchmark, r.item_id)["inline"]
+                      for r in recs.itertuples()])  # fmt: skip
+    flag = detect_inline(recs["probe_text"]).flag
+    assert truth.sum() > 20
+    assert (flag & truth).sum() / flag.sum() >= 0.95
+    assert (flag & truth).sum() / truth.sum() >= 0.95
+
+
+def test_tau_drop_and_reasons():
+    conf, perf, inline = _hand_case(seed=5)
+    res = inline_pairwise(conf, perf, inline, models=["r", "n1", "n2"],
+                          reasoning=[True, False, False], permutations=0, n_boot=50)  # fmt: skip
+    t = res.types.set_index("pair_type")
+    assert res.rnr_tau_drop == pytest.approx(
+        t.loc["R-NR", "mean_tau_with"] - t.loc["R-NR", "mean_tau_without"]
+    )
+    assert res.rnr_tau_drop_ci[0] <= res.rnr_tau_drop <= res.rnr_tau_drop_ci[1]
+    assert res.reason is None
+    everything = np.ones_like(inline)
+    gone = inline_pairwise(conf, perf, everything, models=["r", "n1", "n2"],
+                           reasoning=[True, False, False], permutations=0, n_boot=0)  # fmt: skip
+    assert np.isnan(gone.rnr_share_lost) and "keeps 10 items" in gone.reason
+    none = inline_pairwise(conf, perf, inline, models=["a", "b", "c"],
+                           reasoning=[False, False, False], permutations=0, n_boot=0)  # fmt: skip
+    assert none.reason == "no R-NR pairs"

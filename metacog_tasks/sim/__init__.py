@@ -21,6 +21,7 @@ from metacog_tasks.sim.responder import (
     ResponderStats,
     SimResponder,
     build_index,
+    simulate_text_records,
 )
 
 __all__ = [
@@ -36,5 +37,6 @@ __all__ = [
     "normalise",
     "numeric_reply",
     "probe_reply",
+    "simulate_text_records",
     "topic_of",
 ]

@@ -147,14 +147,18 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.4g}"
 
 
-def _derivation(item: Item, rng: np.random.Generator, correct: bool) -> str:
-    """Worked steps with operators that converge on a result (inline solving)."""
+def _derivation(item: Item, rng: np.random.Generator, checks_out: bool) -> str:
+    """Worked steps with operators that converge on a result (inline solving).
+
+    Whether the model's attempt "checks out" is its own belief (its felt state), not whether
+    the attempt is right: the text knows no more than the model does.
+    """
     a, b, c = _numbers(item.question, rng)[:3]
     ops = [("+", a + b), ("*", a * b), ("-", a - b)]
     op, first = ops[int(rng.integers(len(ops)))]
     second = first * c if rng.random() < 0.5 else first + c
     joiner = "*" if second == first * c else "+"
-    if not correct:
+    if not checks_out:
         second = second + float(rng.integers(1, 4)) * (1 if rng.random() < 0.5 else -1)
     steps = [
         "Let me work it out directly.",
@@ -163,7 +167,7 @@ def _derivation(item: Item, rng: np.random.Generator, correct: bool) -> str:
     ]
     if item.benchmark == "scicode":
         steps.insert(1, "Sketch: loop over the grid, then update x = x + dt * f(x).")
-    if correct:
+    if checks_out:
         steps.append(f"Therefore the result is {_fmt(second)}, and checking it confirms it.")
     else:
         steps.append(f"So I get {_fmt(second)}, though one step might not check out.")
@@ -176,7 +180,6 @@ def _body(
     rng: np.random.Generator,
     *,
     inline: bool,
-    correct: bool,
     reasoning: bool,
 ) -> str:
     u = float(np.clip(uncertainty, 0.0, 1.0))
@@ -191,7 +194,7 @@ def _body(
         openers, closers = _DOUBT_OPENERS, _DOUBT_CLOSERS
     sentences = [_fill(_pick(rng, openers), rng, topic)]
     if inline:
-        sentences.append(_derivation(item, rng, correct))
+        sentences.append(_derivation(item, rng, checks_out=u < 0.5))
     if rng.random() < 0.3 + 0.5 * u or reasoning:
         what = _WHAT.get(item.benchmark, "knowing the specific detail asked")
         clause = _pick(rng, _CAUSAL).format(what=what)
@@ -216,7 +219,6 @@ def probe_reply(
     uncertainty: float,
     rng: np.random.Generator,
     inline: bool = False,
-    correct: bool = True,
     reasoning: bool = False,
 ) -> str:
     """A Yes/No probe reply: a short rationale, then the line ``Answer: Yes|No``.
@@ -224,13 +226,13 @@ def probe_reply(
     Args:
         item: The item probed.
         yes: The verdict.
-        uncertainty: ``1 - P(yes)`` of the model; drives hedges, "wait" and difficulty words.
+        uncertainty: The model's felt uncertainty (a noisy read of ``1 - P(yes)``); drives
+            hedges, "wait", difficulty words and whether an inline derivation checks out.
         rng: The cell's Generator.
         inline: Whether the model solves the item in the rationale (derivation steps).
-        correct: Whether the model's own attempt is right (the derivation's outcome).
         reasoning: Whether the model is a reasoning model (longer rationales).
     """
-    body = _body(item, uncertainty, rng, inline=inline, correct=correct, reasoning=reasoning)
+    body = _body(item, uncertainty, rng, inline=inline, reasoning=reasoning)
     return f"{body}\nAnswer: {'Yes' if yes else 'No'}"
 
 
@@ -241,9 +243,8 @@ def numeric_reply(
     uncertainty: float,
     rng: np.random.Generator,
     inline: bool = False,
-    correct: bool = True,
     reasoning: bool = False,
 ) -> str:
     """A numeric probe reply: a short rationale, then ``Confidence: N`` (0-100)."""
-    body = _body(item, uncertainty, rng, inline=inline, correct=correct, reasoning=reasoning)
+    body = _body(item, uncertainty, rng, inline=inline, reasoning=reasoning)
     return f"{body}\nConfidence: {round(confidence)}"

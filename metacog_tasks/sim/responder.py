@@ -10,7 +10,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,9 +26,19 @@ from metacog_tasks.benchmarks import BENCHMARK_NAMES, PROBES, benchmark_class
 from metacog_tasks.benchmarks._data import DataUnavailableError
 from metacog_tasks.benchmarks.base import Benchmark
 from metacog_tasks.sim._index import Entry, PromptIndex
+
+if TYPE_CHECKING:
+    import pandas as pd
 from metacog_tasks.sim._wording import numeric_reply, probe_reply
 
-__all__ = ["FALLBACK_REPLY", "UNKNOWN_LOGLIK", "ResponderStats", "SimResponder", "build_index"]
+__all__ = [
+    "FALLBACK_REPLY",
+    "UNKNOWN_LOGLIK",
+    "ResponderStats",
+    "SimResponder",
+    "build_index",
+    "simulate_text_records",
+]
 
 logger = logging.getLogger("metacog_tasks.sim")
 
@@ -243,6 +253,7 @@ class SimResponder:
             "numeric": float(state.numeric[0, 0]),
             "uncertainty": float(state.uncertainty[0, 0]),
             "inline": bool(state.inline[0, 0]),
+            "felt_uncertainty": float(state.felt_uncertainty[0, 0]),
         }
         self._cells[key] = out
         return out
@@ -272,16 +283,15 @@ class SimResponder:
         item = entry.item
         state = self.cell(entry.benchmark, item.item_id, probe)
         rng = self.population.rng(entry.benchmark, item.item_id, self.model, "probe", probe)
+        # The wording follows a noisy read of the internal state, never the correctness itself
+        # (an inline attempt's outcome included): see LatentState.felt_uncertainty.
         common = {
-            "uncertainty": state["uncertainty"],
+            "uncertainty": state["felt_uncertainty"],
             "rng": rng,
             "inline": state["inline"],
-            "correct": state["correct"],
             "reasoning": self.reasoning,
         }
         if probe == "numeric":
-            # The wording follows the number the model states.
-            common["uncertainty"] = 1.0 - state["numeric"] / 100.0
             return numeric_reply(item, confidence=state["numeric"], **common)
         return probe_reply(item, yes=state["confidence"], **common)
 
@@ -378,3 +388,61 @@ class SimResponder:
         else:
             same = " ".join(continuation.split()) in " ".join(self._solve(entry).split())
         return math.log(0.9) if same else math.log(0.1)
+
+
+def simulate_text_records(
+    models: Sequence[str] | int,
+    *,
+    benchmarks: Sequence[str] | None = None,
+    replicate: int = 1,
+    preset: str = "paper",
+    seed: int = 0,
+    probe: str = "prospective",
+    overrides: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Record-table rows with texts, as the harness runs would log them, without a harness.
+
+    Every bundled item of each benchmark is asked ``replicate`` times under the ids
+    ``<item_id>~<k>`` (the latent state hashes the id, so each copy is a new item with the same
+    question text): enough items for the text analyses from small packs.
+
+    Args:
+        models: Model names, or a count (``m01 .. mNN``).
+        benchmarks: Benchmarks (default every one that loads).
+        replicate: Copies of each item.
+        preset: Generative-model preset.
+        seed: Population seed.
+        probe: ``prospective`` or ``counterfactual`` (Yes/No probes).
+        overrides: :class:`~metacog_metrics.simulate.SimulationParams` fields to replace.
+
+    Returns:
+        Records with model, benchmark, item_id, probe, confidence (0/1), confidence_kind,
+        correct, question, probe_text, solve_text and reasoning.
+    """
+    import pandas as pd
+
+    if probe not in ("prospective", "counterfactual"):
+        raise ValueError(f"probe must be 'prospective' or 'counterfactual', got {probe!r}")
+    if replicate < 1:
+        raise ValueError(f"replicate must be >= 1, got {replicate}")
+    names = model_names(models) if isinstance(models, int) else list(models)
+    sims = [SimResponder(m, preset=preset, seed=seed, benchmarks=benchmarks,
+                         overrides=overrides) for m in names]  # fmt: skip
+    rows = []
+    for bench_name in sims[0].index.benchmarks:
+        items = [it for (b, _), it in sims[0].index.items.items() if b == bench_name]
+        copies = [dataclasses.replace(it, item_id=f"{it.item_id}~{k}")
+                  for k in range(replicate) for it in items]  # fmt: skip
+        for sim in sims:
+            for item in copies:
+                state = sim.cell(bench_name, item.item_id, probe)
+                rows.append({
+                    "model": sim.model, "benchmark": bench_name, "item_id": item.item_id,
+                    "probe": probe, "confidence": float(state["confidence"]),
+                    "confidence_kind": "verbal_binary", "correct": float(state["correct"]),
+                    "question": item.question,
+                    "probe_text": sim._probe(Entry(bench_name, item, "probe", probe, 0, "")),
+                    "solve_text": sim._solve(Entry(bench_name, item, "solve", None, 0, "")),
+                    "reasoning": sim.reasoning,
+                })  # fmt: skip
+    return pd.DataFrame(rows)
