@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from metacog_tasks.parsing import parse_confidence
+from metacog_tasks.parsing import _to_unit, parse_confidence
 
 __all__ = ["FORMAT_INSTRUCTION", "ParsedCompletion", "completion_text", "parse_completion"]
 
@@ -60,24 +60,52 @@ def completion_text(completion: Any) -> str:
     return "" if completion is None else str(completion)
 
 
+#: The plain form ``Confidence: 80`` / ``Meta = 0.9`` / ``70%``: read without the full parser.
+_PLAIN = re.compile(
+    r"\s*(?:confidence|meta)\s*[:=]\s*([+-]?\d+(?:[.,]\d+)?|[+-]?\.\d+)\s*(%)?\s*",
+    re.IGNORECASE,
+)
+
+
 def _value(line: str) -> float:
+    """The confidence of one line, as :func:`~metacog_tasks.parsing.parse_confidence` reads it."""
+    m = _PLAIN.fullmatch(line)
+    if m:  # same unit rules as the shared parser, without its general search
+        value = _to_unit(m.group(1), m.group(2))
+        return math.nan if value is None else value
     parsed = parse_confidence(line)
     return parsed.confidence if parsed.ok else math.nan
+
+
+def _last_line_starting(text: str, lower: str, word: str, pattern: re.Pattern[str]):
+    """(start, end) of the last line that starts with ``word`` (after markup), or None."""
+    i = lower.rfind(word)
+    if i < 0:
+        return None
+    start = lower.rfind("\n", 0, i) + 1
+    after = lower[i + len(word) : i + len(word) + 1]
+    if lower[start:i].strip(" \t*_`>#") == "" and not (after.isalnum() or after in "-_"):
+        end = lower.find("\n", i)
+        return start, len(text) if end < 0 else end
+    found = list(pattern.finditer(text))  # the last mention is inside a line: search them all
+    return (found[-1].start(), found[-1].end()) if found else None
 
 
 def parse_completion(completion: Any) -> ParsedCompletion:
     """Split a completion (plain or chat) into answer, confidence and meta; never raises."""
     text = completion_text(completion)
-    confs = list(_CONF_LINE.finditer(text))
-    if not confs:
+    lower = text.lower()
+    span = _last_line_starting(text, lower, "confidence", _CONF_LINE)
+    if span is None:
         return ParsedCompletion(text.strip(), math.nan, math.nan)
-    last = confs[-1]
-    answer = text[: last.start()].strip()
-    confidence = _value(last.group(0))
-    tail = text[last.end() :]
-    metas = list(_META_LINE.finditer(tail))
+    start, end = span
+    answer = text[:start].strip()
+    confidence = _value(text[start:end])
     meta = math.nan
-    if metas:
-        line = _META_VALUE.sub("Confidence: ", metas[-1].group(0), count=1)
-        meta = _value(line)
+    tail = text[end:]
+    mspan = _last_line_starting(tail, lower[end:], "meta", _META_LINE)
+    if mspan is not None:
+        line = tail[mspan[0] : mspan[1]]
+        m = _PLAIN.fullmatch(line)
+        meta = _value(line) if m else _value(_META_VALUE.sub("Confidence: ", line, count=1))
     return ParsedCompletion(answer, confidence, meta)

@@ -49,8 +49,16 @@ _LOG_HI = math.log(0.999)
 _LOG_LO = math.log(0.001) / 2.0
 
 
+_last_batch: list[Any] = [None, None]  # (completions object, its parses)
+
+
 def _parse_all(completions: Sequence[Any]) -> list[ParsedCompletion]:
-    return [parse_completion(c) for c in completions]
+    """Parses of a batch; TRL passes the same list to every reward, so it is parsed once."""
+    if _last_batch[0] is completions and isinstance(completions, list):
+        return _last_batch[1]
+    parsed = [parse_completion(c) for c in completions]
+    _last_batch[0], _last_batch[1] = completions, parsed
+    return parsed
 
 
 def _column(kwargs: dict[str, Any], name: str, n: int) -> list[Any]:

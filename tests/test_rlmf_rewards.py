@@ -151,6 +151,28 @@ _completion = st.one_of(
 )
 
 
+@settings(max_examples=300, deadline=None)
+@given(line=_line)
+def test_line_values_are_the_shared_parsers(line):
+    """The fast path for plain ``Confidence: N`` lines reads what parse_confidence reads."""
+    from metacog_tasks.parsing import parse_confidence
+    from rlmf_plugin._format import _value
+
+    want = parse_confidence(line)
+    got = _value(line)
+    if want.ok:
+        assert got == want.confidence
+    else:
+        assert math.isnan(got)
+
+
+def test_meta_and_confidence_need_a_word_boundary():
+    p = parse_completion("Answer 3\nConfidently: 80\nMetabolism: 40")
+    assert math.isnan(p.confidence)
+    p = parse_completion("Answer 3\nConfidence: 80\nMetabolism 40\nMetascore: 70")
+    assert (p.confidence, p.meta) == (0.8, 0.7) and p.answer == "Answer 3"
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     comps=st.lists(_completion, min_size=1, max_size=4),
