@@ -79,7 +79,10 @@ class TrainResult(Result):
 
 
 def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
-    """Read a YAML training config; relative paths are read from the config's folder.
+    """Read a YAML training config.
+
+    Relative ``model`` and ``dataset`` paths are read from the working folder, else from the
+    config's folder; ``output_dir`` is relative to the working folder.
 
     Raises:
         ValueError: Unknown keys, a missing ``model``/``dataset``/``output_dir``, unknown
@@ -104,8 +107,11 @@ def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
     base = path.parent
 
     def local(p: Any) -> str:
+        """A path as given (the working folder), else beside the config when it is there."""
         q = Path(str(p))
-        return str(q if q.is_absolute() or not (base / q).exists() else base / q)
+        if q.is_absolute() or q.exists() or not (base / q).exists():
+            return str(q)
+        return str(base / q)
 
     rewards = tuple(data.get("rewards") or REWARD_NAMES)
     unknown = [r for r in rewards if r not in REWARD_NAMES]
@@ -123,11 +129,10 @@ def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
     model = data["model"]
     if isinstance(model, str):
         model = local(model)
-    out = Path(str(data["output_dir"]))
     return TrainConfig(
         model=model,
         dataset=local(data["dataset"]),
-        output_dir=str(out if out.is_absolute() else base / out),
+        output_dir=str(data["output_dir"]),
         rewards=rewards,
         reward_weights=None if weights is None else tuple(float(w) for w in weights),
         target=str(data.get("target", "intrinsic_confidence")),

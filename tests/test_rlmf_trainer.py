@@ -170,3 +170,44 @@ def _mathbench_dataset(out: Path) -> Path:
     pd.DataFrame(rows).to_csv(table, index=False)
     build_dataset([table], out)
     return out
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "rlmf"
+
+
+@pytest.mark.parametrize("name", ["tiny-cpu.yaml", "multi-gpu.yaml", "vllm.yaml"])
+def test_example_configs_are_valid(name, tmp_path):
+    """Every example config parses and its GRPO settings build a GRPOConfig (here on CPU)."""
+    from trl import GRPOConfig
+
+    from rlmf_plugin.rewards import make_rewards
+    from rlmf_plugin.train import load_config
+
+    cfg = load_config(EXAMPLES / name)
+    assert len(make_rewards(cfg.rewards)) == len(cfg.reward_weights)
+    grpo = {**cfg.grpo, "output_dir": str(tmp_path), "use_cpu": True, "bf16": False}
+    grpo["gradient_checkpointing"] = False
+    # one CPU process here, 4 GPUs there: keep a whole group per generation batch
+    grpo["per_device_train_batch_size"] = max(grpo["per_device_train_batch_size"], 32)
+    args = GRPOConfig(**grpo)
+    assert cfg.rlmf is not None and args.scale_rewards in ("none", "group")
+    assert cfg.grpo.get("scale_rewards", "none") == "none"  # RLMF's setting (default there)
+    names = [f.__name__ for f in make_rewards(cfg.rewards)]
+    assert cfg.reward_weights[names.index("metacog_score")] == 0.0
+
+
+def test_config_errors_name_the_file(tmp_path):
+    from rlmf_plugin.train import load_config
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: x\ndataset: y\noutput_dir: z\nrewards: [format, nope]\n")
+    with pytest.raises(ValueError, match=r"bad\.yaml: unknown reward\(s\) \['nope'\]"):
+        load_config(bad)
+    bad.write_text(
+        "model: x\ndataset: y\noutput_dir: z\nrewards: [format]\nreward_weights: [1, 2]\n"
+    )
+    with pytest.raises(ValueError, match="2 reward_weights for 1 rewards"):
+        load_config(bad)
+    bad.write_text("model: x\ndataset: y\n")
+    with pytest.raises(ValueError, match="`output_dir` is required"):
+        load_config(bad)
