@@ -331,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_simulate(sub)
     _add_power(sub)
+    from rlmf_plugin.cli import add_parser as add_rlmf  # metacog rlmf build|train
+
+    add_rlmf(sub)
     return parser
 
 

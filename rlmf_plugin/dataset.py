@@ -1,0 +1,255 @@
+"""``metacog rlmf build``: record tables and harness logs -> a GRPO dataset (one row per item).
+
+Each row carries the solve prompt (the benchmark's own, plus the answer/confidence format), what
+the grader needs later (``benchmark``, ``item_id``, ``source``), and per-item statistics of the
+harness samples (one per model and harness): ``accuracy`` (mean correctness), ``stated_confidence``
+(mean verbal confidence of the chosen probe) and ``intrinsic_confidence``, the agreement among the
+k sampled answers, ``sum_c (n_c / k)^2`` over answer-equivalence classes (RLMF's consistency
+confidence: the mean over samples of the share of samples that agree with it, itself included).
+Two answers are equivalent when the benchmark's grader marked both correct, or when their
+extracted answers match under the benchmark's normaliser (math: math-verify).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from metacog_metrics._result import Result
+from rlmf_plugin._format import FORMAT_INSTRUCTION
+from rlmf_plugin._grading import ItemGrader
+
+__all__ = ["BuildResult", "answer_classes", "build_dataset", "equivalent", "load_records"]
+
+_MATH = frozenset({"mathbench", "omni_math"})
+_VERBAL = ("verbal_numeric", "verbal_binary")
+_TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildResult(Result):
+    """What ``build`` wrote.
+
+    Attributes:
+        out_dir: The output folder (``dataset/`` for ``datasets.load_from_disk``, ``train.jsonl``).
+        n_rows: Dataset rows (items).
+        n_insufficient: Items kept with empty statistics (fewer than ``min_samples`` samples).
+        n_missing_items: Items of the records absent from the benchmark source (no prompt).
+        missing_items: The first few of them, ``benchmark/item_id``.
+        n_bad: Bad lines/samples the collectors counted in the logs.
+        benchmarks: Rows per benchmark.
+    """
+
+    out_dir: str
+    n_rows: int
+    n_insufficient: int
+    n_missing_items: int
+    missing_items: tuple[str, ...]
+    n_bad: int
+    benchmarks: dict[str, int]
+
+
+def _is_table(path: Path) -> bool:
+    return path.is_file() and str(path).lower().endswith(_TABLE_SUFFIXES)
+
+
+def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, int]:
+    """Record tables (Parquet/CSV) and harness logs (through ``metacog collect``) as one table.
+
+    Returns:
+        The records and the number of bad log lines the collectors counted.
+
+    Raises:
+        FileNotFoundError: A path does not exist.
+        ValueError: Nothing readable was found (the message names the paths).
+    """
+    from metacog_metrics.records import read_records
+    from metacog_tasks.collect import collect
+
+    tables, logs = [], []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise FileNotFoundError(f"no such file or folder: {p}")
+        (tables if _is_table(p) else logs).append(p)
+    frames, n_bad = [], 0
+    if tables:
+        frames.append(read_records(tables))
+    if logs:
+        result = collect(logs)
+        n_bad = result.n_bad
+        if not result.records.empty:
+            frames.append(result.records)
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        raise ValueError(f"no records in {', '.join(map(str, paths))}")
+    return pd.concat(frames, ignore_index=True, sort=False), n_bad
+
+
+def _norm(text: str) -> str:
+    from metacog_tasks.benchmarks.squad import normalize_answer
+
+    return normalize_answer(text)
+
+
+def equivalent(benchmark: str, a: str | None, b: str | None) -> bool:
+    """Whether two extracted answers are the same answer (math through math-verify)."""
+    if a is None or b is None:
+        return False
+    if _norm(a) == _norm(b):
+        return True
+    if benchmark in _MATH:
+        from metacog_tasks.benchmarks._math import verify_latex
+
+        return verify_latex(a, b).verdict is True
+    return False
+
+
+def answer_classes(
+    benchmark: str, answers: Sequence[str | None], correct: Sequence[float]
+) -> list[int]:
+    """Equivalence-class sizes of sampled answers (correct ones form one class)."""
+    sizes: list[int] = []
+    reps: list[str | None] = []
+    n_right = 0
+    for a, y in zip(answers, correct):
+        if y == 1.0:
+            n_right += 1
+            continue
+        for i, rep in enumerate(reps):
+            if equivalent(benchmark, rep, a):
+                sizes[i] += 1
+                break
+        else:
+            reps.append(a)
+            sizes.append(1)
+    return ([n_right] if n_right else []) + sizes
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def _item_rows(records: pd.DataFrame, probe: str | None, min_samples: int) -> list[dict[str, Any]]:
+    rows = []
+    for (bench, item_id), g in records.groupby(["benchmark", "item_id"], sort=True):
+        key = [c for c in ("model", "harness") if c in g]
+        solves = g.drop_duplicates(subset=key) if key else g
+        graded = solves[solves["correct"].notna()]
+        conf = g if probe is None else g[g["probe"] == probe]
+        verbal = conf[conf["confidence_kind"].isin(_VERBAL)]
+        conf = (verbal if not verbal.empty else conf)["confidence"].dropna()
+        answers = [_text_or_none(a) for a in graded.get("answer", [None] * len(graded))]
+        k = len(graded)
+        row: dict[str, Any] = {
+            "benchmark": str(bench),
+            "item_id": str(item_id),
+            "n_samples": k,
+            "accuracy": None,
+            "stated_confidence": float(conf.mean()) if len(conf) else None,
+            "intrinsic_confidence": None,
+            "n_answer_classes": None,
+            "sample_answers": [a or "" for a in answers],
+            "sample_correct": [float(y) for y in graded["correct"]],
+        }
+        if k >= min_samples:
+            sizes = answer_classes(str(bench), answers, list(graded["correct"]))
+            row["accuracy"] = float(graded["correct"].mean())
+            row["intrinsic_confidence"] = float(sum((s / k) ** 2 for s in sizes))
+            row["n_answer_classes"] = len(sizes)
+        rows.append(row)
+    return rows
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def build_dataset(
+    paths: Sequence[str | PathLike[str]],
+    out_dir: str | PathLike[str],
+    *,
+    benchmarks: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    probe: str | None = None,
+    chat: bool = False,
+    source: str = "bundled",
+    min_samples: int = 2,
+    system_prompt: str | None = None,
+) -> BuildResult:
+    """Build the GRPO dataset and write it to ``out_dir``.
+
+    Args:
+        paths: Record tables and/or lm-eval / Inspect output folders and logs.
+        out_dir: Output folder: ``dataset/`` (Hugging Face ``datasets``), ``train.jsonl``,
+            ``build.json`` (this result).
+        benchmarks: Keep these benchmarks only.
+        models: Keep these models' samples only (the policy's own runs); all when ``None``.
+        probe: The probe whose confidence is ``stated_confidence`` (all probes when ``None``).
+        chat: Write the prompt as chat messages instead of plain text.
+        source: The benchmark data the harness ran on (``bundled``, or a local file/folder).
+        min_samples: Fewest graded samples for the per-item statistics.
+        system_prompt: A system message for chat prompts.
+
+    Raises:
+        ValueError: No records (for the chosen benchmarks/models), or no item found in
+            ``source``.
+    """
+    from datasets import Dataset
+
+    records, n_bad = load_records(paths)
+    where = ", ".join(map(str, paths))
+    if benchmarks:
+        records = records[records["benchmark"].isin(list(benchmarks))]
+    if models:
+        records = records[records["model"].isin(list(models))]
+    if records.empty:
+        raise ValueError(f"{where}: no records for benchmarks={benchmarks} models={models}")
+    grader = ItemGrader()
+    rows, missing = [], []
+    for row in _item_rows(records, probe, min_samples):
+        item = grader.item(row["benchmark"], row["item_id"], source)
+        if item is None:
+            missing.append(f"{row['benchmark']}/{row['item_id']}")
+            continue
+        text = grader.benchmark(row["benchmark"]).solve_prompt(item) + FORMAT_INSTRUCTION
+        if chat:
+            messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+            prompt: Any = [*messages, {"role": "user", "content": text}]
+        else:
+            prompt = text
+        rows.append({"prompt": prompt, "source": source, "question": item.question, **row})
+    if not rows:
+        raise ValueError(
+            f"{where}: none of the {len(missing)} items is in source {source!r} "
+            f"(first: {', '.join(missing[:5])})"
+        )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    Dataset.from_list(rows).save_to_disk(str(out / "dataset"))
+    _write_atomic(out / "train.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    counts = pd.Series([r["benchmark"] for r in rows]).value_counts()
+    result = BuildResult(
+        out_dir=str(out),
+        n_rows=len(rows),
+        n_insufficient=sum(r["intrinsic_confidence"] is None for r in rows),
+        n_missing_items=len(missing),
+        missing_items=tuple(missing[:10]),
+        n_bad=n_bad,
+        benchmarks={str(k): int(v) for k, v in sorted(counts.items())},
+    )
+    _write_atomic(out / "build.json", json.dumps(result.to_dict(), indent=2, default=int))
+    return result

@@ -1,0 +1,312 @@
+"""``metacog rlmf train --config rlmf.yaml``: GRPO (or RLMF) training with TRL.
+
+The YAML config::
+
+    model: Qwen/Qwen2.5-0.5B-Instruct        # a path or hub id, or {tiny: {n_layer: 2, ...}}
+    dataset: runs/rlmf-data                  # the folder ``metacog rlmf build`` wrote
+    output_dir: runs/rlmf-model
+    rewards: [format, correctness, brier, faithful, metacog_score]
+    reward_weights: [0.5, 1.0, 0.5, 3.0, 0.0]
+    target: intrinsic_confidence             # or accuracy (factual target of the faithful term)
+    rlmf: {faith_reward: faithful_reward, mc_reward: metacog_score, advantage_k: 1.0}
+    warmstart: {steps: 0}                    # teacher-forced format steps (tiny models only)
+    grpo: {num_generations: 8, max_completion_length: 512, ...}   # any GRPOConfig field
+
+``rlmf: null`` trains plain GRPO. The trained model, ``metrics.json`` (TRL's log history and
+the final step's figures) and the resolved ``config.json`` are written to ``output_dir``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from metacog_metrics._result import Result
+from rlmf_plugin.rewards import REWARD_NAMES, make_rewards
+
+__all__ = ["TrainConfig", "TrainResult", "load_config", "train"]
+
+_KEYS = {
+    "model",
+    "dataset",
+    "output_dir",
+    "rewards",
+    "reward_weights",
+    "target",
+    "tau",
+    "rlmf",
+    "warmstart",
+    "grpo",
+    "benchmark_options",
+    "seed",
+}
+_RLMF_KEYS = {"faith_reward", "mc_reward", "advantage_k", "piecewise"}
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """A parsed training config (see the module doc)."""
+
+    model: Any
+    dataset: str
+    output_dir: str
+    rewards: tuple[str, ...] = REWARD_NAMES
+    reward_weights: tuple[float, ...] | None = None
+    target: str = "intrinsic_confidence"
+    tau: float = 0.10
+    rlmf: Mapping[str, Any] | None = None
+    warmstart: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    grpo: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    benchmark_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult(Result):
+    """What ``train`` wrote: the model folder, the metrics file and the last logged figures."""
+
+    output_dir: str
+    metrics_path: str
+    global_step: int
+    final: dict[str, float]
+
+
+def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
+    """Read a YAML training config.
+
+    Relative ``model`` and ``dataset`` paths are read from the working folder, else from the
+    config's folder; ``output_dir`` is relative to the working folder.
+
+    Raises:
+        ValueError: Unknown keys, a missing ``model``/``dataset``/``output_dir``, unknown
+            rewards or a weight list of the wrong length (the message names the file).
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"cannot read config {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the config must be a mapping")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    bad = sorted(set(data) - _KEYS)
+    if bad:
+        raise ValueError(f"{path}: unknown key(s) {bad}; allowed: {sorted(_KEYS)}")
+    for key in ("model", "dataset", "output_dir"):
+        if key not in data:
+            raise ValueError(f"{path}: `{key}` is required")
+    base = path.parent
+
+    def local(p: Any) -> str:
+        """A path as given (the working folder), else beside the config when it is there."""
+        q = Path(str(p))
+        if q.is_absolute() or q.exists() or not (base / q).exists():
+            return str(q)
+        return str(base / q)
+
+    rewards = tuple(data.get("rewards") or REWARD_NAMES)
+    unknown = [r for r in rewards if r not in REWARD_NAMES]
+    if unknown:
+        raise ValueError(f"{path}: unknown reward(s) {unknown}; known: {list(REWARD_NAMES)}")
+    weights = data.get("reward_weights")
+    if weights is not None and len(weights) != len(rewards):
+        raise ValueError(f"{path}: {len(weights)} reward_weights for {len(rewards)} rewards")
+    rlmf = data.get("rlmf")
+    if rlmf is not None:
+        rlmf = {} if rlmf is True else dict(rlmf)
+        bad = sorted(set(rlmf) - _RLMF_KEYS)
+        if bad:
+            raise ValueError(f"{path}: unknown rlmf key(s) {bad}; allowed: {sorted(_RLMF_KEYS)}")
+    model = data["model"]
+    if isinstance(model, str):
+        model = local(model)
+    return TrainConfig(
+        model=model,
+        dataset=local(data["dataset"]),
+        output_dir=str(data["output_dir"]),
+        rewards=rewards,
+        reward_weights=None if weights is None else tuple(float(w) for w in weights),
+        target=str(data.get("target", "intrinsic_confidence")),
+        tau=float(data.get("tau", 0.10)),
+        rlmf=rlmf,
+        warmstart=dict(data.get("warmstart") or {}),
+        grpo=dict(data.get("grpo") or {}),
+        benchmark_options=dict(data.get("benchmark_options") or {}),
+        seed=int(data.get("seed", 0)),
+    )
+
+
+def load_train_dataset(path: str | PathLike[str]):
+    """The dataset ``build`` wrote: its folder, the ``dataset/`` inside, or a JSONL file."""
+    from datasets import Dataset, load_from_disk
+
+    p = Path(path)
+    if p.is_dir() and (p / "dataset").is_dir():
+        p = p / "dataset"
+    if p.is_dir():
+        return load_from_disk(str(p))
+    if p.is_file() and p.suffix == ".jsonl":
+        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line]
+        return Dataset.from_list(rows)
+    raise ValueError(f"{p}: not a dataset folder or a .jsonl file written by `metacog rlmf build`")
+
+
+def _model_path(cfg: TrainConfig) -> str:
+    model = cfg.model
+    if isinstance(model, Mapping) and "tiny" in model:
+        from rlmf_plugin.tiny import build_tiny_lm, tiny_options
+
+        init = Path(cfg.output_dir) / "init-model"
+        return str(build_tiny_lm(init, **tiny_options(model["tiny"])))
+    if not isinstance(model, str):
+        raise ValueError(f"model must be a path, a hub id or {{tiny: ...}}, got {model!r}")
+    return model
+
+
+def _warmstart_texts(dataset, grader, rng) -> list[tuple[str, str]]:
+    """(prompt, target) pairs in the format: right or wrong verdict lines, random confidences."""
+    pairs = []
+    for row in dataset:
+        item = grader.item(row["benchmark"], row["item_id"], row.get("source"))
+        if item is None:
+            continue
+        bench = grader.benchmark(row["benchmark"])
+        right = rng.random() < 0.5
+        answer = bench.reference_response(item) if right else bench.wrong_response(item, rng)
+        lines = [ln for ln in answer.splitlines() if ln.strip()]
+        answer = lines[-1] if lines else answer  # the verdict line: short enough to learn fast
+        conf, meta = int(rng.integers(0, 11)) * 10, int(rng.integers(5, 11)) * 10
+        prompt = row["prompt"]
+        pairs.append((prompt, f"{answer}\nConfidence: {conf}\nMeta: {meta}"))
+    return pairs
+
+
+def warm_start(
+    model, tokenizer, dataset, grader, *, steps: int, lr: float, seed: int, batch_size: int = 8
+) -> float:
+    """Teacher-forced steps on formatted answers, so that a random model emits the format.
+
+    Returns the last loss. Only for smoke runs on tiny random models; real models follow the
+    prompt's format instruction.
+    """
+    import numpy as np
+    import torch
+    from tqdm.auto import tqdm
+
+    rng = np.random.default_rng(seed)
+    pairs = _warmstart_texts(dataset, grader, rng)
+    if not pairs:
+        raise ValueError("warmstart: no dataset item could be loaded from its source")
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    encoded = []
+    for prompt, target in pairs:
+        if not isinstance(prompt, str):
+            prompt = tokenizer.apply_chat_template(
+                prompt, tokenize=False, add_generation_prompt=True
+            )
+        p_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        t_ids = tokenizer(target, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        encoded.append((p_ids + t_ids, [-100] * len(p_ids) + t_ids))
+    loss_value = math.nan
+    for step in tqdm(range(steps), desc="warm start", leave=False):
+        batch = [encoded[(step * batch_size + j) % len(encoded)] for j in range(batch_size)]
+        width = max(len(ids) for ids, _ in batch)
+        ids = torch.tensor([x + [pad] * (width - len(x)) for x, _ in batch])
+        labels = torch.tensor([y + [-100] * (width - len(y)) for _, y in batch])
+        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in batch])
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss_value = float(loss.detach())
+    return loss_value
+
+
+def _write_json(path: Path, data: Any) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, default=str)
+    os.replace(tmp, path)
+
+
+def build_trainer(cfg: TrainConfig):
+    """The ``GRPOTrainer`` (``RLMFTrainer`` when ``cfg.rlmf`` is set) of a config."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rlmf_plugin._grading import ItemGrader
+    from rlmf_plugin.trainer import RLMFTrainer
+
+    torch.manual_seed(cfg.seed)
+    dataset = load_train_dataset(cfg.dataset)
+    grader = ItemGrader(options={k: dict(v) for k, v in cfg.benchmark_options.items()})
+    rewards = make_rewards(cfg.rewards, grader=grader, target=cfg.target, tau=cfg.tau)
+    model_path = _model_path(cfg)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(model_path)
+    steps = int(cfg.warmstart.get("steps", 0))
+    if steps > 0:
+        warm_start(
+            model,
+            tokenizer,
+            dataset,
+            grader,
+            steps=steps,
+            lr=float(cfg.warmstart.get("lr", 3e-3)),
+            seed=cfg.seed,
+            batch_size=int(cfg.warmstart.get("batch_size", 8)),
+        )
+    grpo = {"output_dir": cfg.output_dir, "report_to": "none", "seed": cfg.seed, **cfg.grpo}
+    if cfg.reward_weights is not None:
+        grpo["reward_weights"] = list(cfg.reward_weights)
+    if cfg.rlmf is not None:
+        grpo.setdefault("scale_rewards", "none")
+    args = GRPOConfig(**grpo)
+    common = dict(
+        model=model,
+        reward_funcs=rewards,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+    )
+    if cfg.rlmf is None:
+        return GRPOTrainer(**common)
+    return RLMFTrainer(**common, **dict(cfg.rlmf))
+
+
+def train(cfg: TrainConfig) -> TrainResult:
+    """Train, save the model, ``metrics.json`` and ``config.json`` to ``cfg.output_dir``."""
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    trainer = build_trainer(cfg)
+    trainer.train()
+    trainer.save_model(str(out / "model"))
+    history = list(trainer.state.log_history)
+    final = {
+        k: float(v)
+        for entry in history
+        for k, v in entry.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+    metrics_path = out / "metrics.json"
+    _write_json(
+        metrics_path,
+        {"global_step": trainer.state.global_step, "final": final, "log_history": history},
+    )
+    _write_json(out / "config.json", dataclasses.asdict(cfg))
+    return TrainResult(str(out), str(metrics_path), int(trainer.state.global_step), final)

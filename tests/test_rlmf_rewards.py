@@ -1,0 +1,193 @@
+"""RLMF rewards against hand-computed values, and their contract (never raise, None, names)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metacog_tasks.benchmarks import get_benchmark
+from rlmf_plugin._format import parse_completion
+from rlmf_plugin.rewards import REWARD_NAMES, make_rewards
+
+MMLU = get_benchmark("mmlu_pro")
+ITEM = MMLU.load("bundled")[0]
+RIGHT = MMLU.reference_response(ITEM)
+WRONG = MMLU.wrong_response(ITEM, np.random.default_rng(0))
+REWARDS = {f.__name__: f for f in make_rewards()}
+
+
+def _call(name: str, completions, intrinsic, **extra):
+    n = len(completions)
+    logged: dict[str, float] = {}
+    out = REWARDS[name](
+        prompts=["p"] * n,
+        completions=completions,
+        benchmark=["mmlu_pro"] * n,
+        item_id=[ITEM.item_id] * n,
+        source=["bundled"] * n,
+        intrinsic_confidence=intrinsic,
+        log_metric=lambda k, v: logged.__setitem__(k, v),
+        **extra,
+    )
+    return out, logged
+
+
+def test_names_are_stable():
+    assert list(REWARDS) == [
+        "format_reward",
+        "correctness_reward",
+        "brier_reward",
+        "log_score_reward",
+        "faithful_reward",
+        "metacog_score",
+    ]
+    assert len(REWARD_NAMES) == len(REWARDS)
+
+
+def test_parse_completion_plain_and_chat():
+    p = parse_completion(f"{RIGHT}\nConfidence: 80\nMeta: 90")
+    assert (p.confidence, p.meta) == (0.8, 0.9) and p.answer == RIGHT.strip()
+    chat = parse_completion([{"role": "assistant", "content": "x\n**Confidence:** 35%"}])
+    assert chat.confidence == 0.35 and math.isnan(chat.meta) and chat.answer == "x"
+    assert math.isnan(parse_completion("no number here").confidence)
+
+
+def test_brier_by_hand():
+    out, logged = _call(
+        "brier_reward",
+        [
+            f"{RIGHT}\nConfidence: 80",
+            f"{WRONG}\nConfidence: 80",
+            RIGHT,
+            f"{RIGHT}\nConfidence: 0.3",
+        ],
+        [None] * 4,
+    )
+    # 1 - (0.8 - 1)^2, 1 - (0.8 - 0)^2, no confidence -> 0, 1 - (0.3 - 1)^2
+    assert out == pytest.approx([0.96, 0.36, 0.0, 0.51])
+    assert logged["factual/mean_confidence"] == pytest.approx((0.8 + 0.8 + 0.3) / 3)
+    assert logged["factual/brier"] == pytest.approx((0.04 + 0.64 + 0.49) / 3)
+
+
+def test_log_score_by_hand():
+    out, _ = _call(
+        "log_score_reward",
+        [f"{RIGHT}\nConfidence: 80", f"{WRONG}\nConfidence: 80", f"{RIGHT}\nConfidence: 100", "x"],
+        [None] * 4,
+    )
+    hi, lo = -0.0010005003335835344, -3.4538776394910684  # log(.999), log(.001)/2
+    right = 10 * ((-0.2231435513142097 - lo) / (hi - lo) + 0.25)  # log(.8)
+    wrong = 10 * ((-1.6094379124341003 - lo) / (hi - lo))  # log(.2)
+    top = 10 * ((hi - lo) / (hi - lo) + 0.25)  # q clipped to .999
+    assert out == pytest.approx([right, wrong, top, -30.0])
+    assert out[0] == pytest.approx(11.856643627827342) and out[2] == pytest.approx(12.5)
+
+
+def test_faithful_and_metacog_score_by_hand():
+    comps = [
+        f"{WRONG}\nConfidence: 80\nMeta: 90",  # g=.75: |.05|<=.1 -> F=1; Z = 1-(.9-1)^2
+        f"{WRONG}\nConfidence: 80\nMeta: 90",  # g=.5: F=0; Z = 1-.81
+        f"{RIGHT}\nConfidence: 30",  # no meta -> Z=-1; faithful 1-(.3-.5)^2
+        "nothing",  # no confidence: faithful -1, F=-1 -> Z=-1
+        f"{RIGHT}\nConfidence: 30\nMeta: 10",  # no intrinsic confidence: None
+    ]
+    intrinsic = [0.75, 0.5, 0.5, 0.5, None]
+    faith, _ = _call("faithful_reward", comps, intrinsic)
+    assert faith[:4] == pytest.approx([1 - 0.05**2, 1 - 0.09, 1 - 0.04, -1.0])
+    assert faith[4] is None
+    z, logged = _call("metacog_score", comps, intrinsic)
+    assert z[:4] == pytest.approx([0.99, 0.19, -1.0, -1.0]) and z[4] is None
+    assert logged["metacog/mean_Z"] == pytest.approx((0.99 + 0.19 - 2) / 4)
+
+
+def test_correctness_and_format_by_hand():
+    comps = [f"{RIGHT}\nConfidence: 70", WRONG, [{"role": "assistant", "content": RIGHT}]]
+    assert _call("correctness_reward", comps, [None] * 3)[0] == [1.0, 0.0, 1.0]
+    assert _call("format_reward", comps, [None] * 3)[0] == [1.0, 0.0, 0.0]
+
+
+def test_unscorable_rows_are_none():
+    comps = ["Confidence: 50"] * 3
+    n = 3
+    for name in ("correctness_reward", "brier_reward", "log_score_reward"):
+        out = REWARDS[name](
+            prompts=["p"] * n,
+            completions=comps,
+            benchmark=["mmlu_pro", "no_such_benchmark", None],
+            item_id=["not-an-item", "1", None],
+            source=["bundled"] * n,
+        )
+        assert out == [None, None, None], name
+
+
+_line = st.one_of(
+    st.text(max_size=40),
+    st.builds(
+        lambda lab, num, unit: f"{lab}{num}{unit}",
+        st.sampled_from(["Confidence: ", "confidence=", "**Confidence**: ", "Meta: ", "Meta "]),
+        st.one_of(
+            st.integers(-1000, 1000).map(str),
+            st.floats(allow_nan=True, allow_infinity=True).map(str),
+            st.text(max_size=6),
+        ),
+        st.sampled_from(["", "%", " percent", "/10", "/100", " out of 10"]),
+    ),
+)
+_text = st.lists(_line, max_size=6).map("\n".join)
+_completion = st.one_of(
+    _text,
+    st.lists(
+        st.fixed_dictionaries(
+            {"role": st.just("assistant"), "content": st.one_of(_text, st.none())}
+        ),
+        max_size=2,
+    ),
+    st.none(),
+    st.integers(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=_line)
+def test_line_values_are_the_shared_parsers(line):
+    """The fast path for plain ``Confidence: N`` lines reads what parse_confidence reads."""
+    from metacog_tasks.parsing import parse_confidence
+    from rlmf_plugin._format import _value
+
+    want = parse_confidence(line)
+    got = _value(line)
+    if want.ok:
+        assert got == want.confidence
+    else:
+        assert math.isnan(got)
+
+
+def test_meta_and_confidence_need_a_word_boundary():
+    p = parse_completion("Answer 3\nConfidently: 80\nMetabolism: 40")
+    assert math.isnan(p.confidence)
+    p = parse_completion("Answer 3\nConfidence: 80\nMetabolism 40\nMetascore: 70")
+    assert (p.confidence, p.meta) == (0.8, 0.7) and p.answer == "Answer 3"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    comps=st.lists(_completion, min_size=1, max_size=4),
+    intrinsic=st.one_of(st.floats(allow_nan=True), st.none(), st.text(max_size=3)),
+)
+def test_rewards_never_raise(comps, intrinsic):
+    n = len(comps)
+    for name, f in REWARDS.items():
+        out = f(
+            prompts=["p"] * n,
+            completions=comps,
+            benchmark=["mmlu_pro"] * n,
+            item_id=[ITEM.item_id] * n,
+            source=["bundled"] * n,
+            intrinsic_confidence=[intrinsic] * n,
+        )
+        assert len(out) == n, name
+        assert all(v is None or math.isfinite(v) for v in out), (name, out)
