@@ -1,4 +1,9 @@
-"""Shared fixtures: the ../shared folder beside the repository (read-only real data)."""
+"""Shared fixtures: the ../shared folder beside the repository (read-only real data).
+
+Locally a missing ../shared (or a missing sandbox boundary) skips the tests that need it, with
+the reason. Under CI (``CI`` set) it fails them instead: a run that silently skipped the R
+references, the official scores or the isolation checks must not pass.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from tests.availability import unavailable
 
 # CI runs the same examples every time (a red run must be reproducible); a local run keeps
 # exploring new ones. Either way a failing example is printed with its inputs.
@@ -25,7 +32,7 @@ def shared_path() -> Path:
 def shared_dir() -> Path:
     path = shared_path()
     if not path.is_dir():
-        pytest.skip(f"shared data folder not found at {path} (set METACOG_SHARED)")
+        unavailable(f"shared data folder not found at {path} (set METACOG_SHARED)")
     return path
 
 
@@ -35,7 +42,7 @@ def stats_reference(shared_dir: Path) -> dict:
 
     path = shared_dir / "reference" / "stats_reference.json"
     if not path.is_file():
-        pytest.skip(f"{path} not found")
+        unavailable(f"{path} not found")
     return json.loads(path.read_text())
 
 
@@ -43,7 +50,7 @@ def stats_reference(shared_dir: Path) -> dict:
 def benchmarks_dir(shared_dir: Path) -> Path:
     path = shared_dir / "data" / "benchmarks"
     if not path.is_dir():
-        pytest.skip(f"{path} not found")
+        unavailable(f"{path} not found")
     return path
 
 
@@ -51,5 +58,5 @@ def benchmarks_dir(shared_dir: Path) -> Path:
 def realruns_dir(shared_dir: Path) -> Path:
     path = shared_dir / "data" / "realruns"
     if not path.is_dir():
-        pytest.skip(f"{path} not found")
+        unavailable(f"{path} not found")
     return path

@@ -985,3 +985,49 @@ def test_fdr_share_by_direction_on_data_without_private_signal():
     sig = t["calibration_preserving_q"] < res.fdr_alpha
     below = sig & (t["tau"] < t["calibration_preserving_null_mean"])
     assert cp["below"] == pytest.approx(below.sum() / len(t))
+
+
+# --------------------------------------------------------------------------------------------
+# Twin of the engine-agreement checks that needs no numba: the NumPy engine's tie counting
+# against exact enumeration of every permutation
+# --------------------------------------------------------------------------------------------
+
+
+def _tau_b_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """tau-b of each row pair from its definition (all i < j pairs; NaN without variation)."""
+    i, j = np.triu_indices(x.shape[1], 1)
+    sx, sy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
+    den = np.sqrt((sx != 0).sum(axis=1) * (sy != 0).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sx * sy).sum(axis=1) / den
+
+
+@pytest.mark.parametrize("null", NULLS)
+def test_numpy_engine_counts_ties_with_the_observed_value(null):
+    # Seven items, binary data: most permutations tie with the observed tau, so counting
+    # ">=" as ">" (or the reverse) moves the p-values by far more than Monte Carlo error.
+    import itertools
+
+    conf = np.array([[0, 0], [0, 1], [1, 0], [0, 0], [1, 1], [1, 1], [1, 1]], dtype=float)
+    perf = np.array([[1, 0], [0, 0], [0, 0], [1, 0], [1, 0], [1, 0], [1, 0]], dtype=float)
+    perms = np.array(list(itertools.permutations(range(7))))
+    dconf, dperf = conf[:, 0] - conf[:, 1], perf[:, 0] - perf[:, 1]
+    if null == "base_rate":  # dconf against permuted dperf
+        taus = _tau_b_rows(np.tile(dconf, (len(perms), 1)), dperf[perms])
+    else:  # B's items permuted against A's
+        taus = _tau_b_rows(conf[:, 0] - conf[perms, 1], perf[:, 0] - perf[perms, 1])
+    observed = _tau_b_rows(dconf[None], dperf[None])[0]
+    assert observed == pytest.approx(stats.kendalltau(dconf, dperf).statistic)
+    ok = np.isfinite(taus)
+    tie = np.isclose(taus[ok], observed, atol=1e-12)
+    assert tie.mean() > 0.5  # ties matter here
+    exact_ge = (taus[ok] >= observed - 1e-12).mean()
+    exact_le = (taus[ok] <= observed + 1e-12).mean()
+    b = 20_000
+    res = pair_permutation_test(
+        conf, perf, null=null, permutations=b, alternative="greater", rng=7, engine="numpy"
+    )
+    assert res.engine == "numpy" and res.tau[0] == pytest.approx(observed)
+    for p, exact in ((res.p_greater[0], exact_ge), (res.p_less[0], exact_le)):
+        se = np.sqrt(exact * (1 - exact) / b) + 1 / b
+        assert p == pytest.approx(exact, abs=5 * se)

@@ -330,3 +330,51 @@ def test_confidence_beyond_the_bounds_is_no_verdict(text: str) -> None:
     # "Confidence: 150" is not 1.5 nor 1.0 (clipped): it is no verdict at all.
     parsed = parse_confidence(text)
     assert parsed.status == "unparseable" and math.isnan(parsed.confidence)
+
+
+# --- rules found by mutation testing (tools/mutation.py) ----------------------------------
+
+
+def test_labelled_verdict_beats_a_leading_word_on_the_last_line() -> None:
+    assert parse_yes_no("Answer: No\nYes, I know the topic, but not this.").confidence == 0.0
+
+
+def test_labelled_confidence_beats_a_number_on_the_last_line() -> None:
+    parsed = parse_confidence("Confidence: 70\nI might slip on step 3.")
+    assert parsed.confidence == pytest.approx(0.7) and parsed.matched == "Confidence: 70"
+    parsed = parse_confidence("It has 3 steps.\nI'd say 75%")
+    assert parsed.confidence == pytest.approx(0.75) and parsed.matched == "75%"
+
+
+def test_none_is_empty_for_both_parsers() -> None:
+    assert parse_confidence(None).status == "empty"
+    assert parse_yes_no(None).status == "empty"
+
+
+def test_refusal_reports_the_refusing_phrase() -> None:
+    assert parse_yes_no("Sorry, I cannot answer that.").matched == "I cannot answer"
+    assert parse_confidence("I don't know.").matched == "I don't know"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Confidence: 0.5%", 0.005),  # a unit makes a decimal a percentage
+        ("Confidence: 0.5 percent", 0.005),
+        ("Confidence: 0.5 out of 100", 0.005),
+        ("Confidence: 0.5/100", 0.005),
+        ("8 out of 10", 0.8),
+        ("Confidence: 0.8/10", 0.08),
+        ("Confidence: 0,8", 0.8),  # decimal comma: a 0-1 value
+        ("Confidence: 1.5", 0.015),  # a decimal above 1 is on the 0-100 scale
+        ("Confidence: 80 PERCENT", 0.8),
+    ],
+)
+def test_confidence_units_and_decimals(text: str, expected: float) -> None:
+    parsed = parse_confidence(text)
+    assert parsed.status == "ok" and parsed.confidence == pytest.approx(expected, abs=1e-12)
+
+
+def test_label_and_number_may_sit_on_consecutive_lines() -> None:
+    # the label's value on the next line is still the labelled value, not the last number
+    assert parse_confidence("Confidence:\n80\nStep 3 is hard.").confidence == pytest.approx(0.8)
