@@ -297,6 +297,48 @@ def _weighted_auc(levels: NDArray, y: NDArray, weights: NDArray) -> NDArray[np.f
         return np.where(den > 0, num / den, np.nan)
 
 
+def _paired_auroc_bootstrap(
+    conf: NDArray, pop: NDArray, y: NDArray, n_boot: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """``n_boot`` paired item-bootstrap draws of ``AUROC(conf) - AUROC(pop)``.
+
+    Both AUROCs depend on a resample only through its counts over the cells (confidence
+    level, population level, correctness), so a resample is one multinomial draw of the ``n``
+    items over the K occupied cells, with the cells' shares as probabilities: the same law as
+    drawing ``n`` items with replacement (the items of a cell are interchangeable), at O(K)
+    per draw instead of O(n). With about as many cells as items (real-valued population means)
+    the items are drawn directly. Ties keep their meaning: the levels are the exact distinct
+    values.
+    """
+    n = y.size
+    lev_c = np.unique(conf, return_inverse=True)[1]
+    lev_p = np.unique(pop, return_inverse=True)[1]
+    cell, counts = np.unique(
+        (lev_c * (lev_p.max() + 1) + lev_p) * 2 + y.astype(np.int64), return_counts=True
+    )
+    diffs = np.empty(n_boot)
+    if 2 * cell.size <= n:  # cell counts: O(K) a draw
+        k_p, k_y = cell // 2, cell % 2
+        c_cell, p_cell = k_p // (lev_p.max() + 1), k_p % (lev_p.max() + 1)
+        y_cell = k_y.astype(float)
+        chunk = max(1, 1_000_000 // cell.size)
+        for start in range(0, n_boot, chunk):
+            b = min(chunk, n_boot - start)
+            w = rng.multinomial(n, counts / n, size=b).astype(float)
+            diffs[start : start + b] = _weighted_auc(c_cell, y_cell, w) - _weighted_auc(
+                p_cell, y_cell, w
+            )
+        return diffs
+    chunk = max(1, 1_000_000 // max(n, 1))
+    for start in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - start)
+        idx = rng.integers(0, n, size=(b, n))
+        flat = (np.arange(b)[:, None] * n + idx).ravel()
+        w = np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
+        diffs[start : start + b] = _weighted_auc(lev_c, y, w) - _weighted_auc(lev_p, y, w)
+    return diffs
+
+
 def _fast_auroc(score: NDArray, y: NDArray) -> float:
     """Midrank AUROC of clean arrays (equal to sklearn's roc_auc_score; NaN with one class)."""
     if y.size == 0 or y.min() == y.max():
@@ -426,18 +468,7 @@ def _model_calibration(
     p_value = nan
     if n_boot > 0 and np.isfinite(diff):
         gen = np.random.default_rng(child_sequence(rng, model))
-        cc, pp, yy = c[has_pop], p[has_pop], y[has_pop]
-        n = yy.size
-        diffs = np.empty(n_boot)
-        chunk = max(1, 1_000_000 // max(n, 1))
-        lev_c = np.unique(cc, return_inverse=True)[1]
-        lev_p = np.unique(pp, return_inverse=True)[1]
-        for start in range(0, n_boot, chunk):
-            b = min(chunk, n_boot - start)
-            idx = gen.integers(0, n, size=(b, n))
-            flat = (np.arange(b)[:, None] * n + idx).ravel()
-            w = np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
-            diffs[start : start + b] = _weighted_auc(lev_c, yy, w) - _weighted_auc(lev_p, yy, w)
+        diffs = _paired_auroc_bootstrap(c[has_pop], p[has_pop], y[has_pop], n_boot, gen)
         diffs = diffs[np.isfinite(diffs)]
         if diffs.size:
             alpha = 1.0 - confidence_level

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -339,3 +341,77 @@ def test_internal_equal_to_pop_has_p_value_one():
     assert m.auroc_diff == 0.0
     assert m.auroc_diff_p == 1.0
     assert m.auroc_diff_ci == (0.0, 0.0)
+
+
+def _item_level_diffs(conf, pop, y, n_boot, rng):
+    """Reference: the paired bootstrap drawn item by item (sklearn's AUROC per resample)."""
+    from sklearn.metrics import roc_auc_score
+
+    out = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, y.size, size=y.size)
+        if y[idx].min() == y[idx].max():
+            out.append(np.nan)
+            continue
+        out.append(roc_auc_score(y[idx], conf[idx]) - roc_auc_score(y[idx], pop[idx]))
+    return np.array(out)
+
+
+def _auc_from_counts(score, y, w):
+    """Midrank AUROC of items with multiplicities w (by hand: pairs, ties count 1/2)."""
+    pos, neg = w * (y == 1), w * (y == 0)
+    if pos.sum() == 0 or neg.sum() == 0:
+        return math.nan
+    gt = (score[:, None] > score[None, :]) + 0.5 * (score[:, None] == score[None, :])
+    return float(pos @ gt @ neg / (pos.sum() * neg.sum()))
+
+
+def test_cell_count_bootstrap_has_the_item_bootstrap_law_by_enumeration():
+    # 8 items in 4 cells (so the cell-count path runs). The item bootstrap draws the counts of
+    # the 8 items from Multinomial(8, 1/8 each): every one of the 6,435 count vectors, with
+    # its exact probability, gives the exact law of the paired difference.
+    import itertools
+
+    from scipy import stats as sstats
+
+    from metacog_metrics.calibration import _paired_auroc_bootstrap
+
+    conf = np.array([0.9, 0.9, 0.6, 0.6, 0.9, 0.9, 0.3, 0.3])
+    pop = np.array([0.5, 0.5, 0.5, 0.5, 0.7, 0.7, 0.7, 0.7])
+    y = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    exact: dict[float | str, float] = {}
+    for bars in itertools.combinations(range(15), 7):  # compositions of 8 into 8 parts
+        edges = np.array([-1, *bars, 15])
+        w = np.diff(edges) - 1
+        prob = sstats.multinomial.pmf(w, 8, np.full(8, 1 / 8))
+        a, b = _auc_from_counts(conf, y, w), _auc_from_counts(pop, y, w)
+        key = "nan" if math.isnan(a) else round(a - b, 9)
+        exact[key] = exact.get(key, 0.0) + prob
+    assert sum(exact.values()) == pytest.approx(1.0)
+    draws = _paired_auroc_bootstrap(conf, pop, y, 60_000, np.random.default_rng(1))
+    keys = sorted(k for k in exact if k != "nan")
+    observed = np.array([np.sum(np.round(draws, 9) == k) for k in keys] + [np.isnan(draws).sum()])
+    assert observed.sum() == draws.size  # every draw is a value of the exact law
+    expected = np.array([exact[k] for k in keys] + [exact.get("nan", 0.0)]) * draws.size
+    keep = expected > 0
+    assert len(keys) >= 5
+    assert sstats.chisquare(observed[keep], expected[keep] * observed[keep].sum()
+                            / expected[keep].sum()).pvalue > 1e-3  # fmt: skip
+
+
+@pytest.mark.parametrize("levels", [2, 11])
+def test_cell_count_bootstrap_matches_item_bootstrap_moments(levels):
+    # 400 items on a few confidence and population levels: the cell-count draws and the
+    # item-level reference agree in mean and sd within Monte Carlo error.
+    from metacog_metrics.calibration import _paired_auroc_bootstrap
+
+    rng = np.random.default_rng(3)
+    n = 400
+    y = (rng.random(n) < 0.6).astype(float)
+    conf = np.round(np.clip(0.5 + 0.3 * (y - 0.5) + rng.normal(0, 0.3, n), 0, 1) * (levels - 1))
+    pop = np.round(np.clip(0.5 + 0.1 * (y - 0.5) + rng.normal(0, 0.2, n), 0, 1) * 6) / 6
+    a = _paired_auroc_bootstrap(conf, pop, y, 4000, np.random.default_rng(4))
+    b = _item_level_diffs(conf, pop, y, 4000, np.random.default_rng(5))
+    se = np.sqrt(a.var() / a.size + b.var() / b.size)
+    assert abs(a.mean() - b.mean()) < 4 * se
+    assert abs(a.std() / b.std() - 1) < 0.08  # sd of an sd estimate ~ 1/sqrt(2 * 4000)
