@@ -2,8 +2,9 @@
 
 Two-step estimator as ``psych::polychoric(global=TRUE, correct=0.5)``: each model's thresholds are
 ``qnorm`` of its cumulative level shares over every item it answered; each pair's correlation then
-maximises the bivariate-normal likelihood of the pair's table on the items both answered, with
-empty cells of a table that has any replaced by ``correct`` counts (psych's zero-cell rule).
+maximises the bivariate-normal likelihood of the pair's table on the items both answered.
+The matrix applies no zero-cell correction by default: psych::polychoric 2.2.9 with its default
+``correct=0.5`` returns the uncorrected value on the reference data (checked to 2e-5).
 
 Numeric confidence in [0, 1] becomes ordered levels with :func:`confidence_levels`: a model's
 distinct values when it has at most ``n_levels`` of them, else its within-model quantile bins.
@@ -129,7 +130,7 @@ def polychoric_matrix(
     levels: ArrayLike,
     *,
     names: list[str] | None = None,
-    correct: float = 0.5,
+    correct: float = 0.0,
     min_pair: int = 2,
 ) -> PolychoricMatrixResult:
     """Polychoric correlations of an items x models level matrix, NaN = not answered.

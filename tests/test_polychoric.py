@@ -31,3 +31,10 @@ def test_matrix_pairwise_counts_and_constant_model():
     res = polychoric_matrix(x)
     assert res.n_pair.tolist() == [[5, 5, 3], [5, 5, 3], [3, 3, 3]]
     assert np.isnan(res.rho[0, 2]) and np.isfinite(res.rho[0, 1])
+
+
+@pytest.mark.parametrize("case", REF["psych_polychoric"], ids=lambda c: str(len(c["levels"])))
+def test_matrix_matches_psych_pairwise_complete(case):
+    x = np.array([[np.nan if v is None else v for v in r] for r in case["levels"]], float)
+    want = np.array(case["rho"], float)
+    np.testing.assert_allclose(polychoric_matrix(x).rho, want, atol=1e-4)
