@@ -8,6 +8,7 @@ threshold. For item ``i`` and model ``j`` on benchmark ``b``::
     residual     r_ij = residual_sd * z_ij                         (what j privately knows of i)
     discrimination  k_i = exp(discrimination_sd * z''_i)          (1 when discrimination_sd = 0)
     solved       s_ij = 1[k_i * (a_jb - d_i) + r_ij + u_ij > 0],  u ~ N(0, 1)   (probit)
+                                                   or u ~ Logistic(0, 1)    (link = "logit")
     correct      y_ij = s_ij or g_ij,  g_ij ~ Bernoulli(guessing)   (a lower asymptote)
     misreading   m_i  = misreading_sd * z'_i                         (shared by all models)
     reading      x_ij = legibility_b * (mu_b - d_i) + m_i + shift_b + individuated * r_ij
@@ -160,6 +161,8 @@ class SimulationParams:
         guessing: Lower asymptote: the chance that a model answers an item correctly by luck
             whatever its ability (0: none; 0.25: four-option multiple choice, a 3PL-type
             model). Confidence does not see the lucky guess.
+        link: ``probit`` (normal solving noise ``u``) or ``logit`` (logistic ``u``; with
+            ``residual_sd = 0`` and ``discrimination_sd = 0`` that is a Rasch model).
         benchmarks: Profile of each named benchmark.
         default_profile: Profile of a benchmark not named in ``benchmarks``.
     """
@@ -184,6 +187,7 @@ class SimulationParams:
     inline_strength: float = 1.4
     discrimination_sd: float = 0.0
     guessing: float = 0.0
+    link: str = "probit"
     benchmarks: Mapping[str, BenchmarkProfile] = dataclasses.field(
         default_factory=_default_profiles
     )
@@ -214,6 +218,8 @@ class SimulationParams:
             raise ValueError(
                 f"SimulationParams.reading_noise_sd must be > 0, got {self.reading_noise_sd}"
             )
+        if self.link not in ("probit", "logit"):
+            raise ValueError(f"SimulationParams.link must be probit or logit, got {self.link!r}")
         if not 0.0 <= self.guessing < 1.0:
             raise ValueError(f"SimulationParams.guessing must lie in [0, 1), got {self.guessing}")
         for name in ("reasoning_fraction", "inline_rate"):
@@ -256,7 +262,10 @@ class SimulationParams:
 #: reasoning/non-reasoning pairs on the math benchmarks (inline solving). ``individuated``: the
 #: same population with a real private signal (confidence weighs each model's own residual).
 #: ``null``: confidence reads nothing of difficulty and nobody solves inline, so it carries no
-#: information about correctness at all (a sanity check). ``2pl`` and ``3pl``: the paper's
+#: information about correctness at all (a sanity check). ``rasch``: the paper's population
+#: with an exact Rasch correctness model (logistic noise, no residual; with no residual the
+#: ``individuated`` weight has nothing to read, so it is for false-positive rates only).
+#: ``2pl`` and ``3pl``: the paper's
 #: population whose items differ in discrimination (log sd 1.0) or allow a lucky guess
 #: (lower asymptote 0.25), the correctness models under which the pass count no longer carries
 #: all of an item's difficulty (see :mod:`metacog_metrics.private_signal`).
@@ -272,6 +281,7 @@ PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
             },
             default_profile=BenchmarkProfile(difficulty_sd=1.5, legibility=0.0),
         ),
+        "rasch": SimulationParams(link="logit", residual_sd=0.0),
         "2pl": SimulationParams(discrimination_sd=1.0),
         "3pl": SimulationParams(guessing=0.25),
     }
@@ -437,8 +447,13 @@ def _cells(
         skill = slope * (ability - d)
     else:
         skill = ability - d  # the equal-slope model, bit for bit as before
-    solved = (skill + residual + z_solve) > 0
-    p_solve = special.ndtr(skill + residual)
+    if params.link == "logit":
+        with np.errstate(divide="ignore"):
+            solved = (skill + residual + special.logit(special.ndtr(z_solve))) > 0
+        p_solve = special.expit(skill + residual)
+    else:
+        solved = (skill + residual + z_solve) > 0
+        p_solve = special.ndtr(skill + residual)
     if params.guessing > 0:
         correct = solved | (np.asarray(u_guess) < params.guessing)
         p_solve = params.guessing + (1.0 - params.guessing) * p_solve

@@ -506,3 +506,21 @@ def test_3pl_guessing_is_a_lower_asymptote_that_confidence_does_not_see():
     paper = simulate_arrays(get_preset("paper"), 6, 2000, 2, rng=0, benchmark="scicode")
     np.testing.assert_array_equal(arrays.conf, paper.conf)
     assert (arrays.perf >= paper.perf).all() and arrays.perf.mean() > paper.perf.mean() + 0.1
+
+
+def test_rasch_preset_is_a_logistic_model():
+    """rasch: P(correct) = expit(a_jb - d_i) exactly (no residual), and the cell rates agree."""
+    pop = Population(get_preset("rasch"), 5, seed=6)
+    n = 20_000
+    state = pop.latent("squad", [f"q{i}" for i in range(n)])
+    ability = pop.traits(benchmark="squad")["benchmark_ability"].to_numpy()
+    expected = 1.0 / (1.0 + np.exp(-(ability[None, :] - state.difficulty[:, None])))
+    np.testing.assert_allclose(state.p_correct, expected, rtol=1e-12)
+    assert _binomial_ok(state.correct.sum(), state.correct.size, expected.mean())
+    # Logistic, not probit: the rate of items one unit below a model is expit(1) = 0.731.
+    gap = ability[None, :] - state.difficulty[:, None]
+    near = np.abs(gap - 1.0) < 0.05
+    assert _binomial_ok(state.correct[near].sum(), int(near.sum()), float(expected[near].mean()))
+    assert abs(state.correct[near].mean() - special.ndtr(1.0)) > 0.05  # probit would give 0.84
+    with pytest.raises(ValueError, match="link"):
+        SimulationParams(link="cloglog")
