@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from metacog_metrics.private_signal import (
     ability_scores,
@@ -45,7 +45,7 @@ def _logistic_population(n_items, m, rng, *, slope_sd=0.0, guess=0.0, private=0.
     b = rng.normal(0.0, 1.4, n_items)
     a = np.exp(slope_sd * rng.normal(size=n_items))
     c = np.where(rng.random(n_items) < 0.5, guess, 0.0)  # half the items multiple choice
-    p = c[:, None] + (1 - c[:, None]) / (1 + np.exp(-a[:, None] * (theta[None, :] - b[:, None])))
+    p = c[:, None] + (1 - c[:, None]) * special.expit(a[:, None] * (theta[None, :] - b[:, None]))
     perf = (rng.random((n_items, m)) < p).astype(float)
     item_look = -0.9 * b + 0.4 * np.log(a) - 2.0 * c + rng.normal(0.0, 0.8, n_items)
     reading = item_look[:, None] + private * (2 * perf - 1)
