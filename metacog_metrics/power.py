@@ -5,10 +5,17 @@ The generative model of :mod:`metacog_metrics.simulate` plants a private signal 
 population that otherwise has the paper's structure, and the analysis is run on many replicates.
 Two detectors are scored, each at ``individuated == 0`` (its false-positive rate) and above:
 
-**Pairwise test (mean tau over all pairs, difficulty-stratified null).** The comparison of
-:mod:`metacog_metrics.stratified`. Its null is exact only under a Rasch model; its
-false-positive rate at ``individuated == 0`` under the simulator's correctness model is
-estimated in the table (under unequal discrimination or guessing it exceeds alpha; see there).
+**Pairwise test of private signal (mean tau over all pairs).** By default the test of
+:mod:`metacog_metrics.private_signal` (confidence rows permuted among items of equal pass count
+and nearly equal ability-weighted score); ``null="difficulty_stratified"`` scores the
+pass-count-only null of :mod:`metacog_metrics.stratified` instead (exact only under a Rasch
+model). Its false-positive rate at ``individuated == 0`` is in the table.
+
+**Size under three correctness models.** :func:`size_analysis` (and the ``size`` table of
+:func:`power_analysis`, ``size.csv``) gives both nulls' rejection rates with no private signal
+under the ``rasch``, ``2pl`` (lognormal discrimination sd 1.0) and ``3pl`` (guessing 0.25)
+presets, with Monte Carlo standard errors: the pass-count null over-rejects under 2PL and 3PL,
+more so with more items; the private-signal test should stay within Monte Carlo error of alpha.
 
 **Contentious-subset alignment.** Pearson r of the confidence and correctness factor-1 item
 scores on the contentious items. Its own p-value tests ``r == 0``, which shared difficulty alone
@@ -44,6 +51,11 @@ from metacog_metrics._conventions import tie_tolerance
 from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.factors import contentious_items, eigen_decomposition, factor_scores
+from metacog_metrics.private_signal import (
+    DEFAULT_BLOCK_SIZE,
+    pattern_strata,
+    permutations_within,
+)
 from metacog_metrics.simulate import SimulationParams, get_preset, simulate_arrays
 from metacog_metrics.stratified import (
     mean_taus,
@@ -53,16 +65,23 @@ from metacog_metrics.stratified import (
 from metacog_metrics.tetrachoric import tetrachoric_matrix
 
 __all__ = [
+    "NULLS",
     "NULL_NAME",
+    "SIZE_PRESETS",
     "PowerOutputs",
     "PowerResult",
     "power_analysis",
     "run_power",
+    "size_analysis",
     "write_power_outputs",
 ]
 
-#: Name of the detection null in tables and JSON.
-NULL_NAME = "difficulty_stratified"
+#: Name of the default detection null in tables and JSON.
+NULL_NAME = "private_signal"
+#: The detection nulls: the private-signal test and the pass-count-only stratified null.
+NULLS: tuple[str, ...] = ("private_signal", "difficulty_stratified")
+#: Correctness models of the size table.
+SIZE_PRESETS: tuple[str, ...] = ("rasch", "2pl", "3pl")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,11 +125,13 @@ class PowerOutputs(Result):
         csv: The table.
         plot: The power curves (PNG).
         json: Settings and the table as JSON.
+        size_csv: The size table (None when it was not computed).
     """
 
     csv: str
     plot: str
     json: str
+    size_csv: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -134,6 +155,9 @@ class PowerResult(Result):
         seed: Seed.
         seconds: Wall time.
         outputs: Files written by :func:`run_power` (None when nothing was written).
+        size: The false-positive rates of both nulls under the size presets (see
+            :func:`size_analysis`), or None.
+        block_size: Items per block of the private-signal null.
     """
 
     table: pd.DataFrame
@@ -146,6 +170,8 @@ class PowerResult(Result):
     seed: int
     seconds: float
     outputs: PowerOutputs | None = None
+    size: pd.DataFrame | None = None
+    block_size: int = DEFAULT_BLOCK_SIZE
 
     def false_positive_rates(self) -> pd.DataFrame:
         """The rows at ``individuated == 0``."""
@@ -176,8 +202,22 @@ class PowerResult(Result):
         )
         for w in missing:
             lines.append(f"individuated={w:g}: power < 0.8 everywhere on this grid")
+        if self.size is not None and not self.size.empty:
+            lines.append(f"size at alpha {self.alpha} (no private signal; rate +- Monte Carlo SE):")
+            for _, r in self.size.iterrows():
+                cells = ", ".join(
+                    f"{null.replace('_', '-')} {r[f'{null}_rate']:.3f} +- {r[f'{null}_se']:.3f}"
+                    for null in NULLS
+                )
+                lines.append(
+                    f"  {r['correctness']}, {int(r['models'])} models x {int(r['items'])} items, "
+                    f"{int(r['reps'])} reps: {cells}"
+                )
         if self.outputs is not None:
-            lines.append(f"wrote {self.outputs.csv}, {self.outputs.plot}, {self.outputs.json}")
+            extra = f", {self.outputs.size_csv}" if self.outputs.size_csv else ""
+            lines.append(
+                f"wrote {self.outputs.csv}, {self.outputs.plot}, {self.outputs.json}{extra}"
+            )
         return "\n".join(lines)
 
 
@@ -218,6 +258,10 @@ def power_analysis(
     seed: int = 0,
     progress: bool = True,
     workers: int | None = None,
+    null: str = NULL_NAME,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    size_presets: Sequence[str] = (),
+    size_reps: int | None = None,
 ) -> PowerResult:
     """Detection power of the pairwise test and the contentious-subset alignment.
 
@@ -247,6 +291,11 @@ def power_analysis(
         progress: Show a tqdm progress bar.
         workers: Threads over replicates (default: one per CPU, at most 4); the result does
             not depend on it.
+        null: Detection null of the pairwise test, one of :data:`NULLS`.
+        block_size: Items per block of the private-signal null.
+        size_presets: Correctness-model presets for the size table (:func:`size_analysis`
+            at every (models, items) cell; empty skips it).
+        size_reps: Replicates per size cell (default ``reps``).
 
     Returns:
         A :class:`PowerResult`.
@@ -271,6 +320,13 @@ def power_analysis(
         raise ValueError(f"alignment_reps must be >= 0, got {alignment_reps}")
     if alignment_null_reps < 2:
         raise ValueError(f"alignment_null_reps must be >= 2, got {alignment_null_reps}")
+    if null not in NULLS:
+        raise ValueError(f"unknown null {null!r}; choose from {NULLS}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    size_presets = list(size_presets)
+    for name in size_presets:
+        get_preset(name)  # fails early on an unknown name
     base = params if params is not None else get_preset(preset)
     preset_name = "custom" if params is not None else preset
     align_n = min(alignment_reps, reps)
@@ -303,7 +359,7 @@ def power_analysis(
                     p_w = dataclasses.replace(base, individuated=w)
                     row = _grid_point(
                         p_w, m, n, reps, align_n, alpha, permutations, critical, benchmark,
-                        data_seed, perm_seed, bar, pool,
+                        data_seed, perm_seed, bar, pool, null, block_size,
                     )  # fmt: skip
                     row["alignment_null_reps"] = critical_n
                     rows.append({"models": m, "items": n, "individuated": w, **row})
@@ -318,12 +374,21 @@ def power_analysis(
     table["alignment_low"] = a_low
     table["alignment_high"] = a_high
     table["kind"] = np.where(table["individuated"] == 0, "false_positive_rate", "power")
+    size = None
+    if size_presets:
+        size = size_analysis(
+            size_presets, models, items, size_reps or reps, alpha=alpha,
+            permutations=permutations, block_size=block_size, benchmark=benchmark,
+            seed=seed, progress=progress, workers=workers,
+        )  # fmt: skip
     return PowerResult(
         table=table,
+        size=size,
+        block_size=int(block_size),
         preset=preset_name,
         params=base.to_dict(),
         benchmark=benchmark,
-        null=NULL_NAME,
+        null=null,
         alpha=float(alpha),
         permutations=int(permutations),
         seed=int(seed),
@@ -369,9 +434,12 @@ def _alignment_critical(
 
 def _curtailed_rejects(
     conf: NDArray, perf: NDArray, observed: float, permutations: int, alpha: float,
-    rng: np.random.Generator,
+    rng: np.random.Generator, labels: NDArray | None = None,
 ) -> tuple[bool, float]:  # fmt: skip
-    """The stratified test's decision at ``alpha``, stopping once it is settled.
+    """The permutation test's decision at ``alpha``, stopping once it is settled.
+
+    ``labels`` are the strata (default: pass counts, the difficulty-stratified null; the
+    private-signal test passes :func:`~metacog_metrics.private_signal.pattern_strata`).
 
     With ``B`` draws the test rejects when at most ``floor(alpha (B + 1)) - 1`` draws reach the
     observed mean; drawing in batches and stopping as soon as that many are exceeded gives the
@@ -385,7 +453,12 @@ def _curtailed_rejects(
     count, done, first_mean = 0, 0, math.nan
     while done < permutations:
         size = min(batch, permutations - done)
-        draws = stratified_null_draws(conf, perf, stratified_permutations(perf, size, rng))
+        perms = (
+            stratified_permutations(perf, size, rng)
+            if labels is None
+            else permutations_within(labels, size, rng)
+        )
+        draws = stratified_null_draws(conf, perf, perms)
         ok = draws[np.isfinite(draws)]
         if done == 0:
             first_mean = float(ok.mean()) if ok.size else math.nan
@@ -406,13 +479,16 @@ def _replicate(
     align: int,
     permutations: int,
     alpha: float,
+    null: str = NULL_NAME,
+    block_size: int = DEFAULT_BLOCK_SIZE,
 ) -> tuple[bool, float, tuple[float, float] | None]:
     """Test decision, first-batch null mean and (for the first ``align``) the alignment."""
     hit, null_mean = False, math.nan
     if np.isfinite(obs[r]):
         rng = np.random.default_rng(seeds[r])
+        labels = pattern_strata(perf[r], block_size) if null == "private_signal" else None
         hit, null_mean = _curtailed_rejects(
-            conf[r], perf[r], float(obs[r]), permutations, alpha, rng
+            conf[r], perf[r], float(obs[r]), permutations, alpha, rng, labels
         )
     return hit, null_mean, _alignment(conf[r], perf[r]) if r < align else None
 
@@ -431,6 +507,8 @@ def _grid_point(
     perm_seed: np.random.SeedSequence,
     bar: Any,
     pool: ThreadPoolExecutor,
+    null: str = NULL_NAME,
+    block_size: int = DEFAULT_BLOCK_SIZE,
 ) -> dict[str, Any]:
     # Replicates are drawn in chunks; the same seeds at every weight give paired designs, and
     # every replicate has its own permutation stream (curtailing never shifts another's draws).
@@ -449,6 +527,7 @@ def _grid_point(
         replicate = functools.partial(
             _replicate, conf=conf, perf=perf, obs=obs, seeds=perm_seeds[start : start + size],
             align=max(0, min(size, align_n - start)), permutations=permutations, alpha=alpha,
+            null=null, block_size=block_size,
         )  # fmt: skip
 
         # Replicates are independent (own seeds), so threads give the same result in any order.
@@ -478,6 +557,126 @@ def _grid_point(
         "alignment_r_contentious": float(np.nanmean(contentious)) if a.size else math.nan,
         "alignment_critical": critical,
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Size under several correctness models
+
+
+def size_analysis(
+    presets: Sequence[str] = SIZE_PRESETS,
+    models: Sequence[int] = (20,),
+    items: Sequence[int] = (3000, 10000),
+    reps: int = 400,
+    *,
+    alpha: float = 0.05,
+    permutations: int = 99,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    benchmark: str = "squad",
+    seed: int = 0,
+    progress: bool = True,
+    workers: int | None = None,
+) -> pd.DataFrame:
+    """Both nulls' false-positive rates with no private signal, per correctness model.
+
+    Every replicate draws a fresh population from the preset at ``individuated == 0`` and runs
+    both tests of :data:`NULLS` on it, each with its own permutation stream.
+
+    Args:
+        presets: Correctness-model presets (``rasch``, ``2pl``, ``3pl``, ...).
+        models: Population sizes.
+        items: Items per replicate.
+        reps: Replicates per (preset, models, items).
+        alpha: Level.
+        permutations: Null draws per test.
+        block_size: Items per block of the private-signal null.
+        benchmark: Benchmark profile of the items.
+        seed: Seed.
+        progress: Progress bar.
+        workers: Threads over replicates.
+
+    Returns:
+        One row per (correctness, models, items): ``reps`` and, per null, ``<null>_rejections``,
+        ``<null>_rate``, ``<null>_se`` (Monte Carlo standard error,
+        ``sqrt(rate (1 - rate) / reps)``) and a 95% Clopper-Pearson ``<null>_low``/``_high``.
+
+    Raises:
+        ValueError: Unknown preset or bad sizes.
+    """
+    presets = list(presets)
+    models = [int(m) for m in _check_grid("models", models, 3)]
+    items = [int(n) for n in _check_grid("items", items, 10)]
+    if reps < 1:
+        raise ValueError(f"reps must be >= 1, got {reps}")
+    if not 0.0 < alpha < 1.0 or alpha * (permutations + 1) < 1:
+        raise ValueError(f"need 0 < alpha < 1 and permutations >= 1/alpha - 1, got {alpha}")
+    params = {name: get_preset(name, individuated=0.0) for name in presets}
+    cells = [(name, m, n) for name in presets for m in models for n in items]
+    seeds = np.random.SeedSequence([seed, 0x5123]).spawn(len(cells))
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(cells) * reps, desc="size", unit="rep")
+    n_workers = workers if workers is not None else min(4, os.cpu_count() or 1)
+    rows = []
+    with threadpool_limits(limits=1), ThreadPoolExecutor(max(1, n_workers)) as pool:
+        try:
+            for (name, m, n), ss in zip(cells, seeds):
+                data_seed, perm_seed = ss.spawn(2)
+                perm_seeds = perm_seed.spawn(reps)
+                hits = {null: 0 for null in NULLS}
+                chunk = max(1, min(reps, (1 << 21) // (m * n)))
+                starts = list(range(0, reps, chunk))
+                for start, ds in zip(starts, data_seed.spawn(len(starts))):
+                    size = min(chunk, reps - start)
+                    arr = simulate_arrays(
+                        params[name], m, n, size, np.random.default_rng(ds), benchmark=benchmark
+                    )
+
+                    def one(
+                        r: int, arr: Any = arr, start: int = start, seeds: Any = perm_seeds
+                    ) -> dict[str, bool]:
+                        conf = arr.conf[r].astype(np.float64)
+                        perf = arr.perf[r].astype(np.float64)
+                        obs = float(mean_taus(conf, perf))
+                        if not np.isfinite(obs):
+                            return dict.fromkeys(NULLS, False)
+                        streams = seeds[start + r].spawn(len(NULLS))
+                        out = {}
+                        for null, st in zip(NULLS, streams):
+                            labels = (
+                                pattern_strata(perf, block_size)
+                                if null == "private_signal"
+                                else None
+                            )
+                            out[null], _ = _curtailed_rejects(
+                                conf, perf, obs, permutations, alpha,
+                                np.random.default_rng(st), labels,
+                            )  # fmt: skip
+                        return out
+
+                    for got in pool.map(one, range(size)):
+                        for null in NULLS:
+                            hits[null] += bool(got[null])
+                        if bar is not None:
+                            bar.update(1)
+                row: dict[str, Any] = {"correctness": name, "models": m, "items": n, "reps": reps}
+                for null in NULLS:
+                    rate = hits[null] / reps
+                    low, high = _clopper_pearson(np.array([hits[null]]), np.array([reps]))
+                    row |= {
+                        f"{null}_rejections": hits[null],
+                        f"{null}_rate": rate,
+                        f"{null}_se": math.sqrt(rate * (1.0 - rate) / reps),
+                        f"{null}_low": float(low[0]),
+                        f"{null}_high": float(high[0]),
+                    }
+                rows.append(row)
+        finally:
+            if bar is not None:
+                bar.close()
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -544,6 +743,11 @@ def write_power_outputs(result: PowerResult, out_dir: str | os.PathLike[str]) ->
     csv_path, png_path, json_path = out / "power.csv", out / "power.png", out / "power.json"
     atomic_write(csv_path, lambda tmp: result.table.to_csv(tmp, index=False))
     atomic_write(png_path, lambda tmp: _plot(result, tmp))
+    size_path = None
+    if result.size is not None:
+        size_path = out / "size.csv"
+        size = result.size
+        atomic_write(size_path, lambda tmp: size.to_csv(tmp, index=False))
     doc = {
         "preset": result.preset,
         "benchmark": result.benchmark,
@@ -553,11 +757,15 @@ def write_power_outputs(result: PowerResult, out_dir: str | os.PathLike[str]) ->
         "seed": result.seed,
         "seconds": result.seconds,
         "params": result.params,
+        "block_size": result.block_size,
         "table": result.table,
+        "size": result.size,
     }
 
     atomic_write_text(json_path, json.dumps(to_jsonable(doc), indent=2))
-    return PowerOutputs(str(csv_path), str(png_path), str(json_path))
+    return PowerOutputs(
+        str(csv_path), str(png_path), str(json_path), str(size_path) if size_path else None
+    )
 
 
 def run_power(
@@ -577,6 +785,10 @@ def run_power(
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
     workers: int | None = None,
+    null: str = NULL_NAME,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    size_presets: Sequence[str] = SIZE_PRESETS,
+    size_reps: int | None = None,
 ) -> PowerResult:
     """``metacog power``: run :func:`power_analysis` and write its outputs to ``out_dir``.
 
@@ -596,11 +808,16 @@ def run_power(
         progress: Progress bar.
         overrides: :class:`SimulationParams` fields replacing the preset's.
         workers: Threads over replicates (default: one per CPU, at most 4).
+        null: Detection null of the grid (:data:`NULLS`).
+        block_size: Items per block of the private-signal null.
+        size_presets: Correctness models of the size table (``size.csv``; empty skips it).
+        size_reps: Replicates per size cell (default ``reps``).
 
     Returns:
         The :class:`PowerResult` (the files are in ``out_dir``).
     """
     params = get_preset(preset, **dict(overrides or {})) if overrides else None
+    size_presets = [name for name in size_presets if name.lower() != "none"]
     result = power_analysis(
         models,
         items,
@@ -616,6 +833,10 @@ def run_power(
         seed=seed,
         progress=progress,
         workers=workers,
+        null=null,
+        block_size=block_size,
+        size_presets=size_presets,
+        size_reps=size_reps,
     )
     if params is not None:
         result = dataclasses.replace(result, preset=f"{preset}+overrides")

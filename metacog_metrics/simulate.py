@@ -6,7 +6,10 @@ threshold. For item ``i`` and model ``j`` on benchmark ``b``::
     difficulty   d_i  = mu_b + sigma_b * z_i
     ability      a_jb = ability_j + benchmark_ability_sd * z_jb
     residual     r_ij = residual_sd * z_ij                         (what j privately knows of i)
-    correct      y_ij = 1[a_jb - d_i + r_ij + u_ij > 0],  u ~ N(0, 1)   (probit)
+    discrimination  k_i = exp(discrimination_sd * z''_i)          (1 when discrimination_sd = 0)
+    solved       s_ij = 1[k_i * (a_jb - d_i) + r_ij + u_ij > 0],  u ~ N(0, 1)   (probit)
+                                                   or u ~ Logistic(0, 1)    (link = "logit")
+    correct      y_ij = s_ij or g_ij,  g_ij ~ Bernoulli(guessing)   (a lower asymptote)
     misreading   m_i  = misreading_sd * z'_i                         (shared by all models)
     reading      x_ij = legibility_b * (mu_b - d_i) + m_i + shift_b + individuated * r_ij
     confidence   c_ij = 1[x_ij + s_j * e_ij > t_j],  e ~ N(0, 1)
@@ -162,6 +165,13 @@ class SimulationParams:
         inline_rate: Probability that a reasoning model solves an item inline on an ``inline``
             benchmark.
         inline_strength: How firmly an inline attempt's outcome sets the probe answer.
+        discrimination_sd: Standard deviation of the log item discrimination ``k_i`` (0: every
+            item discriminates alike, the equal-slope probit model; > 0: a 2PL-type model).
+        guessing: Lower asymptote: the chance that a model answers an item correctly by luck
+            whatever its ability (0: none; 0.25: four-option multiple choice, a 3PL-type
+            model). Confidence does not see the lucky guess.
+        link: ``probit`` (normal solving noise ``u``) or ``logit`` (logistic ``u``; with
+            ``residual_sd = 0`` and ``discrimination_sd = 0`` that is a Rasch model).
         benchmarks: Profile of each named benchmark.
         default_profile: Profile of a benchmark not named in ``benchmarks``.
     """
@@ -185,6 +195,9 @@ class SimulationParams:
     numeric_shift: float = 0.6
     inline_rate: float = 0.8
     inline_strength: float = 1.4
+    discrimination_sd: float = 0.0
+    guessing: float = 0.0
+    link: str = "probit"
     benchmarks: Mapping[str, BenchmarkProfile] = dataclasses.field(
         default_factory=_default_profiles
     )
@@ -204,6 +217,7 @@ class SimulationParams:
             "probe_noise_sd",
             "wording_noise_sd",
             "inline_strength",
+            "discrimination_sd",
         )
         for name in nonneg:
             value = getattr(self, name)
@@ -215,6 +229,10 @@ class SimulationParams:
             raise ValueError(
                 f"SimulationParams.reading_noise_sd must be > 0, got {self.reading_noise_sd}"
             )
+        if self.link not in ("probit", "logit"):
+            raise ValueError(f"SimulationParams.link must be probit or logit, got {self.link!r}")
+        if not 0.0 <= self.guessing < 1.0:
+            raise ValueError(f"SimulationParams.guessing must lie in [0, 1), got {self.guessing}")
         for name in ("reasoning_fraction", "inline_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -255,7 +273,13 @@ class SimulationParams:
 #: reasoning/non-reasoning pairs on the math benchmarks (inline solving). ``individuated``: the
 #: same population with a real private signal (confidence weighs each model's own residual).
 #: ``null``: confidence reads nothing of difficulty and nobody solves inline, so it carries no
-#: information about correctness at all (a sanity check).
+#: information about correctness at all (a sanity check). ``rasch``: the paper's population
+#: with an exact Rasch correctness model (logistic noise, no residual; with no residual the
+#: ``individuated`` weight has nothing to read, so it is for false-positive rates only).
+#: ``2pl`` and ``3pl``: the paper's
+#: population whose items differ in discrimination (log sd 1.0) or allow a lucky guess
+#: (lower asymptote 0.25), the correctness models under which the pass count no longer carries
+#: all of an item's difficulty (see :mod:`metacog_metrics.private_signal`).
 PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
     {
         "paper": SimulationParams(),
@@ -268,6 +292,9 @@ PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
             },
             default_profile=BenchmarkProfile(difficulty_sd=1.5, legibility=0.0),
         ),
+        "rasch": SimulationParams(link="logit", residual_sd=0.0),
+        "2pl": SimulationParams(discrimination_sd=1.0),
+        "3pl": SimulationParams(guessing=0.25),
     }
 )
 
@@ -344,6 +371,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _S_RESIDUAL, _S_SOLVE, _S_READ, _S_INLINE, _S_PROBE, _S_ABILITY = 1, 2, 3, 4, 5, 6
 _S_WORDING = 7
 _S_TRAIT_ABILITY, _S_TRAIT_THRESHOLD, _S_TRAIT_NOISE, _S_DIFFICULTY, _S_MISREAD = 11, 12, 13, 14, 15
+_S_DISCRIMINATION, _S_GUESS = 16, 7
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -419,12 +447,30 @@ def _cells(
     z_read: np.ndarray,
     u_inline: np.ndarray,
     z_misread: np.ndarray | float = 0.0,
+    z_discrimination: np.ndarray | float = 0.0,
+    u_guess: np.ndarray | float = 1.0,
 ) -> dict[str, np.ndarray]:
     """Correctness and the prospective confidence margin, broadcast over (..., items, models)."""
     d = profile.difficulty_mean + profile.difficulty_sd * z_difficulty
     ability = traits.ability + params.benchmark_ability_sd * z_bench_ability
     residual = params.residual_sd * z_residual
-    correct = (ability - d + residual + z_solve) > 0
+    if params.discrimination_sd > 0:
+        slope = np.exp(params.discrimination_sd * np.asarray(z_discrimination))
+        skill = slope * (ability - d)
+    else:
+        skill = ability - d  # the equal-slope model, bit for bit as before
+    if params.link == "logit":
+        with np.errstate(divide="ignore"):
+            solved = (skill + residual + special.logit(special.ndtr(z_solve))) > 0
+        p_solve = special.expit(skill + residual)
+    else:
+        solved = (skill + residual + z_solve) > 0
+        p_solve = special.ndtr(skill + residual)
+    if params.guessing > 0:
+        correct = solved | (np.asarray(u_guess) < params.guessing)
+        p_solve = params.guessing + (1.0 - params.guessing) * p_solve
+    else:
+        correct = solved
     reading = (
         profile.legibility * (profile.difficulty_mean - d)
         + profile.confidence_shift
@@ -443,7 +489,7 @@ def _cells(
         "correct": correct,
         "margin": margin,
         "inline": np.broadcast_to(inline, correct.shape),
-        "p_correct": special.ndtr(ability - d + residual),
+        "p_correct": p_solve,
     }
 
 
@@ -655,6 +701,8 @@ class Population:
             _normal(_combine(cell, _S_READ)),
             _uniform(_combine(cell, _S_INLINE)),
             _normal(_combine(items, _S_MISREAD)),
+            _normal(_combine(items, _S_DISCRIMINATION)),
+            _uniform(_combine(cell, _S_GUESS)),
         )
         margin = out["margin"]
         if probe == "counterfactual":
@@ -859,6 +907,9 @@ def simulate_arrays(
         rng.standard_normal(shape),
         u_inline,
         rng.standard_normal((reps, n_items, 1)),
+        # Drawn last and only when used, so the other presets keep their random numbers.
+        rng.standard_normal((reps, n_items, 1)) if params.discrimination_sd > 0 else 0.0,
+        rng.random(shape) if params.guessing > 0 else 1.0,
     )
     ability = traits.ability + params.benchmark_ability_sd * z_bench
     return SimulatedArrays(

@@ -312,6 +312,20 @@ def _add_power(sub: argparse._SubParsersAction) -> None:
         default=200,
         help="null replicates per cell for the alignment's critical value",
     )
+    p.add_argument(
+        "--null",
+        choices=("private_signal", "difficulty_stratified"),
+        default="private_signal",
+        help="detection null of the pairwise test (default private_signal)",
+    )
+    p.add_argument("--block-size", type=int, default=10, help="items per private-signal block")
+    p.add_argument(
+        "--size-presets",
+        type=_names,
+        default=["rasch", "2pl", "3pl"],
+        help="correctness models of the size table, size.csv (default rasch,2pl,3pl; 'none')",
+    )
+    p.add_argument("--size-reps", type=int, default=None, help="replicates per size cell")
     _option(p, "seed")
     _option(p, "quiet", help="no progress bar")
     p.set_defaults(func=_summarized("metacog_metrics.power:run_power"))

@@ -268,3 +268,63 @@ def test_alignment_critical_value_is_the_upper_normal_quantile(monkeypatch):
     assert row["alignment_power"] == pytest.approx((scored > expected).mean())
     # wrong tail would reject most replicates; the right one about alpha of them
     assert row["alignment_power"] < 0.3
+
+
+# --- size under Rasch, 2PL and 3PL ---------------------------------------------------------------
+
+
+def test_size_table_columns_and_reproducibility():
+    from metacog_metrics.power import NULLS, size_analysis
+
+    kw = {"reps": 6, "permutations": 19, "seed": 2, "progress": False}
+    size = size_analysis(["rasch", "3pl"], [6], [120, 200], **kw)
+    assert list(size[["correctness", "items"]].itertuples(index=False, name=None)) == [
+        ("rasch", 120), ("rasch", 200), ("3pl", 120), ("3pl", 200),
+    ]  # fmt: skip
+    for null in NULLS:
+        rate = size[f"{null}_rate"]
+        np.testing.assert_allclose(rate, size[f"{null}_rejections"] / 6)
+        np.testing.assert_allclose(size[f"{null}_se"], np.sqrt(rate * (1 - rate) / 6))
+        assert ((size[f"{null}_low"] <= rate) & (rate <= size[f"{null}_high"])).all()
+    pd.testing.assert_frame_equal(size, size_analysis(["rasch", "3pl"], [6], [120, 200], **kw))
+    with pytest.raises(ValueError, match="unknown simulation preset"):
+        size_analysis(["4pl"], [6], [120], reps=2, progress=False)
+
+
+@pytest.mark.slow
+def test_private_signal_test_has_nominal_size_under_rasch_2pl_and_3pl():
+    """Seeded, CI-sized: 20 models x 4,000 items, 80 replicates per correctness model, alpha
+    0.05. The rejection counts must be consistent with 0.05 (two-sided binomial, 1 in 1000)."""
+    from metacog_metrics.power import size_analysis
+
+    size = size_analysis(
+        ["rasch", "2pl", "3pl"], [20], [4000], reps=80, permutations=39, seed=11, progress=False
+    )
+    for _, row in size.iterrows():
+        test = stats.binomtest(int(row["private_signal_rejections"]), 80, 0.05)
+        assert test.pvalue > 1e-3, row["correctness"]
+
+
+def test_power_cli_reports_the_size_table(tmp_path, capsys):
+    from metacog_tasks.cli import main
+
+    out = tmp_path / "cli"
+    rc = main(
+        ["power", "--models", "5", "--items", "80", "--individuated", "0", "--reps", "2",
+         "--permutations", "19", "--alignment-reps", "0", "--size-presets", "2pl,3pl",
+         "--size-reps", "3", "--out", str(out), "--quiet"]
+    )  # fmt: skip
+    text = capsys.readouterr().out
+    assert rc == 0 and "size at alpha 0.05" in text and "2pl, 5 models x 80 items, 3 reps" in text
+    size = pd.read_csv(out / "size.csv")
+    assert list(size["correctness"]) == ["2pl", "3pl"] and (size["reps"] == 3).all()
+    doc = json.loads((out / "power.json").read_text())
+    assert doc["null"] == "private_signal" and len(doc["size"]) == 2
+    rc = main(
+        ["power", "--models", "5", "--items", "80", "--individuated", "0", "--reps", "2",
+         "--permutations", "19", "--alignment-reps", "0", "--size-presets", "none",
+         "--null", "difficulty_stratified", "--out", str(tmp_path / "b"), "--quiet"]
+    )  # fmt: skip
+    assert rc == 0 and not (tmp_path / "b" / "size.csv").exists()
+    doc = json.loads((tmp_path / "b" / "power.json").read_text())
+    assert doc["null"] == "difficulty_stratified" and doc["size"] is None

@@ -423,3 +423,104 @@ def test_run_simulate_overrides_and_errors(tmp_path):
     with pytest.raises(ValueError, match=r"\.parquet or \.csv"):
         run_simulate(tmp_path / "r.json", models=3, items_per_benchmark=5)
     assert not (tmp_path / "r.json").exists()
+
+
+# --- item discrimination (2PL) and guessing (3PL) ----------------------------------------------
+
+# SHA-256 of records and arrays drawn by the generator before discrimination and guessing were
+# added (the same calls, on the commit before): the existing presets must not change.
+_BEFORE_2PL = {
+    "paper": (
+        "fe4e6ba884a0f866ddd3a8dd7fdb09853101409d03369bc02a4b27e91d4955b3",
+        "6c31fd9f1afc54cd056ba28d87d4296fbbad6bee9876d4751b6022a497a9c849",
+    ),
+    "individuated": (
+        "be3dba5bc06ef08dbe2b7bd6bde1d16da5e3a3b833c36785d3ba74ec2179e23b",
+        "092b3766031a89a6f01e8d73c76e69b8c40a6b1375f8ea2a61f24b29949a398c",
+    ),
+    "null": (
+        "f0a92b9319c2a5a6b0201f7abfc1f50f579722a78ffea8c56b8633523c4a9827",
+        "cc2772af8204f6307558faef9cfd254d313d3923a9734acdec866913d26b7377",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BEFORE_2PL))
+def test_existing_presets_draw_the_same_records_as_before(name):
+    import hashlib
+
+    table = simulate_records(
+        get_preset(name), n_models=6, items_per_benchmark=40, seed=3,
+        probes=("prospective", "numeric"),
+    )  # fmt: skip
+    arrays = simulate_arrays(get_preset(name), 5, 30, 3, rng=11, benchmark="mathbench")
+    raw = b"".join(
+        a.tobytes() for a in (arrays.conf, arrays.perf, arrays.ability, arrays.threshold)
+    )
+    digests = (
+        hashlib.sha256(table.to_csv(index=False).encode()).hexdigest(),
+        hashlib.sha256(raw).hexdigest(),
+    )
+    assert digests == _BEFORE_2PL[name]
+
+
+def test_2pl_and_3pl_presets():
+    assert PRESETS["2pl"].discrimination_sd == 1.0 and PRESETS["2pl"].guessing == 0.0
+    assert PRESETS["3pl"].guessing == 0.25 and PRESETS["3pl"].discrimination_sd == 0.0
+    assert PRESETS["paper"].discrimination_sd == 0.0 and PRESETS["paper"].guessing == 0.0
+    for field, value in (("discrimination_sd", -0.1), ("guessing", 1.0), ("guessing", -0.1)):
+        with pytest.raises(ValueError, match=field):
+            SimulationParams(**{field: value})
+
+
+def test_2pl_items_have_lognormal_discrimination():
+    """With no residual, Phi^-1(p_correct) = k_i (a_jb - d_i): one slope k_i per item across
+    models, log k_i ~ N(0, discrimination_sd^2). Every model here is 0.05 above every item,
+    so p_correct stays far from saturation and no item is filtered out."""
+    params = get_preset(
+        "2pl", residual_sd=0.0, ability_mean=0.05, ability_sd=0.0, benchmark_ability_sd=0.0,
+        reasoning_ability_bonus=0.0, default_profile=BenchmarkProfile(difficulty_sd=0.0),
+    )  # fmt: skip
+    state = Population(params, 4, seed=2).latent("any", [f"q{i}" for i in range(3000)])
+    slope = special.ndtri(state.p_correct) / 0.05
+    np.testing.assert_allclose(slope, slope[:, :1] * np.ones_like(slope), rtol=1e-9)
+    assert stats.kstest(np.log(slope[:, 0]), "norm", args=(0.0, 1.0)).pvalue > 1e-3
+    # The equal-slope model has k_i = 1 exactly.
+    flat = Population(dataclasses.replace(params, discrimination_sd=0.0), 4, seed=2)
+    np.testing.assert_allclose(special.ndtri(flat.latent("any", ["q1"]).p_correct), 0.05)
+
+
+def test_3pl_guessing_is_a_lower_asymptote_that_confidence_does_not_see():
+    """Same seed: the 3PL population solves exactly what the paper one solves, adds lucky
+    guesses at rate c on the rest, and says "yes" to exactly the same items."""
+    n = 20_000
+    ids = [f"q{i}" for i in range(n)]
+    base = Population(get_preset("paper"), 6, seed=4).latent("scicode", ids)
+    guess = Population(get_preset("3pl"), 6, seed=4).latent("scicode", ids)
+    np.testing.assert_array_equal(base.confidence, guess.confidence)
+    assert (guess.correct >= base.correct).all()
+    unsolved = ~base.correct
+    assert _binomial_ok(guess.correct[unsolved].sum(), int(unsolved.sum()), 0.25)
+    np.testing.assert_allclose(guess.p_correct, 0.25 + 0.75 * base.p_correct, rtol=1e-12)
+    arrays = simulate_arrays(get_preset("3pl"), 6, 2000, 2, rng=0, benchmark="scicode")
+    paper = simulate_arrays(get_preset("paper"), 6, 2000, 2, rng=0, benchmark="scicode")
+    np.testing.assert_array_equal(arrays.conf, paper.conf)
+    assert (arrays.perf >= paper.perf).all() and arrays.perf.mean() > paper.perf.mean() + 0.1
+
+
+def test_rasch_preset_is_a_logistic_model():
+    """rasch: P(correct) = expit(a_jb - d_i) exactly (no residual), and the cell rates agree."""
+    pop = Population(get_preset("rasch"), 5, seed=6)
+    n = 20_000
+    state = pop.latent("squad", [f"q{i}" for i in range(n)])
+    ability = pop.traits(benchmark="squad")["benchmark_ability"].to_numpy()
+    expected = 1.0 / (1.0 + np.exp(-(ability[None, :] - state.difficulty[:, None])))
+    np.testing.assert_allclose(state.p_correct, expected, rtol=1e-12)
+    assert _binomial_ok(state.correct.sum(), state.correct.size, expected.mean())
+    # Logistic, not probit: the rate of items one unit below a model is expit(1) = 0.731.
+    gap = ability[None, :] - state.difficulty[:, None]
+    near = np.abs(gap - 1.0) < 0.05
+    assert _binomial_ok(state.correct[near].sum(), int(near.sum()), float(expected[near].mean()))
+    assert abs(state.correct[near].mean() - special.ndtr(1.0)) > 0.05  # probit would give 0.84
+    with pytest.raises(ValueError, match="link"):
+        SimulationParams(link="cloglog")

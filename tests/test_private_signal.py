@@ -1,0 +1,173 @@
+"""The test of private signal: strata, permutations, the statistic, and its size on data from an
+independent generator (logistic 2PL/3PL, confidence that reads every item parameter)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from metacog_metrics.private_signal import (
+    ability_scores,
+    pattern_strata,
+    permutations_within,
+    private_signal_test,
+)
+from metacog_metrics.simulate import get_preset, simulate_arrays
+from metacog_metrics.stratified import stratified_mean_tau_test
+
+
+def _scipy_mean_tau(conf, perf):
+    m = conf.shape[1]
+    taus = []
+    for a in range(m):
+        for b in range(a + 1, m):
+            t = stats.kendalltau(conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]).statistic
+            if np.isfinite(t):
+                taus.append(t)
+    return float(np.mean(taus))
+
+
+def _sim(preset="paper", m=8, n=300, seed=0, **overrides):
+    arr = simulate_arrays(get_preset(preset, **overrides), m, n, 1, seed)
+    return arr.conf[0].astype(float), arr.perf[0].astype(float)
+
+
+def _logistic_population(n_items, m, rng, *, slope_sd=0.0, guess=0.0, private=0.0):
+    """Not the project's generator: logistic 3PL correctness (half the items allow a guess);
+    confidence that reads the item's difficulty, its discrimination and whether it allows a
+    guess (all shared), through thresholds that fall with ability; ``private`` mixes in each
+    model's own success."""
+    theta = rng.normal(0.0, 1.0, m)
+    threshold = -0.8 * theta + rng.normal(0.0, 0.5, m)
+    b = rng.normal(0.0, 1.4, n_items)
+    a = np.exp(slope_sd * rng.normal(size=n_items))
+    c = np.where(rng.random(n_items) < 0.5, guess, 0.0)  # half the items multiple choice
+    p = c[:, None] + (1 - c[:, None]) * special.expit(a[:, None] * (theta[None, :] - b[:, None]))
+    perf = (rng.random((n_items, m)) < p).astype(float)
+    item_look = -0.9 * b + 0.4 * np.log(a) - 2.0 * c + rng.normal(0.0, 0.8, n_items)
+    reading = item_look[:, None] + private * (2 * perf - 1)
+    conf = (reading + rng.logistic(size=(n_items, m)) > threshold[None, :]).astype(float)
+    return conf, perf
+
+
+# --- strata and permutations ----------------------------------------------------------------------
+
+
+def test_ability_scores_are_the_probit_of_accuracy():
+    perf = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [1, 0, 1]], dtype=float)
+    # accuracies 3/4, 0 (moved to 0.5/4 = 1/8), 3/4
+    expected = [stats.norm.ppf(0.75), stats.norm.ppf(0.125), stats.norm.ppf(0.75)]
+    np.testing.assert_allclose(ability_scores(perf), expected, rtol=1e-12)
+
+
+def test_pattern_strata_are_pass_counts_cut_by_ability_weighted_score():
+    _, perf = _sim(m=10, n=2000, seed=3)
+    labels = pattern_strata(perf, block_size=10)
+    k = perf.sum(axis=1)
+    s = perf @ stats.norm.ppf(perf.mean(axis=0))
+    by_label = {}
+    for lab in np.unique(labels):
+        rows = labels == lab
+        assert np.unique(k[rows]).size == 1  # one pass count per stratum
+        by_label[lab] = (k[rows][0], s[rows].min(), s[rows].max(), rows.sum())
+    for kk in np.unique(k):
+        blocks = sorted((lo, hi, size) for (k2, lo, hi, size) in by_label.values() if k2 == kk)
+        total = sum(size for _, _, size in blocks)
+        if total >= 10:
+            assert all(size >= 10 for _, _, size in blocks)  # blocks are not thinner
+        for (_, hi, _), (lo, _, _) in itertools.pairwise(blocks):
+            assert hi <= lo + 1e-12  # consecutive in s
+    # A block wider than any stratum gives exactly the pass-count strata.
+    wide = pattern_strata(perf, block_size=10**9)
+    assert all(np.unique(k[wide == lab]).size == 1 for lab in np.unique(wide))
+    assert np.unique(wide).size == np.unique(k).size
+    with pytest.raises(ValueError, match="block_size"):
+        pattern_strata(perf, block_size=0)
+
+
+def test_permutations_stay_within_labels_and_are_reproducible():
+    labels = np.array([5, 2, 5, 2, 2, 9, 5, 2])
+    perms = permutations_within(labels, 200, rng=1)
+    for perm in perms:
+        assert sorted(perm) == list(range(8))
+        np.testing.assert_array_equal(labels[perm], labels)
+    assert (perms[:, 5] == 5).all()  # a singleton stays put
+    # Every member of a group reaches every position of it (uniform within groups).
+    assert set(perms[:, 0]) == {0, 2, 6} and set(perms[:, 1]) == {1, 3, 4, 7}
+    np.testing.assert_array_equal(perms, permutations_within(labels, 200, rng=1))
+
+
+# --- the statistic and the p-value --------------------------------------------------------------
+
+
+def test_statistic_draws_and_p_value_match_a_scipy_reference():
+    conf, perf = _sim(m=5, n=150, seed=4)
+    res = private_signal_test(conf, perf, permutations=7, block_size=5, rng=2)
+    assert res.observed == pytest.approx(_scipy_mean_tau(conf, perf), abs=1e-12)
+    perms = permutations_within(pattern_strata(perf, 5), 7, np.random.default_rng(2))
+    expected = [_scipy_mean_tau(conf[p], perf) for p in perms]
+    np.testing.assert_allclose(res.draws, expected, atol=1e-12)
+    count = np.sum(np.asarray(expected) >= res.observed - 1e-12)
+    assert res.p_value == pytest.approx((1 + count) / 8)
+    summary = res.summary()
+    assert summary["alternative"] == "greater" and summary["block_size"] == 5
+    assert summary["n_draws"] == 7 and res.n_items_moving <= 150
+
+
+def test_a_strong_private_signal_is_detected():
+    conf, perf = _sim("individuated", m=20, n=1000, seed=1)
+    res = private_signal_test(conf, perf, permutations=99, rng=0)
+    assert res.p_value == pytest.approx(0.01)
+    assert res.observed > res.null_mean + 5 * res.null_sd
+
+
+def test_bad_input():
+    conf, perf = _sim(m=4, n=50)
+    with pytest.raises(ValueError, match="must be equal"):
+        private_signal_test(conf[:, :3], perf)
+    with pytest.raises(ValueError, match="0/1"):
+        private_signal_test(conf * 0.5, perf)
+    with pytest.raises(ValueError, match="permutations"):
+        private_signal_test(conf, perf, permutations=0)
+
+
+# --- size on data the project's generator did not make --------------------------------------------
+
+
+def _p_values(test, reps, seed, **population):
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in range(reps):
+        conf, perf = _logistic_population(rng=rng, **population)
+        out.append(test(conf, perf, permutations=49, rng=r).p_value)
+    return np.asarray(out)
+
+
+@pytest.mark.slow
+def test_size_under_logistic_2pl_where_the_pass_count_null_fails():
+    """Steep and flat items mixed (log slope sd 1.2), 20 models, 4,000 items, no private
+    signal. The pass-count null's p-values pile up near 0 (it rejects far too often); the
+    pattern null's stay uniform (a 1-in-1000 KS bound) and reject at about alpha."""
+    population = {"n_items": 4000, "m": 20, "slope_sd": 1.2}
+    new = _p_values(private_signal_test, 60, 7, **population)
+    old = _p_values(stratified_mean_tau_test, 60, 7, **population)
+    assert stats.kstest(new, "uniform").pvalue > 1e-3
+    assert stats.binomtest(int(np.sum(new <= 0.05)), new.size, 0.05).pvalue > 1e-3
+    assert stats.kstest(old, "uniform").pvalue < 1e-3  # the check has teeth
+
+
+@pytest.mark.slow
+def test_size_under_logistic_3pl_with_confidence_that_sees_guessing():
+    population = {"n_items": 4000, "m": 20, "slope_sd": 0.5, "guess": 0.3}
+    new = _p_values(private_signal_test, 60, 8, **population)
+    assert stats.kstest(new, "uniform").pvalue > 1e-3
+    assert stats.binomtest(int(np.sum(new <= 0.05)), new.size, 0.05).pvalue > 1e-3
+
+
+def test_power_on_the_independent_generator():
+    rng = np.random.default_rng(5)
+    conf, perf = _logistic_population(1500, 12, rng, slope_sd=1.0, guess=0.2, private=0.6)
+    assert private_signal_test(conf, perf, permutations=99, rng=0).p_value <= 0.02
