@@ -63,6 +63,9 @@ EXTRA_COLUMNS: tuple[str, ...] = (
     "source",
     "epoch",
     "n_samples",
+    "doc_hash",
+    "prompt_hash",
+    "task_version",
 )
 #: Columns every record table must have (the minimal tidy CSV).
 REQUIRED_COLUMNS: tuple[str, ...] = ("model", "item_id", "confidence", "correct")
@@ -76,6 +79,9 @@ PROBE_STATUSES: tuple[str, ...] = ("ok", "unparseable", "refusal", "empty")
 _TEXT_COLUMNS = ("question", "probe_text", "solve_text")
 _STR_COLUMNS = ("model", "benchmark", "item_id", "probe", "confidence_kind", *_TEXT_COLUMNS)
 _STR_COLUMNS += ("probe_status", "grade_status", "answer", "harness", "source")
+# Provenance of an item's row: what the item was (doc), how it was asked (prompt) and which
+# version of the task graded it; the gate matches baseline and candidate items on them.
+_STR_COLUMNS += ("doc_hash", "prompt_hash", "task_version")
 _DEFAULT_BENCHMARK = "all"
 _DEFAULT_PROBE = "prospective"
 _MAX_EXAMPLES = 5

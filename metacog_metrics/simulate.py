@@ -663,6 +663,7 @@ class Population:
         *,
         probe: str = "prospective",
         models: Sequence[str] | None = None,
+        sampling_seed: int | None = None,
     ) -> LatentState:
         """The latent state of ``item_ids`` of ``benchmark`` for each model.
 
@@ -672,6 +673,11 @@ class Population:
             probe: ``prospective``, ``counterfactual`` (the prospective reading plus extra probe
                 noise) or ``numeric`` (the prospective reading, reported as a number).
             models: Model names (``m03``, ...); default the whole population.
+            sampling_seed: A rerun of the same models on the same items with other sampling
+                noise: the items, the traits and what each model knows of each item
+                (``r_ij``) stay; the solve noise ``u_ij``, the reading noise ``e_ij``, the
+                inline draw and the counterfactual probe noise are drawn afresh for this seed.
+                ``None`` (default) is the population's own run.
 
         Returns:
             The state, arrays of shape (items, models).
@@ -689,6 +695,8 @@ class Population:
         model_key = _combine(self._seed_key, index)[None, :]  # (1, models)
         items = self._item_keys(benchmark, item_ids)[:, None]  # (items, 1)
         cell = _combine(items, model_key)  # (items, models)
+        # What a sampling rerun redraws; the residual r_ij stays with the cell itself.
+        noisy = cell if sampling_seed is None else _combine(cell, _text_key("rerun", sampling_seed))
 
         out = _cells(
             params,
@@ -697,16 +705,16 @@ class Population:
             traits,
             self._bench_ability_z(benchmark, index)[None, :],
             _normal(_combine(cell, _S_RESIDUAL)),
-            _normal(_combine(cell, _S_SOLVE)),
-            _normal(_combine(cell, _S_READ)),
-            _uniform(_combine(cell, _S_INLINE)),
+            _normal(_combine(noisy, _S_SOLVE)),
+            _normal(_combine(noisy, _S_READ)),
+            _uniform(_combine(noisy, _S_INLINE)),
             _normal(_combine(items, _S_MISREAD)),
             _normal(_combine(items, _S_DISCRIMINATION)),
             _uniform(_combine(cell, _S_GUESS)),
         )
         margin = out["margin"]
         if probe == "counterfactual":
-            margin = margin + params.probe_noise_sd * _normal(_combine(cell, _S_PROBE))
+            margin = margin + params.probe_noise_sd * _normal(_combine(noisy, _S_PROBE))
         p_yes = special.ndtr(margin)
         numeric = np.clip(np.rint(100.0 * special.ndtr(margin + params.numeric_shift)), 0, 100)
         shift = params.numeric_shift if probe == "numeric" else 0.0
@@ -743,11 +751,14 @@ class Population:
         *,
         probes: Sequence[str] = ("prospective",),
         models: Sequence[str] | None = None,
+        sampling_seed: int | None = None,
     ) -> pd.DataFrame:
         """Record-table rows for ``item_ids`` (see :func:`simulate_records`)."""
         frames = []
         for probe in probes:
-            state = self.latent(benchmark, item_ids, probe=probe, models=models)
+            state = self.latent(
+                benchmark, item_ids, probe=probe, models=models, sampling_seed=sampling_seed
+            )
             frames.append(_state_records(state))
         return pd.concat(frames, ignore_index=True)
 
@@ -783,6 +794,7 @@ def simulate_records(
     benchmarks: Sequence[str] | None = None,
     seed: int = 0,
     probes: Sequence[str] = ("prospective",),
+    sampling_seed: int | None = None,
 ) -> pd.DataFrame:
     """Draw a record table from the generative model.
 
@@ -796,6 +808,8 @@ def simulate_records(
         benchmarks: Benchmark names (default the six of the paper).
         seed: Population seed.
         probes: Probes to record; ``numeric`` gives ``verbal_numeric`` confidences in [0, 1].
+        sampling_seed: Rerun the same models on the same items with fresh sampling noise
+            (see :meth:`Population.latent`); ``None`` is the population's own run.
 
     Returns:
         Record table with columns model, benchmark, item_id, probe, confidence,
@@ -817,7 +831,7 @@ def simulate_records(
     frames = []
     for bench in benchmarks:
         ids = [f"{bench}-{i:0{width}d}" for i in range(1, items_per_benchmark + 1)]
-        frames.append(pop.records(bench, ids, probes=probes))
+        frames.append(pop.records(bench, ids, probes=probes, sampling_seed=sampling_seed))
     table = pd.concat(frames, ignore_index=True)
     for col in ("model", "benchmark", "item_id", "probe", "confidence_kind"):
         table[col] = table[col].astype("string")

@@ -60,6 +60,8 @@ class FileReport(Result):
         errors: The first few reasons, ``"line 12: ..."``.
         skipped: Why the whole file was not used (not a metacog task, superseded by a later
             run, unreadable), or ``None``.
+        versions: ``(name, version)`` pairs of the software that wrote the log, as the log
+            states them (``lm_eval``, ``inspect_ai``); empty when it states none.
     """
 
     path: str
@@ -71,6 +73,7 @@ class FileReport(Result):
     n_bad: int = 0
     errors: tuple[str, ...] = ()
     skipped: str | None = None
+    versions: tuple[tuple[str, str], ...] = ()
 
 
 def _empty_records() -> pd.DataFrame:
@@ -390,11 +393,27 @@ class _BadRows:
             self.reasons.append(reason)
 
     def report(
-        self, path: str, harness: str, model: str, task: str | None, n_lines: int, n_records: int
+        self,
+        path: str,
+        harness: str,
+        model: str,
+        task: str | None,
+        n_lines: int,
+        n_records: int,
+        versions: tuple[tuple[str, str], ...] = (),
     ) -> FileReport:
         """The report of the file, with these bad rows."""
         return FileReport(
-            path, harness, model, task, n_lines, n_records, self.n, tuple(self.reasons)
+            path,
+            harness,
+            model,
+            task,
+            n_lines,
+            n_records,
+            self.n,
+            tuple(self.reasons),
+            None,
+            versions,
         )
 
 

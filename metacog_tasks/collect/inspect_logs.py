@@ -19,6 +19,7 @@ superseded.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import defaultdict
@@ -43,6 +44,8 @@ __all__ = ["HARNESS", "read_inspect_logs"]
 
 HARNESS = "inspect"
 _METACOG_PREFIX = "metacog_tasks/"
+#: Task arguments that do not change how an item is asked (left out of the prompt hash).
+_NOT_TEMPLATE_ARGS = frozenset({"data", "seed"})
 
 
 def _is_metacog_score(score: Any) -> bool:
@@ -50,7 +53,35 @@ def _is_metacog_score(score: Any) -> bool:
     return isinstance(meta, Mapping) and "confidence_kind" in meta and "probe" in meta
 
 
-def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, Any]]:
+def _digest(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON (sorted keys; anything else as its text)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _input_text(value: Any) -> Any:
+    """A sample's input as plain data: a string, or the role and text of each message."""
+    if isinstance(value, str) or value is None:
+        return value
+    return [[getattr(m, "role", None), getattr(m, "text", str(m))] for m in value]
+
+
+def _provenance(log: Any) -> dict[str, Any]:
+    """Per-log parts of a row's provenance: the prompt hash and the task version.
+
+    The prompt hash covers the task, its version and its arguments except where the data
+    lives and the sampling seed (the items themselves are in the per-sample doc hash).
+    """
+    spec = log.eval
+    version = getattr(spec, "task_version", None)
+    args = {k: v for k, v in (spec.task_args or {}).items() if k not in _NOT_TEMPLATE_ARGS}
+    prompt = _digest({"task": str(spec.task), "version": version, "task_args": args})
+    return {"prompt_hash": prompt, "task_version": None if version is None else str(version)}
+
+
+def _rows_from_sample(
+    sample: Any, model: str, source: str, provenance: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
     if sample.error is not None:
         message = getattr(sample.error, "message", None) or str(sample.error)
         raise _BadRow(f"sample errored: {' '.join(str(message).split())[:160]}")
@@ -81,6 +112,10 @@ def _rows_from_sample(sample: Any, model: str, source: str) -> list[dict[str, An
         if not row["benchmark"]:
             raise _BadRow(f"score {name!r}: metadata lacks the benchmark")
         rows.append(row)
+    doc = _digest({"input": _input_text(sample.input), "target": sample.target})
+    for row in rows:
+        row.update(provenance or {})
+        row["doc_hash"] = doc
     return rows
 
 
@@ -229,6 +264,7 @@ def _read_samples(
     source = str(path)
     rows: list[dict[str, Any]] = []
     bad = _BadRows()
+    provenance = _provenance(log)
     n_seen = n_other_epochs = n_corrupt = 0
     seen: set[str] = set()
     done: set[tuple[str, int]] = set()
@@ -245,7 +281,7 @@ def _read_samples(
             if str(sample.id) in seen:
                 raise _BadRow("duplicate sample id")
             seen.add(str(sample.id))
-            rows.extend(_rows_from_sample(sample, model, source))
+            rows.extend(_rows_from_sample(sample, model, source, provenance))
         except _BadRow as exc:
             bad.add(f"{where}: {exc}")
 
@@ -283,7 +319,9 @@ def _read_samples(
             f"{path}: {n_other_epochs} sample(s) of other epochs not read (the record table "
             f"holds one attempt per item; epoch {epoch} read)"
         )
-    report = bad.report(source, HARNESS, model, task, n_seen, len(rows))
+    packages = getattr(log.eval, "packages", None) or {}
+    versions = tuple(sorted((str(k), str(v)) for k, v in packages.items()))
+    report = bad.report(source, HARNESS, model, task, n_seen, len(rows), versions)
     return rows, report, notes
 
 

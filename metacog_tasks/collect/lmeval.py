@@ -68,7 +68,14 @@ def _model_name(results: dict[str, Any], folder: Path) -> str:
     return folder.name
 
 
-def _rows_from_line(line: dict[str, Any], model: str, source: str) -> list[dict[str, Any]]:
+def _hash(line: dict[str, Any], key: str) -> str | None:
+    value = line.get(key)
+    return str(value) if value not in (None, "") else None
+
+
+def _rows_from_line(
+    line: dict[str, Any], model: str, source: str, task_version: str | None = None
+) -> list[dict[str, Any]]:
     record = line.get("record")
     if not isinstance(record, dict):
         raise _BadRow("no `record` object (not written by a metacog task?)")
@@ -114,6 +121,9 @@ def _rows_from_line(line: dict[str, Any], model: str, source: str) -> list[dict[
                 "harness": HARNESS,
                 "source": source,
                 "n_samples": _n_samples(str(kind), c.get("n_samples")),
+                "doc_hash": _hash(line, "doc_hash"),
+                "prompt_hash": _hash(line, "prompt_hash"),
+                "task_version": task_version,
             }
         )
     return rows
@@ -138,14 +148,29 @@ def _metacog_tasks(results: dict[str, Any]) -> set[str]:
     return out
 
 
+def _run_versions(
+    results: dict[str, Any] | None, task: str
+) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The task's version and the harness version a results file states."""
+    if not results:
+        return None, ()
+    version = (results.get("versions") or {}).get(task)
+    harness = results.get("lm_eval_version")
+    return (
+        None if version is None else str(version),
+        (("lm_eval", str(harness)),) if harness else (),
+    )
+
+
 def _read_samples(
-    path: Path, model: str, task: str | None
+    path: Path, model: str, task: str | None, results: dict[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]], FileReport]:
     rows: list[dict[str, Any]] = []
     n_lines = 0
     bad = _BadRows()
     seen: dict[str, int] = {}
     source = str(path)
+    task_version, versions = _run_versions(results, task or "")
     try:
         handle = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -166,7 +191,7 @@ def _read_samples(
                     # metacog tasks log one row per document under filter "none"; other
                     # filter rows of a user variant would duplicate the document.
                     raise _BadRow(f"filter {line.get('filter')!r} is not 'none'")
-                new = _rows_from_line(line, model, source)
+                new = _rows_from_line(line, model, source, task_version)
                 item_id = new[0]["item_id"]
                 if item_id in seen:
                     raise _BadRow(f"item_id {item_id!r} repeats line {seen[item_id]}")
@@ -174,7 +199,7 @@ def _read_samples(
                 rows.extend(new)
             except _BadRow as exc:
                 bad.add(f"line {lineno}: {exc}")
-    report = bad.report(source, HARNESS, model, task, n_lines, len(rows))
+    report = bad.report(source, HARNESS, model, task, n_lines, len(rows), versions)
     if n_lines and bad.n == n_lines and all("no `record` object" in e for e in bad.reasons):
         report = FileReport(
             source, HARNESS, model, task, n_lines=n_lines, skipped="not a metacog task"
@@ -281,8 +306,8 @@ def read_lmeval(paths: Iterable[str | PathLike[str]], *, latest_only: bool = Tru
                     skipped=f"superseded by the run of {keep[-1][0]} (run {date_id})",
                 )
             )
-        for _, path, _ in keep:
-            new_rows, report = _read_samples(path, model, task)
+        for _, path, data in keep:
+            new_rows, report = _read_samples(path, model, task, data)
             rows.extend(new_rows)
             reports.append(report)
 

@@ -1,0 +1,270 @@
+"""The gate's statistics: metrics against independent references, matching, verdicts on the
+simulated population (itself, sampling reruns, degraded confidence, mismatched items)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import brier_score_loss, roc_auc_score
+
+from metacog_metrics import calibration
+from metacog_metrics.gate import (
+    EXIT_CODES,
+    GateConfig,
+    GateConfigError,
+    _holm,
+    _side,
+    _weights,
+    gate_records,
+    match_records,
+)
+from metacog_metrics.records import validate_records
+from metacog_metrics.simulate import get_preset, simulate_records
+
+BENCHES = ["squad", "mmlu_pro"]
+
+
+def _side_records(ss: int | None = None, items: int = 400, model: str = "m03", **overrides):
+    params = get_preset("paper", **overrides)
+    df = simulate_records(
+        params, n_models=4, items_per_benchmark=items, benchmarks=BENCHES, seed=0,
+        sampling_seed=ss, probes=("prospective", "numeric"),
+    )  # fmt: skip
+    return validate_records(df[df["model"] == model])
+
+
+@pytest.fixture(scope="module")
+def baseline() -> pd.DataFrame:
+    return _side_records()
+
+
+# ------------------------------------------------------------------ metrics vs references
+
+
+def _data(rng: np.random.Generator, n: int = 200):
+    conf = np.round(rng.random(n), 1)  # ties
+    conf[rng.random(n) < 0.1] = np.nan
+    y = (rng.random(n) < 0.3 + 0.5 * np.nan_to_num(conf)).astype(float)
+    y[rng.random(n) < 0.05] = np.nan
+    return conf, y
+
+
+def test_unit_weights_match_sklearn_and_the_calibration_module() -> None:
+    rng = np.random.default_rng(1)
+    conf, y = _data(rng)
+    ok = ~np.isnan(conf) & ~np.isnan(y)
+    one = np.ones((1, conf.size))
+    assert _side("auroc", one, conf, y, None, 10)[0] == pytest.approx(
+        roc_auc_score(y[ok], conf[ok]), abs=1e-12
+    )
+    assert _side("brier", one, conf, y, None, 10)[0] == pytest.approx(
+        brier_score_loss(y[ok], conf[ok]), abs=1e-12
+    )
+    assert _side("ece", one, conf, y, None, 10)[0] == pytest.approx(
+        calibration.ece(conf, y, n_bins=10), abs=1e-12
+    )
+    assert _side("unparseable", one, conf, y, None, 10)[0] == np.isnan(conf).mean()
+    assert _side("yes_rate", one, conf, y, None, 10)[0] == np.mean(conf[~np.isnan(conf)] >= 0.5)
+    assert _side("accuracy", one, conf, y, None, 10)[0] == np.nanmean(y)
+
+
+def test_bootstrap_counts_give_the_metric_of_the_resampled_items() -> None:
+    rng = np.random.default_rng(2)
+    conf, y = _data(rng, 120)
+    pop = np.clip(np.nan_to_num(conf, nan=0.5) + rng.normal(0, 0.2, conf.size), 0, 1)
+    w = next(_weights(conf.size, 5, seed=3, key="g", chunk=5))
+    assert (w.sum(axis=1) == conf.size).all()
+    for row in w:
+        idx = np.repeat(np.arange(conf.size), row.astype(int))  # the resampled items, explicitly
+        c, t, p = conf[idx], y[idx], pop[idx]
+        ok = ~np.isnan(c) & ~np.isnan(t)
+        got = _side("auroc", row[None], conf, y, None, 10)[0]
+        assert got == pytest.approx(roc_auc_score(t[ok], c[ok]), abs=1e-12)
+        gap = _side("internal_pop_gap", row[None], conf, y, pop, 10)[0]
+        ref = roc_auc_score(t[ok], c[ok]) - roc_auc_score(t[ok], p[ok])
+        assert gap == pytest.approx(ref, abs=1e-12)
+        assert _side("ece", row[None], conf, y, None, 10)[0] == pytest.approx(
+            calibration.ece(c, t), abs=1e-12
+        )
+
+
+def test_auroc_of_a_resample_with_one_class_is_undefined() -> None:
+    conf = np.array([0.2, 0.8, 0.6])
+    y = np.array([1.0, 1.0, 0.0])
+    w = np.array([[1.0, 2.0, 0.0], [1.0, 1.0, 1.0]])
+    out = _side("auroc", w, conf, y, None, 10)
+    assert np.isnan(out[0]) and out[1] == pytest.approx(0.5)
+
+
+def test_holm_matches_hand_computation() -> None:
+    # p sorted 0.01, 0.02, 0.03, 0.5 -> 4*0.01, max(.04, 3*.02), max(.06, 2*.03), max(.06, .5)
+    adj = _holm(np.array([0.03, 0.01, 0.5, 0.02]))
+    assert adj.tolist() == pytest.approx([0.06, 0.04, 0.5, 0.06])
+
+
+# ------------------------------------------------------------------ verdicts on the simulation
+
+
+def test_a_run_against_itself_passes(baseline: pd.DataFrame) -> None:
+    verdict = gate_records(baseline, baseline)
+    assert verdict.status == "pass" and verdict.exit_code == 0
+    assert all(t.verdict == "pass" and t.change == 0 for t in verdict.tests)
+    # 2 benchmarks x 2 probes x (5 per-kind metrics) + accuracy per benchmark x probe
+    assert len(verdict.tests) == 2 * 2 * 5 + 4
+
+
+def test_degraded_confidence_fails_on_auroc_with_a_readable_reason(baseline) -> None:
+    candidate = _side_records(ss=7, reading_noise_sd=4.0)
+    verdict = gate_records(baseline, candidate)
+    assert verdict.status == "fail" and verdict.exit_code == EXIT_CODES["fail"] == 1
+    failed = {(t.benchmark, t.metric) for t in verdict.failed}
+    assert ("squad", "auroc") in failed
+    # correctness does not depend on the reading noise: accuracy never fails
+    assert not any(t.metric == "accuracy" for t in verdict.failed)
+    auroc = next(t for t in verdict.failed if t.metric == "auroc")
+    assert auroc.reason.startswith("regression: auroc")
+    assert f"{auroc.baseline:.3f} -> {auroc.candidate:.3f}" in auroc.reason
+    assert auroc.ci_high < -auroc.margin and auroc.p_holm <= 0.05
+
+
+def test_a_shifted_threshold_fails_on_the_yes_rate(baseline) -> None:
+    verdict = gate_records(baseline, _side_records(ss=7, threshold_mean=0.6))
+    assert verdict.exit_code == 1
+    assert {t.metric for t in verdict.failed} == {"yes_rate"}
+    assert all(t.change < -t.margin for t in verdict.failed)
+
+
+@pytest.mark.parametrize("ss", [11, 12, 13])
+def test_a_small_change_inside_noise_never_fails(baseline, ss: int) -> None:
+    for cand in (_side_records(ss=ss), _side_records(ss=ss, reading_noise_sd=1.45)):
+        verdict = gate_records(baseline, cand, GateConfig(n_boot=500))
+        assert verdict.status in ("pass", "inconclusive") and verdict.exit_code == 0
+        inconclusive = verdict.inconclusive
+        assert all("detects" in t.reason and t.detectable > t.margin for t in inconclusive)
+
+
+def test_inconclusive_exits_3_when_the_config_says_so(baseline) -> None:
+    cand = _side_records(ss=11)
+    verdict = gate_records(baseline, cand, GateConfig(n_boot=500, inconclusive="fail"))
+    assert verdict.status == "inconclusive" and verdict.exit_code == 3
+
+
+def test_the_same_inputs_give_the_same_verdict(baseline) -> None:
+    cand = _side_records(ss=5, reading_noise_sd=2.0)
+    a = gate_records(baseline, cand, GateConfig(n_boot=300, seed=4)).to_dict()
+    b = gate_records(baseline, cand, GateConfig(n_boot=300, seed=4)).to_dict()
+    assert a == b
+
+
+def test_a_primary_metric_alone_gates(baseline) -> None:
+    cand = _side_records(ss=7, threshold_mean=0.6)
+    verdict = gate_records(baseline, cand, GateConfig(n_boot=500, primary="auroc"))
+    assert verdict.exit_code != 1  # the yes-rate moved, the primary metric did not fail
+    assert {t.metric for t in verdict.tests if t.gated} == {"auroc"}
+    assert all(t.verdict == "info" for t in verdict.tests if not t.gated)
+
+
+def test_mcnemar_counts_and_exact_p_by_hand() -> None:
+    ids = [f"q{i}" for i in range(40)]
+    y_base = np.array([1.0] * 20 + [0.0] * 20)
+    y_cand = y_base.copy()
+    y_cand[:3] = 0.0  # three right -> wrong, none wrong -> right
+    conf = np.tile([1.0, 0.0], 20)
+    make = lambda y: validate_records(  # noqa: E731
+        pd.DataFrame({"model": "m", "item_id": ids, "confidence": conf, "correct": y})
+    )
+    verdict = gate_records(make(y_base), make(y_cand), GateConfig(n_boot=500))
+    acc = next(t for t in verdict.tests if t.metric == "accuracy")
+    assert acc.mcnemar["worse"] == 3 and acc.mcnemar["better"] == 0
+    assert acc.mcnemar["p_worse"] == pytest.approx(0.5**3)
+    assert acc.mcnemar["p"] == pytest.approx(2 * 0.5**3)
+    assert acc.verdict != "fail"  # 3 of 40 discordant one way is not significant
+
+
+def test_undefined_auroc_resamples_are_counted() -> None:
+    n = 30
+    y = np.ones(n)
+    y[0] = 0.0  # one wrong item: most resamples still have it, about 1/e do not
+    conf = np.linspace(0, 1, n)
+    df = validate_records(
+        pd.DataFrame(
+            {"model": "m", "item_id": [str(i) for i in range(n)], "confidence": conf, "correct": y}
+        )
+    )
+    verdict = gate_records(df, df, GateConfig(n_boot=1000))
+    auroc = next(t for t in verdict.tests if t.metric == "auroc")
+    assert 250 < auroc.n_undefined < 480  # (29/30)^30 = 0.362 of 1000
+    assert auroc.n_boot + auroc.n_undefined == 1000
+    assert auroc.verdict == "inconclusive" and "undefined in" in auroc.reason
+
+
+# ------------------------------------------------------------------ matching and refusals
+
+
+def test_missing_items_are_refused_naming_them(baseline) -> None:
+    cand = baseline[~baseline["item_id"].isin(["squad-00007", "squad-00009"])]
+    verdict = gate_records(baseline, cand)
+    assert verdict.status == "error" and verdict.exit_code == 2
+    text = " ".join(verdict.refusals)
+    assert "squad/prospective/verbal_binary: 2 item(s) only in the baseline" in text
+    assert "'squad-00007', 'squad-00009'" in text
+    shared = gate_records(baseline, cand, GateConfig(n_boot=200, allow_shared_items=True))
+    assert shared.exit_code == 0 and any("shared item" in w for w in shared.warnings)
+    assert {t.n_items for t in shared.tests if t.benchmark == "squad"} == {398}
+
+
+def test_changed_templates_and_grader_versions_are_refused(baseline) -> None:
+    base = baseline.assign(prompt_hash="aaaa", task_version="1.0", doc_hash=baseline["item_id"])
+    cand = base.copy()
+    hit = (cand["benchmark"] == "mmlu_pro") & (cand["item_id"] == "mmlu_pro-00003")
+    cand.loc[hit, "prompt_hash"] = "bbbb"
+    cand.loc[cand["benchmark"] == "squad", "task_version"] = "2.0"
+    verdict = gate_records(base, cand)
+    assert verdict.exit_code == 2
+    text = "\n".join(verdict.refusals)
+    assert "prompt_hash (prompt template) differs on 1 of 400 item(s) ('mmlu_pro-00003')" in text
+    assert "task_version (grader/task version) differs on 400 of 400" in text
+    assert "1.0 vs 2.0" in text
+    # not recorded on one side: a warning, not a refusal
+    warned = gate_records(base, baseline, GateConfig(n_boot=200))
+    assert warned.exit_code == 0
+    assert any("prompt_hash not recorded in the candidate" in w for w in warned.warnings)
+
+
+def test_a_missing_benchmark_or_several_models_are_refused(baseline) -> None:
+    cand = baseline[baseline["benchmark"] == "squad"]
+    verdict = gate_records(baseline, cand, GateConfig(benchmarks=("squad", "mmlu_pro")))
+    assert verdict.exit_code == 2
+    assert any(
+        "benchmark 'mmlu_pro' (required by the config) is missing" in r for r in verdict.refusals
+    )
+    two = pd.concat([baseline, baseline.assign(model="m09")])
+    refused = gate_records(two, baseline)
+    assert refused.exit_code == 2 and "the baseline holds 2 models" in refused.refusals[0]
+
+
+def test_the_population_gap_is_tested_when_a_population_is_given(baseline) -> None:
+    params = get_preset("paper")
+    pop = simulate_records(
+        params, n_models=6, items_per_benchmark=400, benchmarks=BENCHES, seed=0,
+        probes=("prospective", "numeric"),
+    )  # fmt: skip
+    pop = validate_records(pop[pop["model"] != "m03"])
+    verdict = gate_records(baseline, _side_records(ss=3), GateConfig(n_boot=300), population=pop)
+    gaps = [t for t in verdict.tests if t.metric == "internal_pop_gap"]
+    assert len(gaps) == 4
+    match = match_records(baseline, baseline, population=pop)
+    g = match.groups[0]
+    key = (pop["benchmark"] == g.benchmark) & (pop["probe"] == g.probe)
+    expected = pop[key].groupby("item_id")["confidence"].mean().reindex(list(g.item_ids))
+    assert np.allclose(g.pop_confidence, expected.to_numpy())
+
+
+def test_config_errors_name_the_key() -> None:
+    with pytest.raises(GateConfigError, match=r"'marginz' \(did you mean 'margins'\?\)"):
+        GateConfig.from_mapping({"marginz": {}}, source="gate.yaml")
+    with pytest.raises(GateConfigError, match="unknown metric 'aucroc'"):
+        GateConfig.from_mapping({"margins": {"aucroc": 0.1}})
+    assert GateConfig().fingerprint() != GateConfig(margins={"auroc": 0.05}).fingerprint()
+    assert GateConfig().fingerprint() == GateConfig(max_annotations=3).fingerprint()
