@@ -430,19 +430,38 @@ def _head(path: Path, limit: int) -> str:
         return fh.read(limit).decode("utf-8", "replace")
 
 
-def _python_binds(interpreter: str) -> list[str]:
-    """Read-only binds of the interpreter's installation outside ``/usr`` (e.g. a venv)."""
+_VENV_MOUNT = "/opt/python-env"
+
+
+def _python_binds(interpreter: str) -> tuple[list[str], str]:
+    """Read-only binds of the interpreter's installation outside ``/usr``, and the path of the
+    interpreter inside the boundary.
+
+    A virtual environment is bound at a neutral path (:data:`_VENV_MOUNT`), so that a venv kept
+    inside a project checkout does not reveal the checkout's path or layout; Python finds the
+    venv's ``pyvenv.cfg`` next to the interpreter it runs, wherever that is mounted.
+    """
+    args: list[str] = []
+    inside = interpreter
     roots = {os.path.dirname(interpreter), os.path.dirname(os.path.realpath(interpreter))}
     if interpreter == sys.executable:
-        roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    args: list[str] = []
+        roots |= {sys.base_prefix, sys.exec_prefix}
+        venv = os.path.realpath(sys.prefix)
+        if sys.prefix != sys.base_prefix and os.path.isfile(os.path.join(venv, "pyvenv.cfg")):
+            rel = os.path.relpath(os.path.abspath(interpreter), os.path.abspath(sys.prefix))
+            if not rel.startswith(".."):
+                args += ["--ro-bind", venv, _VENV_MOUNT]
+                inside = f"{_VENV_MOUNT}/{rel}"
+                roots.discard(os.path.dirname(interpreter))
+        else:
+            roots.add(sys.prefix)
     for r in sorted({os.path.realpath(p) for p in roots if p}):
         if r == "/usr" or r.startswith("/usr/") or not os.path.isdir(r):
             continue
-        if any(r.startswith(a + "/") for a in args[2::3]):
+        if any(r == a or r.startswith(a + "/") for a in args[1::3]):
             continue
         args += ["--ro-bind", r, r]
-    return args
+    return args, inside
 
 
 def _signal_name(num: int) -> str:
@@ -617,7 +636,8 @@ def run_python(
             # descriptors 3..9 are the collected files; the inputs and the filter come after
             for path in collect_paths:
                 fds.append(_high(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)))
-            cmd = [bwrap, *_bwrap_base(), *_python_binds(interpreter)]
+            binds, inside = _python_binds(interpreter)
+            cmd = [bwrap, *_bwrap_base(), *binds]
             if network:  # otherwise --unshare-all gave it an empty network namespace
                 cmd.append("--share-net")
             for mount in (_WORK, "/tmp"):
@@ -638,7 +658,7 @@ def run_python(
                 fd = _memfd(bpf)
                 fds.append(fd)
                 cmd += ["--seccomp", str(fd)]
-            cmd += ["--chdir", _WORK, "--", "/bin/sh", "-c", _WRAPPER, "sh", interpreter]
+            cmd += ["--chdir", _WORK, "--", "/bin/sh", "-c", _WRAPPER, "sh", inside]
             cmd += [str(len(collect)), *collect]
         else:
             assert root is not None

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from metacog_metrics._result import Result
+from metacog_metrics import Result
 from rlmf_plugin._format import FORMAT_INSTRUCTION
 from rlmf_plugin._grading import ItemGrader
 
@@ -72,7 +72,7 @@ def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, in
         FileNotFoundError: A path does not exist.
         ValueError: Nothing readable was found (the message names the paths).
     """
-    from metacog_metrics.records import read_records
+    from metacog_metrics import read_records
     from metacog_tasks.collect import collect
 
     tables, logs = [], []

@@ -28,7 +28,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from metacog_metrics._result import Result
+from metacog_metrics import Result
 from rlmf_plugin.rewards import REWARD_NAMES, make_rewards
 
 __all__ = ["TrainConfig", "TrainResult", "load_config", "train"]

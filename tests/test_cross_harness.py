@@ -2,7 +2,8 @@
 
 Both harnesses ask the benchmark layer's prompts, the simulated model answers from its latent
 state, and ``metacog collect`` reads both logs; every record column except ``harness`` and
-``source`` must agree: item ids, probes, confidence kinds, confidences, correctness, the texts,
+``source`` and the harness's own provenance hashes (``doc_hash``, ``prompt_hash``,
+``task_version``: each harness hashes its own request format) must agree: item ids, probes, confidence kinds, confidences, correctness, the texts,
 the parse and grade statuses and the extracted answers.
 """
 
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 BIN = Path(sys.executable).parent
-_HARNESS_COLUMNS = ("harness", "source")
+_HARNESS_COLUMNS = ("harness", "source", "doc_hash", "prompt_hash", "task_version")
 
 
 def _compare(lm: pd.DataFrame, ins: pd.DataFrame) -> None:

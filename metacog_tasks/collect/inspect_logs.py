@@ -45,7 +45,9 @@ __all__ = ["HARNESS", "read_inspect_logs"]
 HARNESS = "inspect"
 _METACOG_PREFIX = "metacog_tasks/"
 #: Task arguments that do not change how an item is asked (left out of the prompt hash).
-_NOT_TEMPLATE_ARGS = frozenset({"data", "seed"})
+# Arguments that change neither the prompts nor the grading rules: where the data lives, the
+# sampling seed, and which sandbox runs SciCode code (the grade is the same behind any boundary).
+_NOT_TEMPLATE_ARGS = frozenset({"data", "seed", "sandbox"})
 
 
 def _is_metacog_score(score: Any) -> bool:
@@ -70,7 +72,8 @@ def _provenance(log: Any) -> dict[str, Any]:
     """Per-log parts of a row's provenance: the prompt hash and the task version.
 
     The prompt hash covers the task, its version and its arguments except where the data
-    lives and the sampling seed (the items themselves are in the per-sample doc hash).
+    lives, the sampling seed and the sandbox (the items themselves are in the per-sample doc
+    hash).
     """
     spec = log.eval
     version = getattr(spec, "task_version", None)
