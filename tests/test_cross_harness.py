@@ -1,10 +1,11 @@
 """The same simulated model on the same pack gives identical records through lm-eval and Inspect.
 
 Both harnesses ask the benchmark layer's prompts, the simulated model answers from its latent
-state, and ``metacog collect`` reads both logs; every record column except ``harness`` and
-``source`` and the harness's own provenance hashes (``doc_hash``, ``prompt_hash``,
-``task_version``: each harness hashes its own request format) must agree: item ids, probes, confidence kinds, confidences, correctness, the texts,
-the parse and grade statuses and the extracted answers.
+state, and ``metacog collect`` reads both logs; every record column except ``harness``,
+``source`` and each harness's own provenance hashes (``doc_hash``, ``prompt_hash``,
+``task_version``: each harness hashes its own request format) must agree: item ids, probes,
+confidence kinds, confidences, correctness, the texts, the parse and grade statuses and the
+extracted answers.
 """
 
 from __future__ import annotations
