@@ -2,8 +2,9 @@
 
 Two SciCode validation problems (19: two steps, 29: three steps) from the shared data folder;
 a scripted model answers each step with the gold function or a broken one. Docker itself does
-not run here: the Inspect-sandbox route is exercised with Inspect's ``local`` provider, and the
-docker configuration is checked as a file.
+not run here: the Inspect-sandbox route is exercised with Inspect's ``local`` provider (which
+runs model code on the host, so it needs the explicit opt-in) and with a recording sandbox that
+runs each script behind the project's boundary; the docker configuration is checked as a file.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from inspect_ai.util import SandboxEnvironmentSpec
 from metacog_tasks.benchmarks import get_benchmark
 from metacog_tasks.collect.inspect_logs import read_inspect_logs
 from metacog_tasks.inspect_tasks import scicode
-from metacog_tasks.inspect_tasks.sandbox import scicode_sandbox
+from metacog_tasks.inspect_tasks.sandbox import in_sandbox, scicode_sandbox
+from metacog_tasks.sandbox import UNSAFE_ENV, UNSAFE_VALUE, SandboxUnavailableError, run_python
 
 # Inspect's own retry set-up warns on every model call (tenacity API change).
 pytestmark = pytest.mark.filterwarnings(
@@ -124,8 +126,102 @@ def test_scicode_task_takes_the_docker_sandbox(scicode_file, tmp_path, monkeypat
         scicode(data=scicode_file, mode="problem", k=0)
 
 
+def test_local_sandbox_needs_the_explicit_opt_in(scicode_file, monkeypatch) -> None:
+    """Inspect's local sandbox runs model code on the host: refused like a missing boundary."""
+    monkeypatch.delenv(UNSAFE_ENV, raising=False)
+    with pytest.raises(SandboxUnavailableError, match=UNSAFE_ENV):
+        scicode(data=scicode_file, sandbox="local")
+
+    class LocalSandboxEnvironment:  # what `inspect eval --sandbox local` hands the scorer
+        pass
+
+    bench = get_benchmark("scicode")
+    with pytest.raises(SandboxUnavailableError, match="without isolation"):
+        in_sandbox(bench, LocalSandboxEnvironment())
+    monkeypatch.setenv(UNSAFE_ENV, UNSAFE_VALUE)
+    assert scicode(data=scicode_file, sandbox="local").sandbox.type == "local"
+    assert in_sandbox(bench, LocalSandboxEnvironment()) is not bench
+
+
+def test_no_boundary_fails_the_eval_with_the_refusal(scicode_file, tmp_path, monkeypatch) -> None:
+    """Without bubblewrap and without the opt-in, grading refuses: the sample errors with the
+    one-line message (never a quiet NaN per sample)."""
+    import metacog_tasks.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_bwrap_problem", lambda: "bwrap not found")
+    monkeypatch.delenv(UNSAFE_ENV, raising=False)
+    model = get_model("mockllm/model", custom_outputs=StepScript(scicode_file))
+    (log,) = inspect_eval(
+        scicode(data=scicode_file),
+        model=model,
+        display="none",
+        log_dir=str(tmp_path),
+        limit=1,
+    )
+    assert log.status == "error"
+    assert "apt-get install bubblewrap" in str(log.error) and UNSAFE_ENV in str(log.error)
+
+
+class RecordingSandbox:
+    """An Inspect-like sandbox: files kept per folder, each script run behind the project's
+    boundary, the kind of every script (target or test) recorded in order."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+        self.order: list[str] = []
+
+    async def write_file(self, file: str, contents: str) -> None:
+        self.files[file] = contents
+
+    async def read_file(self, file: str, text: bool = True):
+        if file not in self.files:
+            raise FileNotFoundError(file)
+        return self.files[file] if text else self.files[file].encode()
+
+    async def exec(self, cmd, cwd=None, timeout=None, timeout_retry=True, **kw):
+        import anyio
+
+        assert cmd[1:] == ["-I", "-B", "main.py"] and timeout_retry is False
+        inside = {k[len(cwd) + 1 :]: v for k, v in self.files.items() if k.startswith(cwd + "/")}
+        script = inside.pop("main.py")
+        self.order.append("target" if "targets_out.json" in script else "test")
+        out = ("targets_out.json", "outputs.json")
+        res = await anyio.to_thread.run_sync(
+            lambda: run_python(script, files=inside, collect=out, timeout_s=timeout)
+        )
+        for name, text in res.files.items():
+            self.files[f"{cwd}/{name}"] = text
+
+        class Result:
+            returncode, stdout, stderr = res.returncode, res.stdout, res.stderr
+
+        return Result()
+
+
+def test_problem_mode_computes_every_target_before_any_model_code() -> None:
+    """Model code of step 1 may leave files or processes in the sample's sandbox: no target
+    of a later step is computed after it ran."""
+    import anyio
+
+    from metacog_tasks.inspect_tasks.scicode import _grade_steps
+
+    bench = get_benchmark("scicode", timeout_s=60)  # a fresh target cache
+    items = bench.load("bundled")[:2]  # problem 901: its first two steps
+    steps = [(it, bench.reference_response(it)) for it in items]
+    env = RecordingSandbox()
+    grades = anyio.run(
+        lambda: anyio.to_thread.run_sync(_grade_steps, in_sandbox(bench, env), steps)
+    )
+    assert env.order == ["target", "target", "test", "test"]
+    assert [grades[it.item_id].correct for it in items] == [1.0, 1.0]
+    assert grades[items[0].item_id].details["isolation"] == {"sandbox": "inspect:RecordingSandbox"}
+
+
 @pytest.mark.slow
-def test_inspect_sandbox_grades_like_the_project_sandbox(scicode_file, tmp_path) -> None:
+def test_inspect_sandbox_grades_like_the_project_sandbox(
+    scicode_file, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv(UNSAFE_ENV, UNSAFE_VALUE)  # Inspect's local sandbox: model code on host
     wrong = {"19.2", "29.1"}
     local = _eval(scicode(data=scicode_file), StepScript(scicode_file, wrong), tmp_path / "a")
     inspect_sb = _eval(
@@ -145,7 +241,10 @@ def test_inspect_sandbox_grades_like_the_project_sandbox(scicode_file, tmp_path)
 
 
 @pytest.mark.slow
-def test_problem_mode_solves_sub_steps_in_one_conversation(scicode_file, tmp_path) -> None:
+def test_problem_mode_solves_sub_steps_in_one_conversation(
+    scicode_file, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv(UNSAFE_ENV, UNSAFE_VALUE)  # Inspect's local sandbox: model code on host
     bench = get_benchmark("scicode")
     items = {it.item_id: it for it in bench.load(scicode_file)}
     script = StepScript(scicode_file, wrong={"29.1"})

@@ -34,7 +34,14 @@ def test_ordinary_code_runs_with_numpy() -> None:
     assert r.ok, r.stderr
     assert r.stdout.strip() == "45"
     assert r.killed_reason is None and not r.timed_out
-    assert set(r.isolation) == {"boundary", "seccomp", "network", "processes", "filesystem"}
+    assert set(r.isolation) == {
+        "boundary",
+        "seccomp",
+        "network",
+        "processes",
+        "filesystem",
+        "memory",
+    }
     assert r.isolation["boundary"].startswith("bwrap")
     assert r.to_dict()["returncode"] == 0
 

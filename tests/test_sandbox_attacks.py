@@ -1,39 +1,59 @@
 """Attacks on the sandbox, written as model code would be: each is contained, the caller is
 unharmed and nothing is left behind (see the threat model in docs/benchmarks.md).
 
-Every attack runs behind the real boundary (bubblewrap); the tests skip when it is missing.
+Every attack runs behind the real boundary (bubblewrap). Where it is missing the tests skip
+locally and fail under CI (tests/availability.py): a CI run must test the real boundary.
+No attack here changes the host even when it succeeds: kernel settings are only opened for
+writing, never written, and memory attacks stay within a few hundred MB.
 """
 
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import metacog_tasks.sandbox as sandbox
 from metacog_tasks.sandbox import isolation_support, run_python
+from tests.availability import unavailable
 
 SECRET = "metacog-test-secret-7f3a9c"
-pytestmark = pytest.mark.skipif(
-    not isolation_support()["boundary"].startswith("bwrap"),
-    reason="bubblewrap boundary unavailable on this machine",
-)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _boundary() -> None:
+    support = isolation_support()
+    if not support["boundary"].startswith("bwrap"):
+        unavailable(f"bubblewrap boundary unavailable: {support['boundary']}")
 
 
 @pytest.fixture(autouse=True)
 def _nothing_left_behind(tmp_path_factory: pytest.TempPathFactory, monkeypatch):
-    """The sandbox's host-side folders go to a private temp dir, which must end up empty."""
+    """Host-side folders go to a private temp dir, which must end up empty, and every cgroup
+    a run made must be gone afterwards."""
     private = tmp_path_factory.mktemp("host-tmp")
     monkeypatch.setattr(tempfile, "tempdir", str(private))
+    made: list[Path] = []
+
+    class Recorded(sandbox._Cgroup):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.extend(self.dirs)
+
+    monkeypatch.setattr(sandbox, "_Cgroup", Recorded)
     yield
     assert list(private.iterdir()) == [], "sandbox temp folders left behind"
+    assert [d for d in made if d.exists()] == [], "cgroups left behind"
 
 
 def _host_has_process(marker: str) -> bool:
@@ -120,6 +140,91 @@ attempt('dev_mem', lambda: open('/dev/mem', 'rb'))
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("OK", "DENIED"))]
     assert len(lines) == 11 and all(ln.startswith("DENIED") for ln in lines), r.stdout
     assert not (tmp_path / "pwned").exists() and not Path("/usr/bin/pwned").exists()
+
+
+def test_kernel_settings_and_the_root_are_read_only() -> None:
+    """/proc/sys, the new root and /dev are read-only, and the host uid is never root.
+
+    bwrap leaves /proc/sys writable; with the caller's root mapped inside, the sandbox could
+    set kernel.core_pattern to a pipe and run a host program as root on the next crash. The
+    files are only opened for writing here (never written): success fails the test.
+    """
+    code = """
+import os
+def attempt(path):
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    except OSError as exc:
+        print('DENIED', path, exc.errno)
+    else:
+        os.close(fd)
+        print('WRITABLE', path)
+for p in ['/proc/sys/kernel/core_pattern', '/proc/sys/kernel/modprobe',
+          '/proc/sys/vm/overcommit_memory', '/proc/sys/fs/file-max', '/proc/sysrq-trigger',
+          '/x', '/opt/x', '/etc/x', '/dev/x', '/usr/x']:
+    attempt(p)
+for line in open('/proc/self/mountinfo'):
+    if ' /sandbox ' in line:
+        print('OWNER', line.split('uid=')[1].split(',')[0].split()[0])
+"""
+    r = _run(code)
+    assert r.ok, r.stderr
+    assert "WRITABLE" not in r.stdout, r.stdout
+    assert r.stdout.count("DENIED") == 10
+    owner = int(r.stdout.split("OWNER ")[1].split()[0])  # the host uid the tmpfs belongs to
+    if os.geteuid() == 0:
+        assert owner != 0 and f"unprivileged host uid {owner}" in r.isolation["boundary"]
+    else:
+        assert owner == os.geteuid()
+
+
+def test_memory_outside_the_address_space_is_capped() -> None:
+    """memfd, SysV shared memory and /dev/shm: memory RLIMIT_AS does not count."""
+    code = """
+import ctypes, errno, os, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    os.memfd_create('m')
+    print('memfd OK')
+except OSError as exc:
+    print('memfd', errno.errorcode[exc.errno])
+print('shmget', libc.shmget(0, 64 << 20, 0o1000 | 0o600), errno.errorcode[ctypes.get_errno()])
+try:
+    with open('/dev/shm/fill', 'wb') as f:
+        for _ in range(100):
+            f.write(b'x' * (1 << 20))
+    print('shm 100 MB written')
+except OSError as exc:
+    print('shm', errno.errorcode[exc.errno])
+"""
+    r = _run(code, file_size_mb=256)  # files may be large: the tmpfs cap must stop it
+    assert r.ok, r.stderr
+    assert "memfd EPERM" in r.stdout and "shmget -1 EPERM" in r.stdout
+    assert "shm ENOSPC" in r.stdout, r.stdout
+
+
+def test_several_processes_share_one_memory_cap() -> None:
+    """RLIMIT_AS is per process; the run's memory cgroup bounds them together."""
+    if isolation_support()["memory"] != "cgroup":
+        pytest.skip("no writable memory cgroup here: each process has its own RLIMIT_AS")
+    code = """
+import os, time
+kids = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(300 << 20)  # touched: 300 MB each, 1.2 GB together
+        for i in range(0, len(b), 4096):
+            b[i] = 1
+        time.sleep(2)
+        os._exit(0)
+    kids.append(pid)
+print('killed', sum(os.waitpid(p, 0)[1] == 9 for p in kids))
+"""
+    r = _run(code, memory_mb=400, disk_mb=16)  # cap: 400 + 2 x 16 + 64 + 256 = 752 MB
+    assert r.isolation["memory"] == "cgroup (752 MB for the run)"
+    assert r.killed_reason == "memory", (r.killed_reason, r.stdout, r.stderr[-300:])
+    assert "killed 0" not in r.stdout  # the kernel killed at least one child (or the parent)
 
 
 # ----------------------------------------------------------------------------- processes
@@ -296,6 +401,179 @@ except OSError as exc:
     assert "caps 0000000000000000" in r.stdout and "uid_map" in r.stdout
 
 
+def test_system_calls_that_widen_the_boundary() -> None:
+    """clone with namespace flags through syscall(), clone3, io_uring, personality, keyrings,
+    prctl, raised rlimits: each denied; another ABI's system call kills the caller."""
+    code = """
+import ctypes, errno, resource, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(name, *args):
+    rc = libc.syscall(*args)
+    print(name, rc, errno.errorcode.get(ctypes.get_errno(), 0) if rc < 0 else 'OK')
+flags = {'newuser': 0x10000000, 'newns': 0x20000, 'newnet': 0x40000000, 'newpid': 0x20000000,
+         'newipc': 0x08000000, 'newuts': 0x04000000, 'newcgroup': 0x02000000, 'newtime': 0x80}
+for name, flag in flags.items():
+    sc('clone_' + name, 56, flag | 17, 0, 0, 0, 0)  # SIGCHLD; a child would print nothing
+sc('clone3', 435, 0, 0)
+sc('unshare', 272, 0x10000000)
+sc('io_uring_setup', 425, 8, 0)
+sc('personality', 135, 0x0040000)  # ADDR_NO_RANDOMIZE
+sc('add_key', 248, b'user', b'k', b'v', 1, 0xfffffffd)  # session keyring
+sc('keyctl', 250, 0, 0xfffffffc, 0)  # get the user keyring
+sc('prctl_ambient_raise', 157, 47, 2, 21, 0, 0)  # CAP_SYS_ADMIN
+sc('prctl_no_new_privs_off', 157, 38, 0, 0, 0, 0)
+sc('memfd_create', 319, b'x', 0)
+sc('userfaultfd', 323, 0)
+sc('perf_event_open', 298, 0, 0, -1, -1, 0)
+sc('bpf', 321, 0, 0, 0)
+for lim in ('RLIMIT_AS', 'RLIMIT_CPU', 'RLIMIT_NPROC', 'RLIMIT_NOFILE', 'RLIMIT_FSIZE'):
+    r = getattr(resource, lim)
+    soft, hard = resource.getrlimit(r)
+    try:
+        resource.setrlimit(r, (hard, resource.RLIM_INFINITY))
+        print('RAISED', lim)
+    except (ValueError, OSError):
+        print('kept', lim)
+if sys.platform == 'linux' and __import__('platform').machine() == 'x86_64':
+    x32 = 'import ctypes; ctypes.CDLL(None).syscall(0x40000000 | 272, 0x10000000)'
+    print('x32', subprocess.run([sys.executable, '-c', x32]).returncode)
+"""
+    r = _run(code)
+    assert r.ok, r.stderr
+    lines = dict(ln.split(" ", 1) for ln in r.stdout.splitlines())
+    for name in [k for k in lines if k.startswith("clone_")] + ["unshare", "io_uring_setup"]:
+        assert lines[name] == "-1 EPERM", (name, lines[name])
+    assert len([k for k in lines if k.startswith("clone_")]) == 8
+    assert lines["clone3"] == "-1 ENOSYS"  # libc falls back to clone, which is filtered
+    for name in ("personality", "add_key", "keyctl", "prctl_ambient_raise", "memfd_create"):
+        assert lines[name] == "-1 EPERM", (name, lines[name])
+    for name in ("userfaultfd", "perf_event_open", "bpf"):
+        assert lines[name].startswith("-1 "), (name, lines[name])
+    assert lines["prctl_no_new_privs_off"] == "-1 EINVAL"  # no_new_privs cannot be cleared
+    assert "RAISED" not in r.stdout and r.stdout.count("kept") == 5
+    if platform.machine() == "x86_64":
+        assert lines["x32"] == str(-signal.SIGSYS)
+
+
+def test_descriptors_sockets_and_terminals_lead_nowhere() -> None:
+    """Inherited descriptors (its own and its parents'), an abstract unix socket the caller
+    listens on, TIOCSTI into a terminal, /dev/tty: nothing reaches the host."""
+    name = f"metacog-test-{os.getpid()}-{time.monotonic_ns()}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(b"\0" + name.encode())
+    server.listen(1)
+    code = f"""
+import fcntl, os, socket, termios
+for pid in os.listdir('/proc'):
+    if pid.isdigit():
+        for fd in os.listdir(f'/proc/{{pid}}/fd'):
+            try:
+                print('FD', pid, fd, os.readlink(f'/proc/{{pid}}/fd/{{fd}}'))
+            except OSError as exc:
+                print('FD', pid, fd, 'unreadable', exc.errno)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(b'\\0{name}')
+    print('ABSTRACT CONNECTED')
+except OSError as exc:
+    print('abstract', exc.errno)
+for fd in (0, 1, 2):
+    try:
+        fcntl.ioctl(fd, termios.TIOCSTI, b'x')
+        print('TIOCSTI', fd)
+    except OSError as exc:
+        print('tiocsti', fd, exc.errno)
+try:
+    open('/dev/tty', 'rb')
+    print('TTY')
+except OSError as exc:
+    print('tty', exc.errno)
+"""
+    try:
+        r = _run(code, collect=["outputs.json"])
+        server.settimeout(0.1)
+        with pytest.raises(socket.timeout):
+            server.accept()
+    finally:
+        server.close()
+    assert r.ok, r.stderr
+    assert "CONNECTED" not in r.stdout and "TIOCSTI " not in r.stdout and "TTY\n" not in r.stdout
+    targets = [ln.split(" ", 3)[3] for ln in r.stdout.splitlines() if ln.startswith("FD ")]
+    assert targets, r.stdout
+    # only pipes, the null device, the work dir and anonymous kernel objects: no host path
+    for t in targets:
+        assert t.startswith(("pipe:", "/dev/null", "anon_inode:", "/proc/", "/sandbox")) or (
+            t.startswith("unreadable")
+        ), t
+    assert "abstract 111" in r.stdout  # ECONNREFUSED: its own network namespace
+    assert "tty 6" in r.stdout  # ENXIO: no controlling terminal
+
+
+def test_output_streams_cost_the_caller_nothing(tmp_path: Path) -> None:
+    """A 200 MB print: read with a 1 MB cap, never whole; the caller's peak memory does not
+    move (measured in a fresh interpreter against its own peak before the run)."""
+    probe = tmp_path / "rss.py"
+    probe.write_text(
+        textwrap.dedent(
+            r"""
+            import resource, sys
+            from metacog_tasks.sandbox import run_python
+            run_python("pass")
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            r = run_python("import os\nfor _ in range(200):\n    os.write(1, b'y' * 2**20)",
+                           timeout_s=60, file_size_mb=256)
+            after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            print(before, after, len(r.stdout), r.ok)
+            """
+        )
+    )
+    out = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, after, kept, ok = out.stdout.split()
+    assert ok == "True" and int(kept) == 1_000_000
+    assert int(after) - int(before) < 8 * 1024, (before, after)  # KiB: under 8 MB more
+
+
+def test_collected_files_are_capped_and_never_followed() -> None:
+    """A link to /dev/zero, a FIFO, a file larger than the cap, a swap after the check."""
+    code = """
+import os, threading, time
+os.symlink('/dev/zero', 'a.json')
+os.mkfifo('b.json')
+with open('c.json', 'wb') as f:
+    f.write(b'1' * (3 << 20))
+open('d.json', 'w').write('[1]')
+if os.fork() == 0:  # after the run: swap d.json for a link to /dev/zero while it is copied
+    os.setsid()
+    for _ in range(2000):
+        try:
+            os.replace('d.json', 'd.old')
+            os.symlink('/dev/zero', 'd.json')
+        except OSError:
+            pass
+        time.sleep(0.001)
+    os._exit(0)
+"""
+    r = _run(code, collect=["a.json", "b.json", "c.json", "d.json"], collect_mb=2)
+    assert set(r.files) <= {"d.json"}, sorted(r.files)
+    assert r.files.get("d.json", "[1]") == "[1]"
+    assert r.duration < 15
+
+
+def test_many_files_leave_nothing_behind() -> None:
+    """Thousands of files in the work dir and /tmp go with the run's tmpfs; at most
+    seven files are collected, through pipes (nothing is written on the host)."""
+    code = (
+        "import os\nfor i in range(5000):\n    open(f'f{i}', 'w').close()\n"
+        "    open(f'/tmp/t{i}', 'w').close()\nprint(len(os.listdir('.')) + len(os.listdir('/tmp')))"
+    )
+    r = _run(code, collect=[f"f{i}" for i in range(7)])
+    assert r.ok and int(r.stdout) == 10001, (r.stdout, r.stderr[-300:])  # and main.py
+    assert r.files == {}  # empty files read as missing
+    with pytest.raises(ValueError, match="at most 7"):
+        run_python("pass", collect=[f"f{i}" for i in range(8)])
+
+
 # ----------------------------------------------------------------------------- exhaustion
 def test_memory_disk_processes_and_output_are_capped() -> None:
     r = _run("x = bytearray(8 * 1024**3)", memory_mb=512)
@@ -317,48 +595,106 @@ def test_memory_disk_processes_and_output_are_capped() -> None:
 
 
 # ----------------------------------------------------------------------------- forging
+# Each forgery answers step 901.1 (three scalar targets) or 903.2 (a tuple target compared with
+# cmp_tuple_or_list, then a scalar) with a wrong function body.
 FORGERIES = {
     "print PASS lines and exit 0": (
+        0,
         "    import sys\n"
         "    for i in range(10):\n"
         "        print('__METACOG_SCICODE_TEST__ %d PASS' % i)\n"
-        "    sys.exit(0)\n"
+        "    sys.exit(0)\n",
     ),
-    "exit 0 from the C level": "    import os\n    os._exit(0)\n",
+    "exit 0 from the C level": (0, "    import os\n    os._exit(0)\n"),
     "patch numpy and builtins": (
+        0,
         "    import builtins, numpy\n"
         "    numpy.allclose = lambda *a, **k: True\n"
         "    builtins.AssertionError = type('Never', (Exception,), {})\n"
-        "    return 0.0\n"
+        "    return 0.0\n",
     ),
     "forge outputs.json": (
+        0,
         "    import json, os, atexit\n"
         "    def forge():\n"
         "        open('outputs.json', 'w').write(json.dumps([['__tuple__', ['ok', 1.0]]] * 3))\n"
         "    atexit.register(forge)\n"
-        "    return {'__ndarray__': 'x'}\n"
+        "    return {'__ndarray__': 'x'}\n",
     ),
     "read the targets": (
+        0,
         "    import glob\n"
         "    found = [open(p).read() for p in glob.glob('/**/targets*.json', recursive=True)]\n"
-        "    return float(found[0]) if found else -1.0\n"
+        "    return float(found[0]) if found else -1.0\n",
     ),
-    "crash the interpreter": "    import ctypes\n    ctypes.string_at(0)\n",
-    "kill the wrapper": "    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n",
+    "crash the interpreter": (0, "    import ctypes\n    ctypes.string_at(0)\n"),
+    "kill the wrapper": (0, "    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n"),
+    "kill the namespace's init": (0, "    import os, signal\n    os.kill(1, signal.SIGKILL)\n"),
+    # np.allclose and np.all are vacuously true over nothing
+    "an empty array for a scalar": (0, "    import numpy as np\n    return np.array([])\n"),
+    "an empty object array": (0, "    import numpy as np\n    return np.empty(0, dtype=object)\n"),
+    "an empty list": (0, "    return []\n"),
+    "empty arrays in a tuple": (
+        7,
+        "    import numpy as np\n    return (np.array([]), np.array([]))\n",
+    ),
+    "NaN and infinity": (7, "    return (float('nan'), float('inf'))\n"),
+    "a column that broadcasts": (
+        7,
+        "    import numpy as np\n    return (np.zeros((5000, 1)), np.zeros((5000, 1)))\n",
+    ),
+    "outputs that crash the decoder": (
+        0,
+        "    import atexit\n"
+        "    atexit.register(lambda: open('outputs.json', 'w').write('[' * 100000))\n"
+        "    return 0.0\n",
+    ),
+    "write the wrapper's outputs pipe": (
+        0,  # through /proc/<parent>/fd: only data, compared like any output
+        "    import json, os\n"
+        "    forged = json.dumps([{'__tuple__': ['ok', 123.0]}] * 3).encode()\n"
+        "    for fd in os.listdir(f'/proc/{os.getppid()}/fd'):\n"
+        "        path = f'/proc/{os.getppid()}/fd/{fd}'\n"
+        "        if int(fd) > 2 and os.readlink(path).startswith('pipe:'):\n"
+        "            os.write(os.open(path, os.O_WRONLY), forged)\n"
+        "    os._exit(0)\n",
+    ),
+    "outputs over the cap": (
+        0,
+        "    import atexit\n"
+        "    atexit.register(lambda: open('outputs.json', 'w').write('[1.0,' * 4_000_000))\n"
+        "    return 0.0\n",
+    ),
+    "outputs as a link to a device": (
+        0,
+        "    import atexit, os\n"
+        "    swap = lambda: (os.remove('outputs.json'), os.symlink('/dev/zero', 'outputs.json'))\n"
+        "    atexit.register(swap)\n"
+        "    return 0.0\n",
+    ),
 }
 
 
-@pytest.mark.parametrize("name", sorted(FORGERIES))
-def test_a_wrong_answer_cannot_forge_a_pass(name: str) -> None:
+@pytest.fixture(scope="module")
+def scicode_pack():
     from metacog_tasks.benchmarks import get_benchmark
 
     bench = get_benchmark("scicode", timeout_s=60)
-    item = bench.load("bundled")[0]
-    reply = f"```python\n{item.meta['function_header']}\n{FORGERIES[name]}```"
+    items = bench.load("bundled")
+    for k in (0, 7):  # the targets first (cached); the gold answer passes
+        assert bench.grade(items[k], bench.reference_response(items[k])).correct == 1.0
+    return bench, items
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_a_wrong_answer_cannot_forge_a_pass(name: str, scicode_pack) -> None:
+    bench, items = scicode_pack
+    index, body = FORGERIES[name]
+    item = items[index]
+    reply = f"```python\n{item.meta['function_header']}\n{body}```"
     g = bench.grade(item, reply)
-    assert g.correct == 0.0 and g.graded, g.details
+    assert g.correct == 0.0 and g.graded, g.details  # failed, not ungraded
     assert not any(t["passed"] for t in g.details["tests"]), g.details["tests"]
-    assert bench.grade(item, bench.reference_response(item)).correct == 1.0
     assert np.isfinite(g.score) and g.score == 0.0
     assert signal.getsignal(signal.SIGINT) is not None  # the caller's process is intact
 
@@ -369,11 +705,67 @@ def test_a_wrong_answer_cannot_forge_a_pass(name: str) -> None:
         '[{"__ndarray__": {"dtype": "(100000000,)f8", "shape": [1], "data": [1]}}]',
         '[{"__ndarray__": {"dtype": "V8", "shape": [1], "data": [1]}}]',
         '[{"__sparse__": {"format": "__class__", "dense": 1}}]',
+        # a tuple as "dense" builds an empty sparse matrix of any shape (then densified)
+        '[{"__sparse__": {"format": "csr", "dense": {"__tuple__": [100000, 100000]}}}]',
+        # complex parts of shapes (n, 1) and (1, n) broadcast to n x n
+        '[{"__ndarray__": {"real": {"__ndarray__": {"dtype": "<f8", "shape": [3, 1], '
+        '"data": [1, 2, 3]}}, "imag": {"__ndarray__": {"dtype": "<f8", "shape": [1, 3], '
+        '"data": [1, 2, 3]}}}}]',
+        '[{"__float__": [1]}]',
+        # raw arrays: the bytes must be exactly shape x itemsize, of a plain numeric dtype
+        '[{"__ndarray__": {"dtype": "<f8", "shape": [1000000000], "b64": "AAAAAAAAAAA="}}]',
+        '[{"__ndarray__": {"dtype": "<f8", "shape": [-1], "b64": "AAAAAAAAAAA="}}]',
+        '[{"__ndarray__": {"dtype": "|O", "shape": [1], "b64": "AAAAAAAAAAA="}}]',
+        '[{"__ndarray__": {"dtype": "<f8,<f8", "shape": [1], "b64": "AAAAAAAAAAAAAAAAAAAAAA=="}}]',
+        # a million tiny lists would cost the caller far more memory than their bytes
+        "[" + "[]," * 500_001 + "[]]",
     ],
+    ids=lambda raw: raw[:40],
 )
 def test_hostile_outputs_are_rejected_as_data(raw: str) -> None:
-    """outputs.json is decoded as data: no memory bomb dtype, no attribute lookups."""
+    """outputs.json is decoded as data: no memory bomb dtype, shape or broadcast, no
+    attribute lookups."""
     from metacog_tasks.benchmarks._scicode_support import codec
 
     with pytest.raises(ValueError):
         codec["load_targets"](raw)
+
+
+@pytest.mark.parametrize(
+    ("out", "target", "refused"),
+    [
+        (np.array([]), 2.5, True),
+        ([], 2.5, True),
+        (np.zeros((3, 0)), np.ones((3, 1)), True),
+        (np.array([1.0]), np.array([]), True),
+        (np.empty(0, dtype=object), np.float64(1.0), True),
+        (np.zeros((5000, 1)), np.zeros(3), True),  # 5000 x 3 from two small arrays
+        ((np.array([]), 1.0), (np.array([2.0]), 1.0), True),
+        ({"a": np.array([])}, {"a": 1.0}, True),
+        ([np.array([]), np.array([1.0, 2.0])], [np.array([1.0]), np.array([1.0, 2.0])], True),
+        (np.array([]), np.array([]), False),  # an empty target is matched by an empty output
+        (2.5, np.full(4, 2.5), False),  # broadcasting a value, as np.allclose allows
+        (np.array([[1.0], [2.0]]), np.array([[1.0], [2.0]]), False),
+        ((1.0, np.array([1.0, 2.0])), (1.0, np.array([1.0, 2.0])), False),
+        ("text", "text", False),
+    ],
+)
+def test_vacuous_or_exploding_comparisons_fail(out, target, refused: bool) -> None:
+    """Checked on the data before the test's own assert runs in the caller."""
+    from metacog_tasks.benchmarks._scicode_support import (
+        CMP_SOURCE,
+        check_plan,
+        run_check,
+        structure_problem,
+    )
+
+    assert (structure_problem(out, target) is not None) is refused
+    ns: dict = {"np": np}
+    exec(CMP_SOURCE, ns)
+    for test in ("assert np.allclose(f(x), target)", "assert cmp_tuple_or_list(f(x), target)"):
+        why = run_check(check_plan(test), ns, out, target)
+        if refused:
+            assert why is not None
+    # the comparison helpers alone do not pass an empty object array either
+    assert not ns["_close"](np.empty(0, dtype=object), 1.0)
+    assert not ns["cmp_tuple_or_list"]((np.empty(0, dtype=object),), (1.0,))

@@ -20,11 +20,19 @@ __all__ = [
     "check_plan",
     "codec",
     "read_h5_targets",
+    "run_check",
+    "structure_problem",
 ]
 
 CODEC_SOURCE = r"""
+import base64 as _b64
 import json as _json
 import math as _math
+
+# Decoding bounds: a numeric array arrives as raw bytes (base64), so a legitimate output has
+# few JSON containers and numbers; past these counts JSON would grow too much in memory.
+_MAX_CONTAINERS = 500_000
+_MAX_COMMAS = 4_000_000
 
 
 def _enc(value):
@@ -47,9 +55,9 @@ def _enc(value):
         if value.dtype.kind == "c":
             return {"__ndarray__": {"real": _enc(value.real), "imag": _enc(value.imag)}}
         if value.dtype.kind in "biuf":
-            flat = [_enc(x) for x in value.ravel().tolist()]
+            raw = value.tobytes()  # C order, whatever the strides
             return {"__ndarray__": {"dtype": value.dtype.str, "shape": list(value.shape),
-                                    "data": flat}}
+                                    "b64": _b64.b64encode(raw).decode("ascii")}}
         return {"__ndarray__": {"dtype": "object", "shape": list(value.shape),
                                 "data": [_enc(x) for x in value.ravel().tolist()]}}
     if _sp is not None and _sp.issparse(value):
@@ -74,6 +82,8 @@ def _dec(value):
     if not isinstance(value, dict):
         return value
     if "__float__" in value:
+        if not isinstance(value["__float__"], str):
+            raise ValueError("bad float")
         return float(value["__float__"])
     if "__complex__" in value:
         re_, im = value["__complex__"]
@@ -81,15 +91,21 @@ def _dec(value):
     if "__ndarray__" in value:
         spec = value["__ndarray__"]
         if "real" in spec:
-            return _dec(spec["real"]) + 1j * _dec(spec["imag"])
+            # both parts arrays of one shape: no broadcast of (n, 1) against (1, n)
+            re_, im = _dec(spec["real"]), _dec(spec["imag"])
+            if not all(isinstance(x, _np.ndarray) and x.dtype.kind in "biuf" for x in (re_, im)):
+                raise ValueError("bad complex array")
+            if re_.shape != im.shape:
+                raise ValueError("complex array parts of different shapes")
+            return re_ + 1j * im
+        if "b64" in spec:
+            return _dec_raw(spec)
         data = [_dec(x) for x in spec["data"]]
         if spec["dtype"] == "object":
             arr = _np.empty(len(data), dtype=object)
             arr[:] = data
             return arr.reshape(spec["shape"])
-        dtype = _np.dtype(spec["dtype"])
-        if dtype.kind not in "biuf" or dtype.subdtype is not None or dtype.names:
-            raise ValueError("unsupported dtype %r" % (spec["dtype"],))  # e.g. '(10**9,)f8'
+        dtype = _numeric_dtype(spec["dtype"])
         return _np.array(data, dtype=dtype).reshape(spec["shape"])
     if "__sparse__" in value:
         import scipy.sparse as _sp
@@ -97,6 +113,9 @@ def _dec(value):
         if fmt not in ("bsr", "coo", "csc", "csr", "dia", "dok", "lil"):
             raise ValueError("unknown sparse format %r" % (fmt,))
         dense = _dec(value["__sparse__"]["dense"])
+        # a dense 2-D array only: a tuple would read as a shape (an empty matrix of any size)
+        if not (isinstance(dense, _np.ndarray) and dense.ndim == 2 and dense.dtype.kind in "biufc"):
+            raise ValueError("bad sparse matrix")
         return getattr(_sp, fmt + "_matrix")(dense)
     if "__tuple__" in value:
         return tuple(_dec(x) for x in value["__tuple__"])
@@ -113,11 +132,44 @@ def _dec(value):
     return {k: _dec(v) for k, v in value.items()}
 
 
+def _numeric_dtype(name):
+    import numpy as _np
+    if not isinstance(name, str):
+        raise ValueError("bad dtype")
+    dtype = _np.dtype(name)
+    if dtype.kind not in "biuf" or dtype.subdtype is not None or dtype.names:
+        raise ValueError("unsupported dtype %r" % (name,))  # e.g. '(10**9,)f8', records
+    return dtype
+
+
+def _dec_raw(spec):
+    import numpy as _np
+    dtype = _numeric_dtype(spec["dtype"])
+    shape = spec["shape"]
+    if not isinstance(shape, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+    ):
+        raise ValueError("bad shape")
+    if not isinstance(spec["b64"], str):
+        raise ValueError("bad array data")
+    raw = _b64.b64decode(spec["b64"], validate=True)
+    count = 1
+    for n in shape:
+        count *= n
+    if len(raw) != count * dtype.itemsize:
+        raise ValueError("array data does not match its shape")
+    return _np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
 def dump_targets(values):
     return _json.dumps([_enc(v) for v in values])
 
 
 def load_targets(text):
+    if not isinstance(text, str):
+        raise ValueError("outputs must be text")
+    if text.count("[") + text.count("{") > _MAX_CONTAINERS or text.count(",") > _MAX_COMMAS:
+        raise ValueError("outputs too large to decode")
     return [_dec(v) for v in _json.loads(text)]
 """
 
@@ -157,22 +209,43 @@ def are_dicts_close(d1, d2, rtol=1e-05, atol=1e-08):
     return all(_close(d1[k], d2[k], rtol, atol) for k in d1)
 
 
+def _equal(a, b):
+    # a == b as a plain truth value; anything else (an array, an error) is False
+    try:
+        r = a == b
+        return isinstance(r, (bool, np.bool_)) and bool(r)
+    except Exception:
+        return False
+
+
 def _close(a, b, rtol=1e-05, atol=1e-08):
-    if isinstance(a, dict) and isinstance(b, dict):
-        return are_dicts_close(a, b, rtol, atol)
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and are_dicts_close(a, b, rtol, atol)
     if _is_sparse(a) or _is_sparse(b):
-        return are_csc_matrix_close(a, b, rtol, atol)
+        try:
+            return bool(are_csc_matrix_close(a, b, rtol, atol))
+        except Exception:
+            return False
     if isinstance(a, str) or isinstance(b, str):
-        return a == b
+        return isinstance(a, str) and isinstance(b, str) and a == b
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_close(x, y, rtol, atol) for x, y in zip(a, b))
     try:
         x, y = np.asarray(a), np.asarray(b)
-        if x.dtype == object or y.dtype == object:
-            return bool(np.all(x == y))
+    except Exception:
+        return _equal(a, b)
+    if x.dtype == object or y.dtype == object:
+        # element by element, same shape: an empty object array is not "all equal"
+        if x.shape != y.shape:
+            return False
+        if x.ndim == 0:
+            return _equal(a, b)
+        pairs = zip(x.ravel().tolist(), y.ravel().tolist())
+        return all(_close(p, q, rtol, atol) for p, q in pairs)
+    try:
         return x.shape == y.shape and bool(np.allclose(x, y, rtol=rtol, atol=atol))
-    except (TypeError, ValueError):
-        return a == b
+    except Exception:
+        return _equal(a, b)
 
 
 def cmp_tuple_or_list(var1, var2):
@@ -455,8 +528,88 @@ def check_plan(test_case: str) -> CheckPlan | None:
     return None
 
 
+def _size_shape(value: Any) -> tuple[int, tuple[int, ...]] | None:
+    """Element count and shape of a numeric value as numpy sees it (``None``: not one)."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.size, value.shape
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return 1, ()
+    if isinstance(value, (list, tuple)):
+        try:
+            arr = np.asarray(value)
+        except (ValueError, TypeError, OverflowError):
+            return None  # ragged or mixed: compared part by part
+        return (arr.size, arr.shape) if arr.dtype != object else None
+    return None
+
+
+def structure_problem(out: Any, target: Any, depth: int = 0) -> str | None:
+    """Why a captured output must fail before any comparison runs, or ``None``.
+
+    ``np.allclose`` and ``np.all`` are vacuously true over nothing: an empty array (or list)
+    "matches" a scalar target, ``(0,)`` broadcasts against ``(1,)`` and ``(k, 1)``. And an
+    output whose broadcast against the target is larger than both (``(n, 1)`` against ``(m,)``)
+    is never a right answer but can exhaust the caller's memory. Both are refused, on every
+    part of the output that lines up with a part of the target (tuple and list items, dict
+    values, object-array elements).
+    """
+    import math
+
+    import numpy as np
+
+    if depth > 32:
+        return "output nested too deeply"
+    if isinstance(out, dict) or isinstance(target, dict):
+        if isinstance(out, dict) and isinstance(target, dict):
+            for key in out.keys() & target.keys():
+                why = structure_problem(out[key], target[key], depth + 1)
+                if why:
+                    return why
+        return None
+    if isinstance(out, (str, bytes)) or isinstance(target, (str, bytes)):
+        return None
+    if out is None or target is None:
+        return None
+    so, st = _size_shape(out), _size_shape(target)
+    if so is not None and st is not None:
+        (n_out, shape_out), (n_target, shape_target) = so, st
+        if (n_out == 0) != (n_target == 0):
+            return f"an output of shape {shape_out} cannot match a target of shape {shape_target}"
+        try:
+            joint = np.broadcast_shapes(shape_out, shape_target)
+        except ValueError:
+            return None  # not broadcastable: the check itself fails
+        if math.prod(joint) > max(n_out, n_target):
+            return f"an output of shape {shape_out} broadcasts against a target of {shape_target}"
+        return None
+    parts_out = out.ravel().tolist() if isinstance(out, np.ndarray) else out
+    parts_target = target.ravel().tolist() if isinstance(target, np.ndarray) else target
+    if not isinstance(parts_out, (list, tuple)) or not isinstance(parts_target, (list, tuple)):
+        return None
+    if (len(parts_out) == 0) != (len(parts_target) == 0):
+        return "an empty output cannot match a non-empty target"
+    if len(parts_out) == len(parts_target):
+        for a, b in zip(parts_out, parts_target):
+            why = structure_problem(a, b, depth + 1)
+            if why:
+                return why
+    return None
+
+
 def run_check(plan: CheckPlan, namespace: dict[str, Any], out: Any, target: Any) -> str | None:
-    """Evaluate a plan's checks in the caller; ``None`` on pass, else why it failed."""
+    """Evaluate a plan's checks in the caller; ``None`` on pass, else why it failed.
+
+    Never raises on what the model's code returned: any error is a failed test.
+    """
+    try:
+        return _run_check(plan, namespace, out, target)
+    except Exception as exc:  # data from the sandbox made a check misbehave: a failed test
+        return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _run_check(plan: CheckPlan, namespace: dict[str, Any], out: Any, target: Any) -> str | None:
     if plan.self_check and not (
         isinstance(out, list) and isinstance(target, list) and len(out) == len(target)
     ):
@@ -473,10 +626,17 @@ def run_check(plan: CheckPlan, namespace: dict[str, Any], out: Any, target: Any)
                 src = outs[k] if name in plan.model_names else gold[k]
                 if name not in src:
                     return f"value {name!r} not captured"
+                if name in plan.model_names and name in gold[k]:
+                    why = structure_problem(src[name], gold[k][name])
+                    if why:
+                        return why
                 ns[name] = src[name]
         elif free:
             return f"check reads {sorted(free)} computed beside the model code"
         else:
+            why = structure_problem(out, target)
+            if why:
+                return why
             ns["target"] = target
             ns["__out"] = out
         exec(compile(plan.defs, "<test defs>", "exec"), ns)  # dataset code, not model code

@@ -50,6 +50,9 @@ __all__ = [
 HF_ID = "SciCode1/SciCode"
 FIELDS = ("problem_id", "sub_steps", "required_dependencies")
 OUTPUTS = "outputs.json"
+#: Largest captured-outputs file read back (numeric arrays travel as base64 bytes: the
+#: largest of the 50 validation steps' captured targets, 7.1's filtered images, is 41 MB).
+OUTPUTS_MB = 128
 
 PROMPTS = {
     "solve": (
@@ -357,20 +360,19 @@ class SciCode(TemplatedBenchmark):
         self._targets[item.item_id] = values
         return values
 
-    def run_script(
-        self, script: str, targets: list[Any] | None = None, collect: Sequence[str] = ()
-    ) -> SandboxResult:
-        """Run a test or target script in the sandbox (override to use another sandbox)."""
-        files = _scicode_package()
-        if targets is not None:
-            files["targets.json"] = codec["dump_targets"](targets)
+    def run_script(self, script: str, collect: Sequence[str] = ()) -> SandboxResult:
+        """Run a test or target script in the sandbox (override to use another sandbox).
+
+        Nothing but the script and the support files enters: never a target.
+        """
         return run_python(
             script,
             timeout_s=self.timeout_s,
             memory_mb=self.memory_mb,
             file_size_mb=256,
-            files=files,
+            files=_scicode_package(),
             collect=collect,
+            collect_mb=OUTPUTS_MB,
         )
 
     # ------------------------------------------------------------------ grading

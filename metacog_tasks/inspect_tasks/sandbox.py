@@ -6,8 +6,14 @@ With ``-T sandbox=docker`` the same scripts (built by
 :func:`metacog_tasks.benchmarks.scicode.build_test_script`) run in the sample's Inspect sandbox
 instead: a container built from a small image (Python 3.11 with numpy, scipy, sympy and h5py)
 without network. ``-T sandbox=docker:<compose.yaml>`` uses your own compose file; any other
-Inspect sandbox provider name (``k8s``, ``local``, ...) is passed through. ``local`` runs the
-model's code on the host without isolation; use it only with trusted models.
+Inspect sandbox provider name (``k8s``, ...) is passed through. ``local`` runs the model's code
+on the host without any isolation, so it is refused unless the same explicit opt-in as the
+project's sandbox is set (:data:`metacog_tasks.sandbox.UNSAFE_ENV`).
+
+Whatever the sandbox, the grade is decided here, in the caller: the scripts only capture the
+values the test cases compare, the targets never enter the sandbox, and every target a sample
+needs is computed before any of the sample's model code runs (model code may leave files or
+processes behind in a container that lives for the whole sample).
 """
 
 from __future__ import annotations
@@ -26,7 +32,20 @@ from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 
 from metacog_metrics import atomic_write_text
 from metacog_tasks.benchmarks.base import Benchmark, Grade, Item
-from metacog_tasks.sandbox import SandboxResult
+from metacog_tasks.sandbox import (
+    UNSAFE_ENV,
+    UNSAFE_VALUE,
+    SandboxResult,
+    SandboxUnavailableError,
+    unsafe_opt_in,
+)
+
+_LOCAL = "LocalSandboxEnvironment"
+_LOCAL_REFUSED = (
+    "sandbox local: Inspect's local sandbox runs model code on this host without isolation; "
+    "use -T sandbox=docker (or the project's bubblewrap sandbox: no sandbox option), or set "
+    f"{UNSAFE_ENV}={UNSAFE_VALUE} to run it anyway"
+)
 
 __all__ = [
     "COMPOSE_YAML",
@@ -86,11 +105,14 @@ def scicode_sandbox(spec: str) -> str | SandboxEnvironmentSpec:
 
     Raises:
         ValueError: An empty spec, or a compose file that does not exist.
+        SandboxUnavailableError: ``local`` without the explicit opt-in.
     """
     spec = str(spec).strip()
     if not spec:
         raise ValueError("sandbox: empty value; use docker, docker:<compose.yaml> or a provider")
     kind, _, config = spec.partition(":")
+    if kind == "local" and not unsafe_opt_in():
+        raise SandboxUnavailableError(_LOCAL_REFUSED)
     if kind == "docker" and not config:
         return SandboxEnvironmentSpec("docker", str(_docker_config_dir() / "compose.yaml"))
     if config:
@@ -114,45 +136,57 @@ class _InspectRunner:
         self.timeout_s = timeout_s
         self.kind = _provider(env)
 
-    def __call__(
-        self, script: str, targets: list[Any] | None = None, collect: Sequence[str] = ()
-    ) -> SandboxResult:
-        return anyio.from_thread.run(self._run, script, targets, tuple(collect))
+    def __call__(self, script: str, collect: Sequence[str] = ()) -> SandboxResult:
+        return anyio.from_thread.run(self._run, script, tuple(collect))
 
-    async def _run(
-        self, script: str, targets: list[Any] | None, collect: tuple[str, ...]
-    ) -> SandboxResult:
-        from metacog_tasks.benchmarks import _scicode_support
-        from metacog_tasks.benchmarks.scicode import support_files
+    async def _run(self, script: str, collect: tuple[str, ...]) -> SandboxResult:
+        from metacog_tasks.benchmarks.scicode import OUTPUTS_MB, support_files
 
         folder = f"metacog-scicode-{uuid.uuid4().hex}"
-        files = dict(support_files())
-        if targets is not None:
-            files["targets.json"] = _scicode_support.codec["dump_targets"](targets)
+        files = dict(support_files())  # never a target
         files["main.py"] = script
         isolation = {"sandbox": f"inspect:{self.kind}"}
+        if self.kind == _LOCAL:
+            isolation["boundary"] = "NONE (Inspect local sandbox: model code ran on the host)"
         start = time.monotonic()
         try:
-            for name, content in files.items():
+            for name, content in files.items():  # a failure here is the sandbox's: ungraded
                 await self.env.write_file(f"{folder}/{name}", content)
             try:
+                # -I: no user site-packages or PYTHON* variables that earlier code could plant;
+                # no retry: a timed-out script is a failed one, never run twice
                 res = await self.env.exec(
-                    [self.python, "-B", "main.py"],
+                    [self.python, "-I", "-B", "main.py"],
                     cwd=folder,
                     timeout=max(1, round(self.timeout_s)),
+                    timeout_retry=False,
                 )
             except TimeoutError:
                 return SandboxResult(
                     None, "", "", True, "timeout", time.monotonic() - start, isolation
                 )
+            except Exception as exc:  # once model code runs, any failure is its failure
+                return SandboxResult(
+                    None,
+                    "",
+                    f"sandbox: {type(exc).__name__}: {exc}"[:1000],
+                    False,
+                    "file_size" if type(exc).__name__ == "OutputLimitExceededError" else "error",
+                    time.monotonic() - start,
+                    isolation,
+                )
             collected: dict[str, str] = {}
-            for name in collect:  # files the script left behind (generated targets)
-                with contextlib.suppress(FileNotFoundError):
-                    collected[name] = await self.env.read_file(f"{folder}/{name}")
+            for name in collect:  # files the script left behind (outputs, generated targets)
+                try:
+                    data = await self.env.read_file(f"{folder}/{name}", text=False)
+                except Exception:  # missing, a link, too large, unreadable: left out
+                    continue
+                if 0 < len(data) <= OUTPUTS_MB * 1024 * 1024:
+                    collected[name] = data.decode("utf-8", "replace")
             return SandboxResult(
                 res.returncode,
-                res.stdout,
-                res.stderr,
+                res.stdout[-1_000_000:],
+                res.stderr[-1_000_000:],
                 False,
                 None,
                 time.monotonic() - start,
@@ -183,11 +217,18 @@ def _provider(env: Any) -> str:
 
 def _python_for(env: Any) -> str:
     """The interpreter inside the sandbox: this one for ``local``, else the image's ``python``."""
-    return sys.executable if _provider(env) == "LocalSandboxEnvironment" else "python"
+    return sys.executable if _provider(env) == _LOCAL else "python"
 
 
 def in_sandbox(bench: Benchmark, env: Any) -> Benchmark:
-    """A shallow copy of SciCode whose test scripts run in ``env`` (caches stay shared)."""
+    """A shallow copy of SciCode whose test scripts run in ``env`` (caches stay shared).
+
+    Raises:
+        SandboxUnavailableError: ``env`` is Inspect's local sandbox (model code on this host)
+            and the explicit opt-in is not set.
+    """
+    if _provider(env) == _LOCAL and not unsafe_opt_in():
+        raise SandboxUnavailableError(_LOCAL_REFUSED)
     graded = copy.copy(bench)
     graded.run_script = _InspectRunner(  # type: ignore[attr-defined]
         env, _python_for(env), float(getattr(bench, "timeout_s", 120.0))
@@ -207,6 +248,6 @@ async def grade_in_inspect_sandbox(
         env: The sample's sandbox environment (:func:`current_sandbox`).
 
     Returns:
-        The grade, as the benchmark computes it.
+        The grade, as the benchmark computes it (the step's targets first, then its code).
     """
     return await anyio.to_thread.run_sync(in_sandbox(bench, env).grade_responses, item, replies)

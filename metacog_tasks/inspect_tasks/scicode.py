@@ -36,6 +36,7 @@ from metacog_tasks.inspect_tasks.solvers import (
     parse_probes,
     probe_plan,
 )
+from metacog_tasks.sandbox import SandboxUnavailableError
 
 __all__ = [
     "NEXT_STEP_PROMPT",
@@ -186,14 +187,28 @@ def _grade_steps(bench: Any, steps: list[tuple[Item | None, str]]) -> dict[str, 
 
     grades: dict[str, Grade] = {}
     prior: list[str] = []
+    # Every target first: model code of an earlier step may leave files or processes in the
+    # sample's sandbox, so no target is computed there after any model code has run.
+    for item, _ in steps:
+        if item is not None:
+            try:
+                bench.targets(item)
+            except SandboxUnavailableError:
+                raise  # no boundary for model code: refused, loudly
+            except Exception as exc:  # never retried later, in a sandbox model code has used
+                grades[item.item_id] = Grade(
+                    math.nan, "grader_error", None, details={"error": repr(exc)}
+                )
     for item, reply in steps:
         code = extract_code(reply)
-        if item is not None:
+        if item is not None and item.item_id not in grades:
             if code is None:
                 grades[item.item_id] = Grade(0.0, "unextractable", None)
             else:
                 try:
                     grades[item.item_id] = bench.grade(item, _own_code_response(prior, code))
+                except SandboxUnavailableError:
+                    raise
                 except Exception as exc:  # a grader bug must not lose a finished run
                     grades[item.item_id] = Grade(
                         math.nan, "grader_error", None, details={"error": repr(exc)}

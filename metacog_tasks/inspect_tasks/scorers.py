@@ -35,6 +35,7 @@ from metacog_tasks.inspect_tasks.solvers import (
     probe_outcomes,
     solve_replies,
 )
+from metacog_tasks.sandbox import SandboxUnavailableError
 
 __all__ = ["SCORE_KEYS", "grade_sample", "metacog_scorer"]
 
@@ -114,6 +115,8 @@ async def grade_sample(
                 grade = await anyio.to_thread.run_sync(
                     loaded.benchmark.grade_responses, item, replies
                 )
+        except SandboxUnavailableError:
+            raise  # no boundary for model code: refused, loudly (not a NaN per sample)
         except Exception as exc:  # a grader bug must not lose a finished run
             log.exception("%s: grading item %s failed", benchmark, item.item_id)
             grade = Grade(math.nan, status="grader_error", details={"error": repr(exc)})
