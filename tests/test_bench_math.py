@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metacog_tasks.benchmarks import DataFormatError, DataUnavailableError, get_benchmark
-from metacog_tasks.benchmarks._math import last_boxed, parse_number, verify_latex
+from metacog_tasks.benchmarks._math import last_boxed, parse_number, too_large, verify_latex
 from metacog_tasks.benchmarks.mathbench import extract_cloze, extract_option, rotate
 from metacog_tasks.benchmarks.omni_math import omni_math_id
 
@@ -49,6 +49,45 @@ def test_math_verify_works_off_the_main_thread() -> None:
     t.start()
     t.join()
     assert box["out"].verdict is True
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [r"9^{9^{9^{9}}}", r"9^{9^9}", r"2^{10^{6}}", r"{10}^{ {10}^{6} }", r"100000!"],
+)
+def test_power_towers_never_reach_sympy(answer: str) -> None:
+    """SymPy evaluates integer powers eagerly in C code that holds the GIL: a worker thread's
+    timeout cannot stop it, so such an answer froze the caller for hours. It is refused first."""
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.update(out=verify_latex("7", answer)))
+    t.start()
+    t.join(20)
+    assert not t.is_alive()
+    assert box["out"].verdict is None and box["out"].status == "too_large"
+    assert "digits" in box["out"].detail
+
+
+@pytest.mark.parametrize(
+    ("text", "large"),
+    [
+        (r"2^{2^{4}}", False),  # 65,536
+        (r"2^{2^{2^{2^{2}}}}", False),  # 2^65536: 19,729 digits
+        (r"2^{332000}", False),  # 99,943 digits
+        (r"2^{333000}", True),  # 100,244 digits
+        (r"1^{10^{100}}", False),
+        (r"25000!", False),
+        (r"25001!", True),
+        (r"x^{10^{9}}", False),  # symbolic: nothing is evaluated
+    ],
+)
+def test_too_large_boundary(text: str, large: bool) -> None:
+    assert (too_large(text) is not None) is large
+
+
+def test_a_small_tower_still_verifies() -> None:
+    assert verify_latex("65536", r"2^{2^{4}}").verdict is True
+    out = verify_latex(r"9^{9^{9}}", "1")
+    assert out.status == "gold_unparseable" and out.verdict is None
 
 
 def test_omni_math_real_sample(benchmarks_dir: Path) -> None:

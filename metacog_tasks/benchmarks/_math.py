@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import threading
 from typing import Any
@@ -12,6 +13,7 @@ __all__ = [
     "last_boxed",
     "numbers_in",
     "parse_number",
+    "too_large",
     "verify_latex",
 ]
 
@@ -80,8 +82,40 @@ class VerifyOutcome:
     """What math-verify said: ``verdict`` True/False, or ``None`` with ``status`` saying why."""
 
     verdict: bool | None
-    status: str  # ok | gold_unparseable | answer_unparseable | timeout | error
+    status: str  # ok | gold_unparseable | answer_unparseable | too_large | timeout | error
     detail: str = ""
+
+
+#: Largest integer (in decimal digits) that an expression may evaluate to before math-verify
+#: sees it. SymPy evaluates integer powers and factorials eagerly, in C code that holds the
+#: GIL: a power tower such as ``9^{9^{9^{9}}}`` would freeze the caller for hours, and no
+#: thread timeout can interrupt it. Competition answers stay far below this size.
+MAX_DIGITS = 100_000
+_MAX_FACTORIAL = 25_000  # 25,000! has about 99,000 digits
+_TOWER = re.compile(r"\d+(?:\^\d+)+")
+_FACTORIAL = re.compile(r"(\d+)!")
+
+
+def too_large(latex: str) -> str | None:
+    """Why ``latex`` would evaluate to an integer of more than :data:`MAX_DIGITS` digits, or
+    ``None``. Integer power chains are read right-associatively after dropping grouping
+    (``{2^3}^4`` as ``2^{3^4}``), which can only over-estimate their size."""
+    flat = re.sub(r"[\s{}()]|\\left|\\right", "", str(latex))
+    for chain in _TOWER.findall(flat):
+        parts = [int(p) for p in chain.split("^")]
+        exponent = float(parts[-1])
+        for base in reversed(parts[:-1]):
+            if base <= 1:
+                exponent = float(base)  # 0^x and 1^x stay small
+                continue
+            digits = exponent * math.log10(base)
+            if digits > MAX_DIGITS:
+                return f"{chain} has about 10^{math.log10(digits):.0f} digits"
+            exponent = float(base) ** exponent if digits < 300 else math.inf
+    for n in _FACTORIAL.findall(flat):
+        if int(n) > _MAX_FACTORIAL:
+            return f"{n}! has more than {MAX_DIGITS:,} digits"
+    return None
 
 
 def _wrap(latex: str) -> str:
@@ -116,10 +150,12 @@ def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome
     """Whether ``answer`` is mathematically equal to ``gold``, with math-verify.
 
     The gold is wrapped in ``$...$`` (unless already delimited) and the answer in
-    ``\\boxed{}`` so that both parse as LaTeX. math-verify's own timeouts use ``SIGALRM``, which
-    only works in the main thread; elsewhere (Inspect's and many harnesses' worker threads) the
-    call runs in a helper thread joined with ``timeout_s``, and a timed-out call is abandoned
-    (it finishes in the background) and reported as ``timeout``.
+    ``\\boxed{}`` so that both parse as LaTeX. A text that would evaluate to an integer of more
+    than :data:`MAX_DIGITS` digits (a power tower, a huge factorial) is not handed to
+    math-verify at all (status ``too_large``; see :func:`too_large`). math-verify's own
+    timeouts use ``SIGALRM``, which only works in the main thread; elsewhere (Inspect's and many
+    harnesses' worker threads) the call runs in a helper thread joined with ``timeout_s``, and a
+    timed-out call is abandoned (it finishes in the background) and reported as ``timeout``.
 
     Args:
         gold: Gold answer (LaTeX or plain).
@@ -129,6 +165,10 @@ def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome
     Returns:
         A :class:`VerifyOutcome`.
     """
+    for text, status in ((gold, "gold_unparseable"), (answer, "too_large")):
+        reason = too_large(text)
+        if reason is not None:
+            return VerifyOutcome(None, status, reason)
     if threading.current_thread() is threading.main_thread():
         return _verify_now(gold, answer, timeout_s)
     box: dict[str, Any] = {}
