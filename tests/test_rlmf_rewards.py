@@ -191,3 +191,70 @@ def test_rewards_never_raise(comps, intrinsic):
         )
         assert len(out) == n, name
         assert all(v is None or math.isfinite(v) for v in out), (name, out)
+
+
+_ending = st.builds(
+    lambda head, lab, num, unit, meta, trail: f"{head}{lab}{num}{unit}{meta}{trail}",
+    st.one_of(st.text(max_size=120), st.sampled_from(["", "Answer: B\n", "x\n\n", "a\r\n"])),
+    st.sampled_from(["Confidence: ", "confidence=", " \tCONFIDENCE :", "Confidence:\t", "Conf: "]),
+    st.one_of(
+        st.integers(-5, 150).map(str),
+        st.floats(-2, 200, allow_nan=False).map(lambda x: f"{x:.2f}".replace(".", ",", 1)),
+        st.sampled_from([".5", "+7", "0.80", "1.0", "1", "1e2", ""]),
+    ),
+    st.sampled_from(["", "%", " %", " percent"]),
+    st.one_of(
+        st.just(""),
+        st.builds(
+            lambda lab, num: f"\n{lab}{num}",
+            st.sampled_from(["Meta: ", "meta=", "Meta score: ", "Metascore: ", " META : "]),
+            st.sampled_from(["70", "0.7", "70%", "-3", "x", "101", ""]),
+        ),
+    ),
+    st.sampled_from(["", "\n", " \n\n", "\n.", "\t"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_ending)
+def test_fast_ending_reads_what_the_general_parser_reads(text):
+    """The one-search path for the usual ending agrees with the general line-by-line parser."""
+    from rlmf_plugin._format import _parse_general
+
+    got, want = parse_completion(text), _parse_general(text)
+    assert got.answer == want.answer
+    for a, b in ((got.confidence, want.confidence), (got.meta, want.meta)):
+        assert (math.isnan(a) and math.isnan(b)) or a == b, (text, got, want)
+
+
+def test_fast_ending_window_edges():
+    from rlmf_plugin._format import _parse_general
+
+    long_line = "x" * 200 + " and my confidence: 80"  # mid-line mention: not a line start
+
+    for text in (long_line, "a" * 95 + "\nConfidence: 80", "b" * 300 + "\nConfidence: 80\nMeta: 9"):
+        got, want = parse_completion(text), _parse_general(text)
+        assert (got.answer, str(got.confidence), str(got.meta)) == (
+            want.answer,
+            str(want.confidence),
+            str(want.meta),
+        )
+    p = parse_completion("b" * 300 + "\nConfidence: 80\nMeta: 9")
+    assert (p.confidence, p.meta, p.answer) == (0.8, 0.09, "b" * 300)
+
+
+def test_one_batch_is_graded_once_by_all_the_grading_rewards():
+    from rlmf_plugin._grading import ItemGrader
+
+    grader = ItemGrader()
+    calls = []
+    real = grader.correct
+    grader.correct = lambda *a: calls.append(a) or real(*a)  # type: ignore[method-assign]
+    funcs = make_rewards(["correctness", "brier", "log_score"], grader=grader)
+    comps = [f"{RIGHT}\nConfidence: 70", f"{WRONG}\nConfidence: 20"]
+    cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2, "source": [None] * 2}
+    outs = [f(prompts=["p"] * 2, completions=comps, **cols) for f in funcs]
+    assert len(calls) == 2  # three rewards, one grade per completion
+    assert outs[0] == [1.0, 0.0] and outs[1] == pytest.approx([1 - 0.09, 1 - 0.04])
+    funcs[0](prompts=["p"] * 2, completions=[*comps], **cols)  # a new batch is graded again
+    assert len(calls) == 4

@@ -14,6 +14,7 @@ questions (unanswerable *from the passage*) have no meaning; v2.0 is fully suppo
 from __future__ import annotations
 
 import collections
+import functools
 import re
 import string
 from collections.abc import Sequence
@@ -89,7 +90,14 @@ _STRIP = " \t*_`\"'“”‘’"
 
 def normalize_answer(text: str) -> str:
     """The official SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = str(text).lower()
+    return _normalize(str(text))
+
+
+# Memoised: gold answers are normalised again at every grade (GRPO rewards grade every
+# completion of every batch against the same golds), and a pure function of a string.
+@functools.lru_cache(maxsize=1 << 16)
+def _normalize(text: str) -> str:
+    text = text.lower()
     text = "".join(ch for ch in text if ch not in _PUNCT)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
@@ -97,6 +105,12 @@ def normalize_answer(text: str) -> str:
 
 def _tokens(text: str) -> list[str]:
     return normalize_answer(text).split() if text else []
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _token_counts(text: str) -> collections.Counter[str]:
+    """Token counts of ``text`` (memoised like :func:`_normalize`; never mutated by callers)."""
+    return collections.Counter(_tokens(text))
 
 
 def exact_match(gold: str, pred: str) -> int:
@@ -109,7 +123,7 @@ def f1_score(gold: str, pred: str) -> float:
     gold_toks, pred_toks = _tokens(gold), _tokens(pred)
     if not gold_toks or not pred_toks:
         return float(gold_toks == pred_toks)
-    common = collections.Counter(gold_toks) & collections.Counter(pred_toks)
+    common = _token_counts(gold) & _token_counts(pred)
     same = sum(common.values())
     if same == 0:
         return 0.0
