@@ -1,4 +1,4 @@
-"""``metacog rlmf build|train``."""
+"""``metacog rlmf build|train|select|verbalize|export|serve-reward|eval``."""
 
 from __future__ import annotations
 
@@ -45,6 +45,50 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_args(items: list[str] | None) -> dict[str, Any]:
+    """``-M key=value`` pairs (values read as YAML scalars: numbers, booleans, strings)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"-M expects key=value, got {item!r}")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def _select(args: argparse.Namespace) -> int:
+    from rlmf_plugin.select import select_dataset
+
+    result = select_dataset(
+        args.dataset,
+        args.out,
+        strategy=args.strategy,
+        n=args.n,
+        seed=args.seed,
+        stratify=args.stratify,
+        model=args.model,
+        samples=args.samples,
+        aggregate=args.aggregate,
+        model_args=_model_args(args.model_arg),
+        temperature=args.temperature,
+    )
+    sel, cand = result.stats["selected"], result.stats["candidates"]
+
+    def show(x: Any) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    print(
+        f"selected {result.n_selected} of {result.n_candidates} items by {result.strategy} "
+        f"({result.score}); {result.n_invalid} without a valid score; written to {args.out}"
+    )
+    for name in ("score", "accuracy", "stated_confidence", "intrinsic_confidence"):
+        key = f"{name}_mean"
+        print(f"  mean {name:22s} selected {show(sel[key])}   all {show(cand[key])}")
+    return 0
+
+
 def add_parser(sub: Any) -> None:
     """Register ``rlmf`` and its two subcommands on the ``metacog`` parser."""
     p = sub.add_parser("rlmf", help="RLMF: GRPO data from harness runs, and training with TRL")
@@ -70,3 +114,35 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--config", required=True, help="training config (YAML; see docs/rlmf.md)")
     t.add_argument("--output-dir", help="override the config's output_dir")
     t.set_defaults(func=_train)
+
+    from rlmf_plugin.select import STRATEGIES
+
+    s = rsub.add_parser(
+        "select",
+        help="choose the training items (RLMF's metacognitive selection and baselines)",
+        description="Select N items of a `metacog rlmf build` dataset. metacognitive: the "
+        "model's own meta-confidence, N/2 lowest and N/2 highest (RLMF); active: the same on "
+        "gold faithfulness 1-|stated-intrinsic| (the official active-learning baseline); "
+        "uncertainty: most disagreement among sampled answers; deviation: largest "
+        "|stated-accuracy|; random.",
+    )
+    s.add_argument("dataset", help="the build output folder (or its train.jsonl)")
+    s.add_argument("-o", "--out", required=True, help="output folder")
+    s.add_argument("--strategy", required=True, choices=list(STRATEGIES))
+    s.add_argument("--n", type=int, required=True, help="items to select")
+    s.add_argument("--seed", type=int, default=0, help="seed of ties and random (default 0)")
+    s.add_argument(
+        "--stratify", action="store_true", help="select within each benchmark by its share"
+    )
+    s.add_argument(
+        "--model",
+        help="metacognitive: ask this Inspect model (provider/name, e.g. metacog-sim/m01) for "
+        "its meta-confidence instead of reading the meta_confidence column",
+    )
+    s.add_argument("-M", "--model-arg", action="append", help="provider argument key=value")
+    s.add_argument("--samples", type=int, default=1, help="samples per item (default 1)")
+    s.add_argument(
+        "--aggregate", choices=["first", "mean"], default="first", help="of the samples' Meta"
+    )
+    s.add_argument("--temperature", type=float, help="sampling temperature for --model")
+    s.set_defaults(func=_select)

@@ -13,10 +13,7 @@ extracted answers match under the benchmark's normaliser (math: math-verify).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -27,6 +24,7 @@ import pandas as pd
 from metacog_metrics import Result
 from rlmf_plugin._format import FORMAT_INSTRUCTION
 from rlmf_plugin._grading import ItemGrader
+from rlmf_plugin._io import write_json, write_rows
 
 __all__ = ["BuildResult", "answer_classes", "build_dataset", "equivalent", "load_records"]
 
@@ -171,13 +169,6 @@ def _item_rows(records: pd.DataFrame, probe: str | None, min_samples: int) -> li
     return rows
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def build_dataset(
     paths: Sequence[str | PathLike[str]],
     out_dir: str | PathLike[str],
@@ -208,8 +199,6 @@ def build_dataset(
         ValueError: No records (for the chosen benchmarks/models), or no item found in
             ``source``.
     """
-    from datasets import Dataset
-
     records, n_bad = load_records(paths)
     where = ", ".join(map(str, paths))
     if benchmarks:
@@ -238,9 +227,7 @@ def build_dataset(
             f"(first: {', '.join(missing[:5])})"
         )
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    Dataset.from_list(rows).save_to_disk(str(out / "dataset"))
-    _write_atomic(out / "train.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    write_rows(out, rows)
     counts = pd.Series([r["benchmark"] for r in rows]).value_counts()
     result = BuildResult(
         out_dir=str(out),
@@ -251,5 +238,5 @@ def build_dataset(
         n_bad=n_bad,
         benchmarks={str(k): int(v) for k, v in sorted(counts.items())},
     )
-    _write_atomic(out / "build.json", json.dumps(result.to_dict(), indent=2, default=int))
+    write_json(out / "build.json", result.to_dict())
     return result

@@ -150,18 +150,15 @@ def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
 
 
 def load_train_dataset(path: str | PathLike[str]):
-    """The dataset ``build`` wrote: its folder, the ``dataset/`` inside, or a JSONL file."""
+    """The dataset ``build``/``select`` wrote: its folder, the ``dataset/`` inside, or a JSONL."""
     from datasets import Dataset, load_from_disk
+
+    from rlmf_plugin._io import load_rows
 
     p = Path(path)
     if p.is_dir() and (p / "dataset").is_dir():
-        p = p / "dataset"
-    if p.is_dir():
-        return load_from_disk(str(p))
-    if p.is_file() and p.suffix == ".jsonl":
-        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line]
-        return Dataset.from_list(rows)
-    raise ValueError(f"{p}: not a dataset folder or a .jsonl file written by `metacog rlmf build`")
+        return load_from_disk(str(p / "dataset"))
+    return Dataset.from_list(load_rows(p))
 
 
 def _model_path(cfg: TrainConfig) -> str:
