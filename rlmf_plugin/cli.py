@@ -89,6 +89,54 @@ def _select(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from rlmf_plugin.engines import export_dataset
+
+    result = export_dataset(
+        args.dataset, args.out, formats=args.formats, val_fraction=args.val, seed=args.seed
+    )
+    print(f"exported {result.n_train} training and {result.n_val} validation rows:")
+    for name, path in result.files.items():
+        print(f"  {name}: {path}")
+    return 0
+
+
+def _weights(items: list[str] | None) -> dict[str, float] | None:
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            out[key] = float(value)
+        except ValueError:
+            raise SystemExit(f"--weight expects name=number, got {item!r}") from None
+        if not sep:
+            raise SystemExit(f"--weight expects name=number, got {item!r}")
+    return out
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from rlmf_plugin.engines import serve
+
+    server = serve(
+        args.host,
+        args.port,
+        weights=_weights(args.weight),
+        mc_weight=args.mc_weight,
+        mc_start=args.mc_start,
+    )
+    host, port = server.server_address[:2]
+    print(f"RLMF reward server on http://{host}:{port}/get_reward (Ctrl-C stops it)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
 def add_parser(sub: Any) -> None:
     """Register ``rlmf`` and its two subcommands on the ``metacog`` parser."""
     p = sub.add_parser("rlmf", help="RLMF: GRPO data from harness runs, and training with TRL")
@@ -146,3 +194,26 @@ def add_parser(sub: Any) -> None:
     )
     s.add_argument("--temperature", type=float, help="sampling temperature for --model")
     s.set_defaults(func=_select)
+
+    e = rsub.add_parser("export", help="the dataset in verl (parquet) and OpenRLHF (JSONL) formats")
+    e.add_argument("dataset", help="a build/select output folder (or its train.jsonl)")
+    e.add_argument("-o", "--out", required=True, help="output folder")
+    e.add_argument(
+        "--formats", nargs="+", choices=["verl", "openrlhf"], default=["verl", "openrlhf"]
+    )
+    e.add_argument("--val", type=float, default=0.0, help="validation share (default 0)")
+    e.add_argument("--seed", type=int, default=0, help="seed of the validation split")
+    e.set_defaults(func=_export)
+
+    v = rsub.add_parser("serve-reward", help="HTTP reward server for OpenRLHF's --remote_rm_url")
+    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--port", type=int, default=5000)
+    v.add_argument(
+        "--weight",
+        action="append",
+        help="reward weight name=w (format, correctness, brier, log_score, faithful, "
+        "metacog_score); default format=0.5 correctness=1 brier=0.5 faithful=3",
+    )
+    v.add_argument("--mc-weight", type=float, default=0.0, help="additive metacognitive term")
+    v.add_argument("--mc-start", type=float, default=0.0, help="faithfulness it starts at")
+    v.set_defaults(func=_serve)
