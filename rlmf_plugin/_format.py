@@ -106,6 +106,9 @@ _FAST_WINDOW = 96
 def _unit_or_nan(number: str | None, unit: str | None) -> float:
     if number is None:
         return math.nan
+    if number.isdigit() and number.isascii():  # a bare 0-100 integer, with or without "%"
+        value = int(number) / 100  # as the shared parser reads it (tests compare the two)
+        return value if value <= 1.0 else math.nan
     value = _to_unit(number, unit)
     return math.nan if value is None else value
 

@@ -39,6 +39,9 @@ class ItemGrader:
     def item(self, benchmark: str, item_id: str, source: str | None) -> Item | None:
         """The item, or ``None`` when its benchmark, source or id is unknown."""
         key = (benchmark, source or "bundled")
+        items = self._items.get(key)
+        if items is not None:
+            return items.get(str(item_id))
         if key not in self._items:
             try:
                 items = self.benchmark(benchmark).load(key[1])
@@ -61,7 +64,7 @@ class ItemGrader:
         if item is None:
             return math.nan
         try:
-            value = float(self.benchmark(benchmark).grade(item, answer).correct)
+            value = float(self._benchmarks[benchmark].grade(item, answer).correct)
         except Exception:  # a grader bug must not stop training: the row is unscorable
             value = math.nan
         self._cache[key] = value

@@ -14,7 +14,6 @@ questions (unanswerable *from the passage*) have no meaning; v2.0 is fully suppo
 from __future__ import annotations
 
 import collections
-import functools
 import re
 import string
 from collections.abc import Sequence
@@ -83,34 +82,20 @@ NO_ANSWER = frozenset(
     }
 )
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_PUNCT = frozenset(string.punctuation)
+_DROP_PUNCT = str.maketrans("", "", string.punctuation)  # what the official per-char filter drops
 _ANSWER_LINE = re.compile(r"(?:final\s+)?answer\s*[:：]\s*(.*)", re.IGNORECASE)
 _STRIP = " \t*_`\"'“”‘’"
 
 
 def normalize_answer(text: str) -> str:
     """The official SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
-    return _normalize(str(text))
-
-
-# Memoised: gold answers are normalised again at every grade (GRPO rewards grade every
-# completion of every batch against the same golds), and a pure function of a string.
-@functools.lru_cache(maxsize=1 << 16)
-def _normalize(text: str) -> str:
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = str(text).lower().translate(_DROP_PUNCT)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 
 
 def _tokens(text: str) -> list[str]:
     return normalize_answer(text).split() if text else []
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _token_counts(text: str) -> collections.Counter[str]:
-    """Token counts of ``text`` (memoised like :func:`_normalize`; never mutated by callers)."""
-    return collections.Counter(_tokens(text))
 
 
 def exact_match(gold: str, pred: str) -> int:
@@ -120,10 +105,13 @@ def exact_match(gold: str, pred: str) -> int:
 
 def f1_score(gold: str, pred: str) -> float:
     """Official token F1 of one gold answer and one prediction."""
-    gold_toks, pred_toks = _tokens(gold), _tokens(pred)
+    return _f1(_tokens(gold), _tokens(pred))
+
+
+def _f1(gold_toks: list[str], pred_toks: list[str]) -> float:
     if not gold_toks or not pred_toks:
         return float(gold_toks == pred_toks)
-    common = _token_counts(gold) & _token_counts(pred)
+    common = collections.Counter(gold_toks) & collections.Counter(pred_toks)
     same = sum(common.values())
     if same == 0:
         return 0.0
@@ -133,11 +121,11 @@ def f1_score(gold: str, pred: str) -> float:
 
 def score_prediction(golds: Sequence[str], prediction: str) -> tuple[int, float]:
     """EM and F1 of a raw prediction: max over the golds; no gold means the gold ``""``."""
-    golds = [g for g in golds if normalize_answer(g)] or [""]
-    return (
-        max(exact_match(g, prediction) for g in golds),
-        max(f1_score(g, prediction) for g in golds),
-    )
+    # Each text normalised once (RLMF's rewards grade every completion of every GRPO batch).
+    pred = normalize_answer(prediction)
+    pred_toks = pred.split()
+    normed = [n for n in map(normalize_answer, golds) if n] or [""]
+    return max(int(g == pred) for g in normed), max(_f1(g.split(), pred_toks) for g in normed)
 
 
 def extract_answer(response: str | None, *, allow_no_answer: bool = False) -> str:
