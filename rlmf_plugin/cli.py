@@ -89,6 +89,33 @@ def _select(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verbalize(args: argparse.Namespace) -> int:
+    from rlmf_plugin.verbalize import verbalize
+
+    result = verbalize(
+        args.inputs,
+        args.out,
+        calibrate_on=args.calibrate_on,
+        mapping=args.mapping,
+        probe=None if args.probe == "all" else args.probe,
+        model=args.model,
+        model_args=_model_args(args.model_arg),
+        min_count=args.min_count,
+        seed=args.seed,
+    )
+    print(
+        f"rewrote {result.n_rewritten} of {result.n_completions} completions "
+        f"({result.n_no_confidence} without a confidence left as they were); grade kept "
+        f"{result.n_grade_kept}, changed {result.n_grade_changed}"
+        + (f"; LLM {result.n_llm}, rule fallback {result.n_llm_fallback}" if args.model else "")
+    )
+    print(
+        f"phrase map: held-out verbal ECE {result.verbal_ece:.3f} (nearest-claim map without "
+        f"calibration: {result.naive_ece:.3f}); written to {args.out}"
+    )
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from rlmf_plugin.engines import export_dataset
 
@@ -194,6 +221,30 @@ def add_parser(sub: Any) -> None:
     )
     s.add_argument("--temperature", type=float, help="sampling temperature for --model")
     s.set_defaults(func=_select)
+
+    w = rsub.add_parser(
+        "verbalize",
+        help="stage two: numeric confidence -> calibrated hedging phrases (rule or LLM rewriter)",
+    )
+    w.add_argument("inputs", nargs="+", help="JSONL/dataset folders of rows with `completion`")
+    w.add_argument("-o", "--out", required=True, help="output folder")
+    src = w.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--calibrate-on",
+        nargs="+",
+        help="record tables / harness logs with numeric confidences and grades to fit the map on",
+    )
+    src.add_argument("--mapping", help="a mapping.json from an earlier run")
+    w.add_argument(
+        "--probe", default="numeric", help="probe of the calibration confidences (or all)"
+    )
+    w.add_argument(
+        "--model", help="LLM rewriter: an Inspect model (e.g. openai/gpt-4o-mini, metacog-sim/m01)"
+    )
+    w.add_argument("-M", "--model-arg", action="append", help="provider argument key=value")
+    w.add_argument("--min-count", type=int, default=30, help="fewest answers per kept phrase")
+    w.add_argument("--seed", type=int, default=0, help="seed of the validation folds")
+    w.set_defaults(func=_verbalize)
 
     e = rsub.add_parser("export", help="the dataset in verl (parquet) and OpenRLHF (JSONL) formats")
     e.add_argument("dataset", help="a build/select output folder (or its train.jsonl)")

@@ -41,9 +41,11 @@ def rlmf_tail(stated: float, p_correct: float, rng: np.random.Generator) -> str:
 
 def rewrite_request(text: str) -> tuple[str, list[str]] | None:
     """``(text, phrases)`` of a rewriting request, or ``None`` when ``text`` is not one."""
-    body, phrases = _TEXT.search(text), _PHRASES.search(text)
-    if body is None or phrases is None:
+    # the last blocks: an instruction may name the tags before the blocks themselves
+    bodies, lists = list(_TEXT.finditer(text)), list(_PHRASES.finditer(text))
+    if not bodies or not lists:
         return None
+    body, phrases = bodies[-1], lists[-1]
     options = [ln.strip()[1:].strip() for ln in phrases.group(1).splitlines()]
     options = [o for o in options if o]
     return (body.group(1), options) if options else None
