@@ -116,6 +116,25 @@ def _verbalize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from rlmf_plugin.evaluate import eval_command, result_text
+
+    result = eval_command(
+        args.logs,
+        baseline=args.baseline,
+        out_dir=args.out,
+        model=args.model,
+        baseline_model=args.baseline_model,
+        probe=args.probe,
+        n_bootstrap=args.bootstrap,
+        seed=args.seed,
+    )
+    print(result_text(result))
+    if args.out:
+        print(f"written to {args.out} (rlmf_eval.json, rlmf_eval.csv, report.html)")
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from rlmf_plugin.engines import export_dataset
 
@@ -245,6 +264,25 @@ def add_parser(sub: Any) -> None:
     w.add_argument("--min-count", type=int, default=30, help="fewest answers per kept phrase")
     w.add_argument("--seed", type=int, default=0, help="seed of the validation folds")
     w.set_defaults(func=_verbalize)
+
+    ev = rsub.add_parser(
+        "eval",
+        help="factual (ECE, Brier, AUROC) and faithful (MFG, cMFG) calibration, before vs after",
+        description="Evaluate a model's harness runs (record tables, lm-eval or Inspect logs; "
+        "Inspect --epochs k gives the sampled answers behind the intrinsic confidence) and "
+        "compare with a baseline by a paired bootstrap over items.",
+    )
+    ev.add_argument("logs", nargs="+", help="the trained model's runs")
+    ev.add_argument("--baseline", nargs="+", help="the baseline's runs (before training)")
+    ev.add_argument("-o", "--out", help="write rlmf_eval.json, rlmf_eval.csv and report.html")
+    ev.add_argument("--model", help="the model to evaluate when the runs hold several")
+    ev.add_argument("--baseline-model", help="the baseline model when its runs hold several")
+    ev.add_argument(
+        "--probe", help="probe of the stated confidence (default numeric, else the only one)"
+    )
+    ev.add_argument("--bootstrap", type=int, default=2000, help="paired bootstrap resamples")
+    ev.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    ev.set_defaults(func=_eval)
 
     e = rsub.add_parser("export", help="the dataset in verl (parquet) and OpenRLHF (JSONL) formats")
     e.add_argument("dataset", help="a build/select output folder (or its train.jsonl)")

@@ -26,7 +26,14 @@ from rlmf_plugin._format import FORMAT_INSTRUCTION
 from rlmf_plugin._grading import ItemGrader
 from rlmf_plugin._io import write_json, write_rows
 
-__all__ = ["BuildResult", "answer_classes", "build_dataset", "equivalent", "load_records"]
+__all__ = [
+    "BuildResult",
+    "answer_class_labels",
+    "answer_classes",
+    "build_dataset",
+    "equivalent",
+    "load_records",
+]
 
 _MATH = frozenset({"mathbench", "omni_math"})
 _VERBAL = ("verbal_numeric", "verbal_binary")
@@ -111,25 +118,35 @@ def equivalent(benchmark: str, a: str | None, b: str | None) -> bool:
     return False
 
 
-def answer_classes(
+def answer_class_labels(
     benchmark: str, answers: Sequence[str | None], correct: Sequence[float]
 ) -> list[int]:
-    """Equivalence-class sizes of sampled answers (correct ones form one class)."""
-    sizes: list[int] = []
+    """The equivalence class of each sampled answer: ``-1`` for the correct ones (one class),
+    then ``0, 1, ...`` for the classes of the others in order of first appearance."""
+    labels: list[int] = []
     reps: list[str | None] = []
-    n_right = 0
     for a, y in zip(answers, correct):
         if y == 1.0:
-            n_right += 1
+            labels.append(-1)
             continue
         for i, rep in enumerate(reps):
             if equivalent(benchmark, rep, a):
-                sizes[i] += 1
+                labels.append(i)
                 break
         else:
+            labels.append(len(reps))
             reps.append(a)
-            sizes.append(1)
-    return ([n_right] if n_right else []) + sizes
+    return labels
+
+
+def answer_classes(
+    benchmark: str, answers: Sequence[str | None], correct: Sequence[float]
+) -> list[int]:
+    """Equivalence-class sizes of sampled answers (correct ones form one class, first)."""
+    labels = answer_class_labels(benchmark, answers, correct)
+    n_right = labels.count(-1)
+    wrong = [labels.count(i) for i in range(max(labels, default=-1) + 1)]
+    return ([n_right] if n_right else []) + wrong
 
 
 def _text_or_none(value: Any) -> str | None:
