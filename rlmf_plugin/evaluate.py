@@ -58,7 +58,6 @@ METRICS: dict[str, tuple[str, bool]] = {
     "cmfg_star": ("cMFG*", True),
 }
 _VERBAL = ("verbal_numeric", "verbal_binary")
-_TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
 
 
 # --------------------------------------------------------------------------------------------
@@ -66,66 +65,17 @@ _TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
 # --------------------------------------------------------------------------------------------
 
 
-def _table_records(path: Path) -> list[pd.DataFrame]:
-    """A record table, split by its ``epoch`` column when one repeats items."""
-    from metacog_metrics import read_records, validate_records
-
-    raw = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
-    if "epoch" in raw.columns and raw["epoch"].nunique(dropna=True) > 1:
-        return [
-            validate_records(part.reset_index(drop=True), source=f"{path} (epoch {e})")
-            for e, part in raw.groupby("epoch", sort=True)
-        ]
-    return [read_records(path)]
-
-
-def _log_records(path: Path) -> list[pd.DataFrame]:
-    """Harness logs: epoch 1 through ``metacog collect``, the other Inspect epochs after it."""
-    from metacog_metrics import validate_records
-    from metacog_tasks.collect import collect
-    from metacog_tasks.collect.inspect_logs import read_inspect_logs
-
-    result = collect([path])
-    parts = [result.records] if not result.records.empty else []
-    for rep in result.files:
-        if rep.harness != "inspect" or rep.skipped:
-            continue
-        try:
-            from inspect_ai.log import read_eval_log
-
-            epochs = int(read_eval_log(rep.path, header_only=True).eval.config.epochs or 1)
-        except Exception:  # the collector read it; a header without epochs means one
-            epochs = 1
-        for e in range(2, epochs + 1):
-            more = read_inspect_logs([rep.path], epoch=e)
-            if not more.records.empty:
-                parts.append(validate_records(more.records, source=f"{rep.path} (epoch {e})"))
-    return parts
-
-
 def load_attempts(paths: Sequence[str | PathLike[str]]) -> pd.DataFrame:
-    """Records of every attempt, with an ``attempt`` number per (model, benchmark, item).
+    """Records of every attempt, with an ``attempt`` number per (model, benchmark, item)
+    (:func:`rlmf_plugin.dataset.load_records`).
 
     Raises:
         FileNotFoundError: A path does not exist.
         ValueError: Nothing readable (the message names the paths).
     """
-    frames = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise FileNotFoundError(f"no such file or folder: {path}")
-        is_table = path.is_file() and str(path).lower().endswith(_TABLE_SUFFIXES)
-        for part in _table_records(path) if is_table else _log_records(path):
-            frames.append(part.assign(_part=len(frames)))
-    frames = [f for f in frames if not f.empty]
-    if not frames:
-        raise ValueError(f"no records in {', '.join(map(str, paths))}")
-    df = pd.concat(frames, ignore_index=True, sort=False)
-    keys = ["model", "benchmark", "item_id"]
-    first = df.groupby([*keys, "_part"], sort=False).ngroup()
-    df["attempt"] = first.groupby([df[k] for k in keys]).rank(method="dense").astype(int)
-    return df.drop(columns="_part")
+    from rlmf_plugin.dataset import load_records
+
+    return load_records(paths)[0]
 
 
 def _probe(records: pd.DataFrame, probe: str | None) -> str:
