@@ -353,3 +353,38 @@ def test_columns_of_the_wrong_length_and_bad_targets_are_unscorable():
     assert out == pytest.approx([0.75, 0.75, 1 - 0.25**2])  # a tuple, bounds, numeric text
     out = f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=[-0.01, 1.01, "x"])
     assert out == [None] * 3
+
+
+def test_factories_work_alone_with_their_defaults():
+    """Each factory without a grader or options: its own grader, column and tolerance."""
+    comps = [f"{RIGHT}\nConfidence: 80\nMeta: 100", f"{WRONG}\nConfidence: 80\nMeta: 100"]
+    cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2,
+            "intrinsic_confidence": [0.6, 0.75]}  # fmt: skip
+    assert correctness_reward()(prompts=None, completions=comps, **cols) == [1.0, 0.0]
+    assert brier_reward()(prompts=None, completions=comps, **cols) == pytest.approx([0.96, 0.36])
+    assert faithful_reward()(prompts=None, completions=comps, **cols) == pytest.approx(
+        [1 - 0.2**2, 1 - 0.05**2]
+    )
+    # tolerance 0.1: |.8 - .6| is out (F = 0, Z = 0), |.8 - .75| is in (F = 1, Z = 1)
+    assert metacog_score_reward()(prompts=None, completions=comps, **cols) == [0.0, 1.0]
+
+
+def test_metacog_score_edges():
+    f = _rewards()["metacog_score"]
+    comps = ["Answer 3\nConfidence: lots\nMeta: 50",  # a confidence line that does not parse
+             f"{RIGHT}\nConfidence: 80\nMeta: 0"]  # fmt: skip
+    z = f(prompts=None, completions=comps, intrinsic_confidence=[0.8, 0.8])
+    assert z == [-1.0, 0.0]  # F = -1 for an invalid confidence; Meta 0 is a valid judgement
+
+
+def test_the_batch_memo_follows_the_columns_and_the_source_is_used():
+    f = _rewards()["correctness_reward"]
+    comps = [RIGHT, RIGHT]
+    ids = [ITEM.item_id] * 2
+    assert f(prompts=None, completions=comps, benchmark=["mmlu_pro"] * 2, item_id=ids) == [1.0] * 2
+    # the same list object with other columns is graded again, not served from the memo
+    for other in ({"benchmark": [None] * 2, "item_id": ids, "source": [None] * 2},
+                  {"benchmark": ["mmlu_pro"] * 2, "item_id": ["nope"] * 2, "source": [None] * 2},
+                  {"benchmark": ["mmlu_pro"] * 2, "item_id": ids,
+                   "source": ["no/such/items.jsonl"] * 2}):  # fmt: skip
+        assert f(prompts=None, completions=comps, **other) == [None, None], other
