@@ -380,11 +380,8 @@ def test_metacog_score_edges():
 def test_the_batch_memo_follows_the_columns_and_the_source_is_used():
     f = _rewards()["correctness_reward"]
     comps = [RIGHT, RIGHT]
-    ids = [ITEM.item_id] * 2
-    assert f(prompts=None, completions=comps, benchmark=["mmlu_pro"] * 2, item_id=ids) == [1.0] * 2
-    # the same list object with other columns is graded again, not served from the memo
-    for other in ({"benchmark": [None] * 2, "item_id": ids, "source": [None] * 2},
-                  {"benchmark": ["mmlu_pro"] * 2, "item_id": ["nope"] * 2, "source": [None] * 2},
-                  {"benchmark": ["mmlu_pro"] * 2, "item_id": ids,
-                   "source": ["no/such/items.jsonl"] * 2}):  # fmt: skip
-        assert f(prompts=None, completions=comps, **other) == [None, None], other
+    cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2, "source": [None] * 2}
+    bad = {"benchmark": [None] * 2, "item_id": ["nope"] * 2, "source": ["no/such/items.jsonl"] * 2}
+    for name in cols:  # the same list objects, but for one column: graded again, not memoised
+        assert f(prompts=None, completions=comps, **cols) == [1.0, 1.0]
+        assert f(prompts=None, completions=comps, **{**cols, name: bad[name]}) == [None] * 2, name

@@ -196,11 +196,10 @@ def test_verbalize_cli(tmp_path: Path):
     assert len(sft) == 5 and sft[0]["completion"][0]["role"] == "assistant"
     assert (tmp_path / "out" / "phrases.png").stat().st_size > 1000
     # a saved map is reused as it is
-    proc = subprocess.run(
-        [sys.executable, "-m", "metacog_tasks.cli", "rlmf", "verbalize", str(tmp_path / "in.jsonl"),
-         "-o", str(tmp_path / "again"), "--mapping", str(tmp_path / "out" / "mapping.json")],
-        capture_output=True, text=True, env=env, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    from rlmf_plugin.verbalize import verbalize
+
+    verbalize(
+        [tmp_path / "in.jsonl"], tmp_path / "again", mapping=tmp_path / "out" / "mapping.json"
+    )
     again = (tmp_path / "again" / "verbalized.jsonl").read_text()
     assert again == (tmp_path / "out" / "verbalized.jsonl").read_text()
