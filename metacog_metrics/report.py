@@ -26,7 +26,13 @@ if TYPE_CHECKING:
 
     from metacog_metrics.analyze import AnalysisResult, GroupAnalysis
 
-__all__ = ["headline_findings", "render_report", "write_report"]
+__all__ = [
+    "headline_findings",
+    "render_report",
+    "render_rlmf_eval_report",
+    "rlmf_eval_section",
+    "write_report",
+]
 
 _NULL_LABELS = {
     "base_rate": "base-rate-matched null",
@@ -790,3 +796,133 @@ def write_report(result: AnalysisResult, out_dir: str | os.PathLike[str]) -> Pat
         The path of the report.
     """
     return atomic_write_text(Path(out_dir) / "report.html", render_report(result))
+
+
+# --------------------------------------------------------------------------------------------
+# RLMF evaluation (``metacog rlmf eval``): a self-contained section, from its summary JSON
+# --------------------------------------------------------------------------------------------
+
+_RLMF_METRICS = (
+    ("accuracy", "accuracy", True),
+    ("ece", "ECE", False),
+    ("brier", "Brier", False),
+    ("auroc", "AUROC", True),
+    ("mfg", "MFG", True),
+    ("cmfg", "cMFG", True),
+    ("cmfg_star", "cMFG*", True),
+)
+_RLMF_COLORS = {"after": "#1f77b4", "baseline": "#7f7f7f"}
+
+
+def _rlmf_figure(runs: Mapping[str, Any]) -> Figure | None:
+    """Reliability (stated confidence vs accuracy) and faithfulness (stated vs intrinsic)."""
+    if not any(r.get("bins", {}).get("reliability") for r in runs.values()):
+        return None
+    fig, (ax1, ax2) = _figure(2, width=4.6, height=4.0)
+    for ax in (ax1, ax2):
+        ax.plot([0, 1], [0, 1], color="#bbbbbb", lw=1, ls="--")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+    for side, run in runs.items():
+        color, label = _RLMF_COLORS.get(side, "#000000"), f"{side}: {run.get('model')}"
+        rel = run.get("bins", {}).get("reliability") or []
+        if rel:
+            sizes = [20 + 180 * b["n"] / max(x["n"] for x in rel) for b in rel]
+            ax1.plot([b["confidence"] for b in rel], [b["accuracy"] for b in rel], "-",
+                     color=color, alpha=0.6)  # fmt: skip
+            ax1.scatter([b["confidence"] for b in rel], [b["accuracy"] for b in rel], s=sizes,
+                        color=color, label=label)  # fmt: skip
+        fai = run.get("bins", {}).get("faithfulness") or []
+        if fai:
+            sizes = [20 + 180 * b["n"] / max(x["n"] for x in fai) for b in fai]
+            ax2.plot([b["intrinsic"] for b in fai], [b["confidence"] for b in fai], "-",
+                     color=color, alpha=0.6)  # fmt: skip
+            ax2.scatter([b["intrinsic"] for b in fai], [b["confidence"] for b in fai], s=sizes,
+                        color=color, label=label)  # fmt: skip
+    ax1.set_xlabel("stated confidence (bin mean)")
+    ax1.set_ylabel("accuracy")
+    ax1.set_title("factual calibration")
+    ax2.set_xlabel("intrinsic confidence: agreement of sampled answers")
+    ax2.set_ylabel("stated confidence (bin mean)")
+    ax2.set_title("faithful calibration")
+    ax1.legend(frameon=False, fontsize=8, loc="upper left")
+    if not any(r.get("bins", {}).get("faithfulness") for r in runs.values()):
+        ax2.text(0.5, 0.5, "no item with two sampled answers", ha="center", color="#8a5a00")
+    return fig
+
+
+def rlmf_eval_section(summary: Mapping[str, Any]) -> str:
+    """The RLMF evaluation (``metacog rlmf eval``'s JSON) as an HTML section.
+
+    Args:
+        summary: ``rlmf_eval.json``: ``probe``, ``runs`` (``after`` and optionally
+            ``baseline``, each with ``model``, counts, ``metrics`` and ``bins``),
+            ``comparison`` (per metric: ``after``, ``baseline``, ``difference``, ``ci_low``,
+            ``ci_high``, ``better``, ``worse``; and ``n_items``), ``n_bootstrap``, ``notes``.
+
+    Returns:
+        An ``<h2 id="rlmf-eval">`` section: sizes, the metric table, the two figures.
+    """
+    runs = summary.get("runs") or {}
+    comp = summary.get("comparison") or None
+    parts = [
+        '<h2 id="rlmf-eval">RLMF evaluation: factual and faithful calibration</h2>',
+        '<p class="muted">Stated confidence: the verbal confidence of the '
+        f"{html.escape(str(summary.get('probe')))} probe. Factual calibration compares it with "
+        "correctness (ECE over 10 equal-width bins, Brier, AUROC); faithful calibration with "
+        "the intrinsic confidence, the share of the item's sampled answers that agree with the "
+        "answer (MFG: mean of 1 - |stated - intrinsic|; cMFG: its mean over 10 bins of intrinsic "
+        "confidence, bins with answers only; cMFG*: equal-mass bins weighted by width).</p>",
+    ]
+    sizes = [
+        f"<li>{html.escape(side)}: {html.escape(str(r.get('model')))}, {r.get('n_items')} items, "
+        f"{r.get('n_attempts')} answers, {r.get('n_items_sampled')} items with sampled answers"
+        "</li>"
+        for side, r in runs.items()
+    ]
+    parts.append("<ul>" + "".join(sizes) + "</ul>")
+    rows = []
+    for key, label, higher in _RLMF_METRICS:
+        row: dict[str, Any] = {"metric": label, "better": "higher" if higher else "lower"}
+        for side, r in runs.items():
+            row[side] = (r.get("metrics") or {}).get(key)
+        if comp and key in comp:
+            c = comp[key]
+            row["difference (paired)"] = c.get("difference")
+            row["95% interval"] = f"[{_fmt(c.get('ci_low'))}, {_fmt(c.get('ci_high'))}]"
+            row["verdict"] = "better" if c.get("better") else "worse" if c.get("worse") else "–"
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    for col in table.columns:
+        if col not in ("metric", "better", "95% interval", "verdict"):
+            table[col] = pd.to_numeric(table[col], errors="coerce")
+    if comp:
+        parts.append(
+            f'<p class="muted">Differences are after minus baseline on the {comp.get("n_items")} '
+            f"items both graded, with percentile intervals from {summary.get('n_bootstrap')} "
+            "paired bootstrap resamples of items.</p>"
+        )
+    parts.append(_table(table))
+    parts.append(_img(_rlmf_figure(runs), "reliability and faithfulness diagrams"))
+    for note in summary.get("notes") or ():
+        parts.append(f'<p class="warn">{html.escape(str(note))}</p>')
+    return "\n".join(parts)
+
+
+def render_rlmf_eval_report(summary: Mapping[str, Any], *, title: str = "RLMF evaluation") -> str:
+    """A self-contained page holding :func:`rlmf_eval_section`."""
+    inputs = ", ".join(map(str, summary.get("inputs") or [])) or "(in memory)"
+    base = ", ".join(map(str, summary.get("baseline_inputs") or []))
+    head = (
+        f"<h1>{html.escape(title)}</h1>"
+        f'<p class="muted">inputs: {html.escape(inputs)}'
+        + (f"; baseline: {html.escape(base)}" if base else "")
+        + "</p>"
+    )
+    return (
+        '<!doctype html><html><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        + head
+        + rlmf_eval_section(summary)
+        + "</body></html>"
+    )

@@ -91,9 +91,43 @@ def _last_line_starting(text: str, lower: str, word: str, pattern: re.Pattern[st
     return (found[-1].start(), found[-1].end()) if found else None
 
 
+_NUMBER = r"([+-]?\d+(?:[.,]\d+)?|[+-]?\.\d+)[ \t]*(%)?[ \t]*"
+#: The usual ending, ``...\nConfidence: 80\nMeta: 70``: read with one search of the last
+#: characters (rewards parse every completion of every batch); anything else takes the general
+#: path below, which gives the same result on these endings (a test compares the two).
+_FAST_END = re.compile(
+    r"(?:\A|\n)([ \t]*confidence[ \t]*[:=][ \t]*" + _NUMBER + r")"
+    r"(?:\n([ \t]*meta[ \t]*[:=][ \t]*" + _NUMBER + r"))?\s*\Z",
+    re.IGNORECASE,
+)
+_FAST_WINDOW = 96
+
+
+def _unit_or_nan(number: str | None, unit: str | None) -> float:
+    if number is None:
+        return math.nan
+    if number.isdigit() and number.isascii():  # a bare 0-100 integer, with or without "%"
+        value = int(number) / 100  # as the shared parser reads it (tests compare the two)
+        return value if value <= 1.0 else math.nan
+    value = _to_unit(number, unit)
+    return math.nan if value is None else value
+
+
 def parse_completion(completion: Any) -> ParsedCompletion:
     """Split a completion (plain or chat) into answer, confidence and meta; never raises."""
     text = completion_text(completion)
+    m = _FAST_END.search(text, max(0, len(text) - _FAST_WINDOW))
+    if m is not None:
+        return ParsedCompletion(
+            text[: m.start(1)].strip(),
+            _unit_or_nan(m.group(2), m.group(3)),
+            _unit_or_nan(m.group(5), m.group(6)),
+        )
+    return _parse_general(text)
+
+
+def _parse_general(text: str) -> ParsedCompletion:
+    """:func:`parse_completion` for any text: the last ``Confidence`` line, then ``Meta``."""
     lower = text.lower()
     span = _last_line_starting(text, lower, "confidence", _CONF_LINE)
     if span is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from typing import Any
 
 from metacog_tasks.benchmarks import Benchmark, Item, get_benchmark
@@ -15,8 +14,7 @@ class ItemGrader:
     """Grades answers with each benchmark's own grader (SciCode: in the sandbox).
 
     Items are loaded once per ``(benchmark, source)`` with the benchmark's loader; verdicts are
-    cached per ``(benchmark, source, item_id, answer)``, so the rewards of one batch that all
-    need correctness grade each completion once.
+    cached (first in, first out) per ``(benchmark, source, item_id, answer)``.
 
     Args:
         options: Benchmark options per benchmark name (``{"scicode": {"timeout_s": 10}}``).
@@ -29,7 +27,7 @@ class ItemGrader:
         self._options = dict(options or {})
         self._benchmarks: dict[str, Benchmark] = {}
         self._items: dict[tuple[str, str], dict[str, Item]] = {}
-        self._cache: OrderedDict[tuple[str, str, str, str], float] = OrderedDict()
+        self._cache: dict[tuple[str, str, str, str], float] = {}
         self._cache_size = cache_size
 
     def benchmark(self, name: str) -> Benchmark:
@@ -41,6 +39,9 @@ class ItemGrader:
     def item(self, benchmark: str, item_id: str, source: str | None) -> Item | None:
         """The item, or ``None`` when its benchmark, source or id is unknown."""
         key = (benchmark, source or "bundled")
+        items = self._items.get(key)
+        if items is not None:
+            return items.get(str(item_id))
         if key not in self._items:
             try:
                 items = self.benchmark(benchmark).load(key[1])
@@ -54,20 +55,19 @@ class ItemGrader:
         """1.0 / 0.0 from the benchmark's grader, NaN when the row cannot be graded."""
         if not isinstance(benchmark, str) or item_id is None:
             return math.nan
-        src = source if isinstance(source, str) and source else None
-        key = (benchmark, src or "bundled", str(item_id), answer)
+        src = source if isinstance(source, str) and source else "bundled"
+        key = (benchmark, src, str(item_id), answer)
         hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
+        if hit is not None:  # first in, first out: no reordering on the hot path
             return hit
-        item = self.item(benchmark, str(item_id), src)
+        item = self.item(benchmark, key[2], src)
         if item is None:
             return math.nan
         try:
-            value = float(self.benchmark(benchmark).grade(item, answer).correct)
+            value = float(self._benchmarks[benchmark].grade(item, answer).correct)
         except Exception:  # a grader bug must not stop training: the row is unscorable
             value = math.nan
         self._cache[key] = value
         if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+            del self._cache[next(iter(self._cache))]
         return value

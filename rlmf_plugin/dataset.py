@@ -2,7 +2,8 @@
 
 Each row carries the solve prompt (the benchmark's own, plus the answer/confidence format), what
 the grader needs later (``benchmark``, ``item_id``, ``source``), and per-item statistics of the
-harness samples (one per model and harness): ``accuracy`` (mean correctness), ``stated_confidence``
+harness samples (one per model, harness and attempt: Inspect ``--epochs``, a record table's
+``epoch`` column, or one run per path): ``accuracy`` (mean correctness), ``stated_confidence``
 (mean verbal confidence of the chosen probe) and ``intrinsic_confidence``, the agreement among the
 k sampled answers, ``sum_c (n_c / k)^2`` over answer-equivalence classes (RLMF's consistency
 confidence: the mean over samples of the share of samples that agree with it, itself included).
@@ -13,10 +14,7 @@ extracted answers match under the benchmark's normaliser (math: math-verify).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -27,8 +25,16 @@ import pandas as pd
 from metacog_metrics import Result
 from rlmf_plugin._format import FORMAT_INSTRUCTION
 from rlmf_plugin._grading import ItemGrader
+from rlmf_plugin._io import write_json, write_rows
 
-__all__ = ["BuildResult", "answer_classes", "build_dataset", "equivalent", "load_records"]
+__all__ = [
+    "BuildResult",
+    "answer_class_labels",
+    "answer_classes",
+    "build_dataset",
+    "equivalent",
+    "load_records",
+]
 
 _MATH = frozenset({"mathbench", "omni_math"})
 _VERBAL = ("verbal_numeric", "verbal_binary")
@@ -62,8 +68,53 @@ def _is_table(path: Path) -> bool:
     return path.is_file() and str(path).lower().endswith(_TABLE_SUFFIXES)
 
 
+def _table_records(path: Path) -> list[pd.DataFrame]:
+    """A record table, split by its ``epoch`` column when one repeats items."""
+    from metacog_metrics import read_records, validate_records
+
+    raw = pd.read_parquet(path) if path.suffix in (".parquet", ".pq") else pd.read_csv(path)
+    if "epoch" in raw.columns and raw["epoch"].nunique(dropna=True) > 1:
+        return [
+            validate_records(part.reset_index(drop=True), source=f"{path} (epoch {e})")
+            for e, part in raw.groupby("epoch", sort=True)
+        ]
+    return [read_records(path)]
+
+
+def _log_records(path: Path) -> tuple[list[pd.DataFrame], int]:
+    """Harness logs: epoch 1 through ``metacog collect``, then the other Inspect epochs."""
+    from metacog_metrics import validate_records
+    from metacog_tasks.collect import collect
+    from metacog_tasks.collect.inspect_logs import read_inspect_logs
+
+    result = collect([path])
+    parts = [result.records] if not result.records.empty else []
+    n_bad = result.n_bad
+    for rep in result.files:
+        if rep.harness != "inspect" or rep.skipped:
+            continue
+        try:
+            from inspect_ai.log import read_eval_log
+
+            epochs = int(read_eval_log(rep.path, header_only=True).eval.config.epochs or 1)
+        except Exception:  # the collector read it; a header without epochs means one
+            epochs = 1
+        for e in range(2, epochs + 1):
+            more = read_inspect_logs([rep.path], epoch=e)
+            n_bad += more.n_bad
+            if not more.records.empty:
+                parts.append(validate_records(more.records, source=f"{rep.path} (epoch {e})"))
+    return parts, n_bad
+
+
 def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, int]:
-    """Record tables (Parquet/CSV) and harness logs (through ``metacog collect``) as one table.
+    """Record tables (Parquet/CSV) and harness logs (through ``metacog collect``) as one table
+    of *attempts*.
+
+    An item may be answered several times by one model: every epoch of an Inspect
+    ``--epochs k`` run, a record table's ``epoch`` column, or the same model in several paths
+    (e.g. lm-eval runs with sampling and different seeds, one folder each). The ``attempt``
+    column numbers them per (model, benchmark, item).
 
     Returns:
         The records and the number of bad log lines the collectors counted.
@@ -72,26 +123,26 @@ def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, in
         FileNotFoundError: A path does not exist.
         ValueError: Nothing readable was found (the message names the paths).
     """
-    from metacog_metrics import read_records
-    from metacog_tasks.collect import collect
-
-    tables, logs = [], []
-    for p in map(Path, paths):
-        if not p.exists():
-            raise FileNotFoundError(f"no such file or folder: {p}")
-        (tables if _is_table(p) else logs).append(p)
     frames, n_bad = [], 0
-    if tables:
-        frames.append(read_records(tables))
-    if logs:
-        result = collect(logs)
-        n_bad = result.n_bad
-        if not result.records.empty:
-            frames.append(result.records)
-    frames = [f for f in frames if not f.empty]
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise FileNotFoundError(f"no such file or folder: {path}")
+        if _is_table(path):
+            parts = _table_records(path)
+        else:
+            parts, bad = _log_records(path)
+            n_bad += bad
+        for part in parts:
+            if not part.empty:
+                frames.append(part.assign(_part=len(frames)))
     if not frames:
         raise ValueError(f"no records in {', '.join(map(str, paths))}")
-    return pd.concat(frames, ignore_index=True, sort=False), n_bad
+    df = pd.concat(frames, ignore_index=True, sort=False)
+    keys = ["model", "benchmark", "item_id"]
+    first = df.groupby([*keys, "_part"], sort=False).ngroup()
+    df["attempt"] = first.groupby([df[k] for k in keys]).rank(method="dense").astype(int)
+    return df.drop(columns="_part"), n_bad
 
 
 def _norm(text: str) -> str:
@@ -113,25 +164,35 @@ def equivalent(benchmark: str, a: str | None, b: str | None) -> bool:
     return False
 
 
-def answer_classes(
+def answer_class_labels(
     benchmark: str, answers: Sequence[str | None], correct: Sequence[float]
 ) -> list[int]:
-    """Equivalence-class sizes of sampled answers (correct ones form one class)."""
-    sizes: list[int] = []
+    """The equivalence class of each sampled answer: ``-1`` for the correct ones (one class),
+    then ``0, 1, ...`` for the classes of the others in order of first appearance."""
+    labels: list[int] = []
     reps: list[str | None] = []
-    n_right = 0
     for a, y in zip(answers, correct):
         if y == 1.0:
-            n_right += 1
+            labels.append(-1)
             continue
         for i, rep in enumerate(reps):
             if equivalent(benchmark, rep, a):
-                sizes[i] += 1
+                labels.append(i)
                 break
         else:
+            labels.append(len(reps))
             reps.append(a)
-            sizes.append(1)
-    return ([n_right] if n_right else []) + sizes
+    return labels
+
+
+def answer_classes(
+    benchmark: str, answers: Sequence[str | None], correct: Sequence[float]
+) -> list[int]:
+    """Equivalence-class sizes of sampled answers (correct ones form one class, first)."""
+    labels = answer_class_labels(benchmark, answers, correct)
+    n_right = labels.count(-1)
+    wrong = [labels.count(i) for i in range(max(labels, default=-1) + 1)]
+    return ([n_right] if n_right else []) + wrong
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -143,7 +204,7 @@ def _text_or_none(value: Any) -> str | None:
 def _item_rows(records: pd.DataFrame, probe: str | None, min_samples: int) -> list[dict[str, Any]]:
     rows = []
     for (bench, item_id), g in records.groupby(["benchmark", "item_id"], sort=True):
-        key = [c for c in ("model", "harness") if c in g]
+        key = [c for c in ("model", "harness", "attempt") if c in g]
         solves = g.drop_duplicates(subset=key) if key else g
         graded = solves[solves["correct"].notna()]
         conf = g if probe is None else g[g["probe"] == probe]
@@ -169,13 +230,6 @@ def _item_rows(records: pd.DataFrame, probe: str | None, min_samples: int) -> li
             row["n_answer_classes"] = len(sizes)
         rows.append(row)
     return rows
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def build_dataset(
@@ -208,8 +262,6 @@ def build_dataset(
         ValueError: No records (for the chosen benchmarks/models), or no item found in
             ``source``.
     """
-    from datasets import Dataset
-
     records, n_bad = load_records(paths)
     where = ", ".join(map(str, paths))
     if benchmarks:
@@ -238,9 +290,7 @@ def build_dataset(
             f"(first: {', '.join(missing[:5])})"
         )
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    Dataset.from_list(rows).save_to_disk(str(out / "dataset"))
-    _write_atomic(out / "train.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    write_rows(out, rows)
     counts = pd.Series([r["benchmark"] for r in rows]).value_counts()
     result = BuildResult(
         out_dir=str(out),
@@ -251,5 +301,5 @@ def build_dataset(
         n_bad=n_bad,
         benchmarks={str(k): int(v) for k, v in sorted(counts.items())},
     )
-    _write_atomic(out / "build.json", json.dumps(result.to_dict(), indent=2, default=int))
+    write_json(out / "build.json", result.to_dict())
     return result

@@ -25,6 +25,7 @@ Formulas (see docs/rlmf.md):
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -100,16 +101,34 @@ class _Correctness:
 
     def __init__(self, grader: ItemGrader) -> None:
         self.grader = grader
+        self._last: tuple[Any, tuple[Any, ...], list[float]] | None = None
 
     def __call__(self, parsed: Sequence[ParsedCompletion], kwargs: dict[str, Any]) -> list[float]:
+        columns = tuple(kwargs.get(c) for c in ("benchmark", "item_id", "source"))
+        last = self._last
+        # TRL passes the same batch objects to every reward: grade each batch once
+        if last is not None and last[0] is parsed and all(a is b for a, b in zip(last[1], columns)):
+            return last[2]
         n = len(parsed)
         benches = _column(kwargs, "benchmark", n)
         ids = _column(kwargs, "item_id", n)
         sources = _column(kwargs, "source", n)
-        return [
-            self.grader.correct(b, i, s, p.answer)
-            for p, b, i, s in zip(parsed, benches, ids, sources)
-        ]
+        correct = self.grader.correct
+        ys = [correct(b, i, s, p.answer) for p, b, i, s in zip(parsed, benches, ids, sources)]
+        self._last = (parsed, columns, ys)
+        return ys
+
+
+_SHARED: weakref.WeakKeyDictionary[ItemGrader, _Correctness] = weakref.WeakKeyDictionary()
+
+
+def _correctness(grader: ItemGrader | None) -> _Correctness:
+    """The correctness of ``grader``, shared by every reward built on it (one grade per batch)."""
+    if grader is None:
+        return _Correctness(ItemGrader())
+    if grader not in _SHARED:
+        _SHARED[grader] = _Correctness(grader)
+    return _SHARED[grader]
 
 
 def format_reward(name: str = "format_reward") -> RewardFunc:
@@ -129,7 +148,7 @@ def correctness_reward(
     grader: ItemGrader | None = None, name: str = "correctness_reward"
 ) -> RewardFunc:
     """The benchmark grader's verdict on the answer part: 1/0, None when ungradable."""
-    correctness = _Correctness(grader or ItemGrader())
+    correctness = _correctness(grader)
 
     def reward(prompts=None, completions=(), **kwargs: Any) -> list[float | None]:
         parsed = _parse_all(completions)
@@ -151,7 +170,7 @@ def _confidence_stats(kwargs: dict[str, Any], prefix: str, parsed, targets) -> N
 
 def brier_reward(grader: ItemGrader | None = None, name: str = "brier_reward") -> RewardFunc:
     """Factual calibration, RLCR's Brier term: ``1 - (q - y)^2``; 0 without a confidence."""
-    correctness = _Correctness(grader or ItemGrader())
+    correctness = _correctness(grader)
 
     def reward(prompts=None, completions=(), **kwargs: Any) -> list[float | None]:
         parsed = _parse_all(completions)
@@ -179,7 +198,7 @@ def log_score_reward(
     format_penalty: float = -30.0,
 ) -> RewardFunc:
     """Factual calibration, RewardingDoubt's normalised clipped log score (see module doc)."""
-    correctness = _Correctness(grader or ItemGrader())
+    correctness = _correctness(grader)
 
     def reward(prompts=None, completions=(), **kwargs: Any) -> list[float | None]:
         parsed = _parse_all(completions)

@@ -166,3 +166,26 @@ def test_build_keeps_and_counts_items_with_few_samples(tmp_path: Path) -> None:
     assert got[a.item_id]["intrinsic_confidence"] == pytest.approx((2 / 3) ** 2 + (1 / 3) ** 2)
     assert got[b.item_id]["accuracy"] is None and got[b.item_id]["intrinsic_confidence"] is None
     assert got[b.item_id]["n_samples"] == 1 and isinstance(got[b.item_id]["prompt"], str)
+
+
+def test_build_counts_every_epoch_as_a_sample(tmp_path: Path) -> None:
+    """A record table with an ``epoch`` column: one model's k answers are the k samples."""
+    from rlmf_plugin.dataset import build_dataset
+
+    bench = get_benchmark("squad")
+    item = bench.load("bundled")[0]
+    gold = bench.reference_response(item).split(": ", 1)[1]
+    answers = [(gold, 1.0, 0.9), (gold, 1.0, 0.8), ("Lyon", 0.0, 0.4), ("lyon.", 0.0, 0.3),
+               ("Nice", 0.0, 0.2)]  # fmt: skip
+    pd.DataFrame(
+        [{"model": "policy", "benchmark": "squad", "item_id": item.item_id, "probe": "numeric",
+          "confidence": c, "confidence_kind": "verbal_numeric", "correct": y, "answer": a,
+          "epoch": e} for e, (a, y, c) in enumerate(answers, start=1)]
+    ).to_csv(tmp_path / "r.csv", index=False)  # fmt: skip
+    build_dataset([tmp_path / "r.csv"], tmp_path / "o")
+    row = json.loads((tmp_path / "o" / "train.jsonl").read_text().splitlines()[0])
+    assert row["n_samples"] == 5 and row["accuracy"] == pytest.approx(0.4)
+    assert row["stated_confidence"] == pytest.approx(0.52)
+    # classes: right x2, "Lyon"/"lyon." (one answer under SQuAD's normaliser) x2, "Nice" x1
+    assert row["intrinsic_confidence"] == pytest.approx((4 + 4 + 1) / 25)
+    assert row["n_answer_classes"] == 3

@@ -11,19 +11,35 @@ from hypothesis import strategies as st
 
 from metacog_tasks.benchmarks import get_benchmark
 from rlmf_plugin._format import parse_completion
-from rlmf_plugin.rewards import REWARD_NAMES, make_rewards
+from rlmf_plugin._grading import ItemGrader
+from rlmf_plugin.rewards import (
+    REWARD_NAMES,
+    brier_reward,
+    correctness_reward,
+    faithful_reward,
+    format_reward,
+    log_score_reward,
+    make_rewards,
+    metacog_score_reward,
+)
 
 MMLU = get_benchmark("mmlu_pro")
 ITEM = MMLU.load("bundled")[0]
 RIGHT = MMLU.reference_response(ITEM)
 WRONG = MMLU.wrong_response(ITEM, np.random.default_rng(0))
-REWARDS = {f.__name__: f for f in make_rewards()}
+GRADER = ItemGrader()  # items loaded once; the reward functions are built in each test
 
 
-def _call(name: str, completions, intrinsic, **extra):
+def _rewards(**options) -> dict:
+    """Fresh reward functions (built in the test, not at import: what the factories do is
+    tested too)."""
+    return {f.__name__: f for f in make_rewards(grader=GRADER, **options)}
+
+
+def _call(name: str, completions, intrinsic, rewards: dict | None = None, **extra):
     n = len(completions)
     logged: dict[str, float] = {}
-    out = REWARDS[name](
+    out = (rewards or _rewards())[name](
         prompts=["p"] * n,
         completions=completions,
         benchmark=["mmlu_pro"] * n,
@@ -37,7 +53,8 @@ def _call(name: str, completions, intrinsic, **extra):
 
 
 def test_names_are_stable():
-    assert list(REWARDS) == [
+    rewards = _rewards()
+    assert list(rewards) == [
         "format_reward",
         "correctness_reward",
         "brier_reward",
@@ -45,7 +62,14 @@ def test_names_are_stable():
         "faithful_reward",
         "metacog_score",
     ]
-    assert len(REWARD_NAMES) == len(REWARDS)
+    assert len(REWARD_NAMES) == len(rewards)
+    # each factory's own default name (TRL names metrics after it)
+    assert [f().__name__ for f in (format_reward, correctness_reward, brier_reward,
+                                   log_score_reward, faithful_reward, metacog_score_reward)] == [
+        "format_reward", "correctness_reward", "brier_reward", "log_score_reward",
+        "faithful_reward", "metacog_score",
+    ]  # fmt: skip
+    assert [f.__qualname__ for f in rewards.values()] == list(rewards)
 
 
 def test_parse_completion_plain_and_chat():
@@ -113,8 +137,9 @@ def test_correctness_and_format_by_hand():
 def test_unscorable_rows_are_none():
     comps = ["Confidence: 50"] * 3
     n = 3
+    rewards = _rewards()
     for name in ("correctness_reward", "brier_reward", "log_score_reward"):
-        out = REWARDS[name](
+        out = rewards[name](
             prompts=["p"] * n,
             completions=comps,
             benchmark=["mmlu_pro", "no_such_benchmark", None],
@@ -180,7 +205,7 @@ def test_meta_and_confidence_need_a_word_boundary():
 )
 def test_rewards_never_raise(comps, intrinsic):
     n = len(comps)
-    for name, f in REWARDS.items():
+    for name, f in _rewards().items():
         out = f(
             prompts=["p"] * n,
             completions=comps,
@@ -191,3 +216,172 @@ def test_rewards_never_raise(comps, intrinsic):
         )
         assert len(out) == n, name
         assert all(v is None or math.isfinite(v) for v in out), (name, out)
+
+
+_ending = st.builds(
+    lambda head, lab, num, unit, meta, trail: f"{head}{lab}{num}{unit}{meta}{trail}",
+    st.one_of(st.text(max_size=120), st.sampled_from(["", "Answer: B\n", "x\n\n", "a\r\n"])),
+    st.sampled_from(["Confidence: ", "confidence=", " \tCONFIDENCE :", "Confidence:\t", "Conf: "]),
+    st.one_of(
+        st.integers(-5, 150).map(str),
+        st.floats(-2, 200, allow_nan=False).map(lambda x: f"{x:.2f}".replace(".", ",", 1)),
+        st.sampled_from([".5", "+7", "0.80", "1.0", "1", "1e2", ""]),
+    ),
+    st.sampled_from(["", "%", " %", " percent"]),
+    st.one_of(
+        st.just(""),
+        st.builds(
+            lambda lab, num: f"\n{lab}{num}",
+            st.sampled_from(["Meta: ", "meta=", "Meta score: ", "Metascore: ", " META : "]),
+            st.sampled_from(["70", "0.7", "70%", "-3", "x", "101", ""]),
+        ),
+    ),
+    st.sampled_from(["", "\n", " \n\n", "\n.", "\t"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_ending)
+def test_fast_ending_reads_what_the_general_parser_reads(text):
+    """The one-search path for the usual ending agrees with the general line-by-line parser."""
+    from rlmf_plugin._format import _parse_general
+
+    got, want = parse_completion(text), _parse_general(text)
+    assert got.answer == want.answer
+    for a, b in ((got.confidence, want.confidence), (got.meta, want.meta)):
+        assert (math.isnan(a) and math.isnan(b)) or a == b, (text, got, want)
+
+
+def test_fast_ending_window_edges():
+    from rlmf_plugin._format import _parse_general
+
+    long_line = "x" * 200 + " and my confidence: 80"  # mid-line mention: not a line start
+
+    for text in (long_line, "a" * 95 + "\nConfidence: 80", "b" * 300 + "\nConfidence: 80\nMeta: 9"):
+        got, want = parse_completion(text), _parse_general(text)
+        assert (got.answer, str(got.confidence), str(got.meta)) == (
+            want.answer,
+            str(want.confidence),
+            str(want.meta),
+        )
+    p = parse_completion("b" * 300 + "\nConfidence: 80\nMeta: 9")
+    assert (p.confidence, p.meta, p.answer) == (0.8, 0.09, "b" * 300)
+
+
+def test_one_batch_is_graded_once_by_all_the_grading_rewards():
+    from rlmf_plugin._grading import ItemGrader
+
+    grader = ItemGrader()
+    calls = []
+    real = grader.correct
+    grader.correct = lambda *a: calls.append(a) or real(*a)  # type: ignore[method-assign]
+    funcs = make_rewards(["correctness", "brier", "log_score"], grader=grader)
+    comps = [f"{RIGHT}\nConfidence: 70", f"{WRONG}\nConfidence: 20"]
+    cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2, "source": [None] * 2}
+    outs = [f(prompts=["p"] * 2, completions=comps, **cols) for f in funcs]
+    assert len(calls) == 2  # three rewards, one grade per completion
+    assert outs[0] == [1.0, 0.0] and outs[1] == pytest.approx([1 - 0.09, 1 - 0.04])
+    for i, f in enumerate(funcs):  # a new batch is graded again, by whichever reward comes first
+        f(prompts=["p"] * 2, completions=[*comps], **cols)
+        assert len(calls) == 4 + 2 * i  # and each reward grades through the grader it was given
+
+
+def test_logged_metrics_by_hand():
+    rewards = _rewards()
+    comps = [f"{RIGHT}\nConfidence: 80\nMeta: 90", f"{WRONG}\nConfidence: 20", RIGHT,
+             f"{RIGHT}\nConfidence: 60"]  # fmt: skip
+    cols = {"benchmark": ["mmlu_pro", "mmlu_pro", "mmlu_pro", None],
+            "item_id": [ITEM.item_id] * 4, "source": ["bundled"] * 4,
+            "intrinsic_confidence": [0.5, None, 0.25, 0.9]}  # fmt: skip
+    outs, logs = {}, {}
+    for name, f in rewards.items():
+        logged: dict[str, float] = {}
+        outs[name] = f(prompts=["p"] * 4, completions=comps,
+                       log_metric=lambda k, v, d=logged: d.__setitem__(k, v), **cols)  # fmt: skip
+        logs[name] = logged
+    approx = pytest.approx
+    assert logs["format_reward"] == approx(
+        {"format/confidence_rate": 0.75, "format/meta_rate": 0.25}
+    )
+    assert outs["format_reward"] == [1.0, 1.0, 0.0, 1.0]
+    assert outs["correctness_reward"] == [1.0, 0.0, 1.0, None]  # row 4: no benchmark
+    assert logs["correctness_reward"] == approx(
+        {"correctness/accuracy": 2 / 3, "correctness/graded_rate": 0.75}
+    )
+    # Brier over the graded rows with a confidence: (.8, 1) and (.2, 0)
+    assert logs["brier_reward"] == approx(
+        {"factual/mean_confidence": 1.6 / 3, "factual/brier": (0.04 + 0.04) / 2}
+    )
+    assert outs["brier_reward"] == approx([0.96, 0.96, 0.0, None])
+    scored = [v for v in outs["log_score_reward"] if v is not None]
+    assert len(scored) == 3 and logs["log_score_reward"] == approx(
+        {"log_score/mean": np.mean(scored)}
+    )
+    assert outs["faithful_reward"] == approx([0.91, None, -1.0, 0.91])
+    assert logs["faithful_reward"] == approx(
+        {"faithful/mean_confidence": 1.6 / 3, "faithful/brier": (0.09 + 0.09) / 2}
+    )
+    # |.8 - .5| > .1: F = 0, Z = 1 - .9^2; no intrinsic: None; no confidence, no meta: -1
+    assert outs["metacog_score"] == approx([0.19, None, -1.0, -1.0])
+    assert logs["metacog_score"] == approx({"metacog/mean_Z": (0.19 - 2) / 3})
+
+
+def test_make_rewards_options_and_tolerance():
+    comps = [f"{RIGHT}\nConfidence: 80\nMeta: 100"] * 3
+    r = _rewards(target="accuracy", tau=0.2)
+    cols = {"accuracy": [0.6, 0.59, 0.8], "intrinsic_confidence": [0.0, 0.0, 0.0]}
+    faith = r["faithful_reward"](prompts=["p"] * 3, completions=comps, **cols)
+    assert faith == pytest.approx([1 - 0.2**2, 1 - 0.21**2, 1.0])  # the target column is used
+    z = r["metacog_score"](prompts=["p"] * 3, completions=comps, **cols)
+    assert z == pytest.approx([1.0, 0.0, 1.0])  # |q - g| <= tau = .2 -> F = 1, M = 1
+    # the default tolerance is 0.1, inclusive (0.8 - 0.7 is 0.1 up to rounding)
+    z = _rewards()["metacog_score"](prompts=["p"] * 2, completions=comps[:2],
+                                    intrinsic_confidence=[0.7, 0.69])  # fmt: skip
+    assert z == pytest.approx([1.0, 0.0])
+    assert [f.__name__ for f in make_rewards(["faithful", "format"], grader=GRADER)] == [
+        "faithful_reward", "format_reward"]  # fmt: skip
+    with pytest.raises(ValueError, match=r"unknown reward\(s\) \['nope'\]; known: \['format'"):
+        make_rewards(["format", "nope"])
+
+
+def test_columns_of_the_wrong_length_and_bad_targets_are_unscorable():
+    f = _rewards()["faithful_reward"]
+    comps = [f"{RIGHT}\nConfidence: 50"] * 3
+    assert f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=[0.5, 0.5]) == [None] * 3
+    assert f(prompts=["p"] * 3, completions=comps) == [None] * 3  # no such column
+    out = f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=(0.0, 1.0, "0.25"))
+    assert out == pytest.approx([0.75, 0.75, 1 - 0.25**2])  # a tuple, bounds, numeric text
+    out = f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=[-0.01, 1.01, "x"])
+    assert out == [None] * 3
+
+
+def test_factories_work_alone_with_their_defaults():
+    """Each factory without a grader or options: its own grader, column and tolerance."""
+    comps = [f"{RIGHT}\nConfidence: 80\nMeta: 100", f"{WRONG}\nConfidence: 80\nMeta: 100"]
+    cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2,
+            "intrinsic_confidence": [0.6, 0.75]}  # fmt: skip
+    assert correctness_reward()(prompts=None, completions=comps, **cols) == [1.0, 0.0]
+    assert brier_reward()(prompts=None, completions=comps, **cols) == pytest.approx([0.96, 0.36])
+    assert faithful_reward()(prompts=None, completions=comps, **cols) == pytest.approx(
+        [1 - 0.2**2, 1 - 0.05**2]
+    )
+    # tolerance 0.1: |.8 - .6| is out (F = 0, Z = 0), |.8 - .75| is in (F = 1, Z = 1)
+    assert metacog_score_reward()(prompts=None, completions=comps, **cols) == [0.0, 1.0]
+
+
+def test_metacog_score_edges():
+    f = _rewards()["metacog_score"]
+    comps = ["Answer 3\nConfidence: lots\nMeta: 50",  # a confidence line that does not parse
+             f"{RIGHT}\nConfidence: 80\nMeta: 0"]  # fmt: skip
+    z = f(prompts=None, completions=comps, intrinsic_confidence=[0.8, 0.8])
+    assert z == [-1.0, 0.0]  # F = -1 for an invalid confidence; Meta 0 is a valid judgement
+
+
+def test_the_batch_memo_follows_the_columns_and_the_source_is_used():
+    f = _rewards()["correctness_reward"]
+    comps = [RIGHT, RIGHT]
+    cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2, "source": [None] * 2}
+    bad = {"benchmark": [None] * 2, "item_id": ["nope"] * 2, "source": ["no/such/items.jsonl"] * 2}
+    for name in cols:  # the same list objects, but for one column: graded again, not memoised
+        assert f(prompts=None, completions=comps, **cols) == [1.0, 1.0]
+        assert f(prompts=None, completions=comps, **{**cols, name: bad[name]}) == [None] * 2, name

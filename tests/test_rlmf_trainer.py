@@ -97,7 +97,7 @@ def test_unscorable_rows_get_zero_and_bad_groups_raise():
 @pytest.mark.slow
 def test_grpo_steps_on_the_tiny_model(tmp_path: Path):
     """A few RLMF steps on a tiny GPT-2 (tests/tinymodel.py), the full reward set."""
-    from rlmf_plugin.train import TrainConfig, build_trainer
+    from rlmf_plugin.train import TrainConfig
     from tests.tinymodel import build_tiny_model
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -110,12 +110,23 @@ def test_grpo_steps_on_the_tiny_model(tmp_path: Path):
         reward_weights=(0.5, 1.0, 0.5, 0.05, 3.0, 0.0),
         rlmf={"advantage_k": 1.0},
         warmstart={"steps": 120, "lr": 0.01},
+        torch_threads=1,
         grpo={
             "use_cpu": True, "bf16": False, "per_device_train_batch_size": 8,
             "num_generations": 4, "max_completion_length": 40, "learning_rate": 1e-3,
             "max_steps": 3, "logging_steps": 1, "save_strategy": "no", "temperature": 1.0,
         },
     )  # fmt: skip
+    threads = torch.get_num_threads()
+    try:
+        _train_and_check(cfg)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_and_check(cfg) -> None:
+    from rlmf_plugin.train import build_trainer
+
     trainer = build_trainer(cfg)
     names = list(trainer.reward_func_names)
     assert names == [

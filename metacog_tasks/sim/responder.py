@@ -9,6 +9,7 @@ import logging
 import math
 import re
 import threading
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,8 @@ from metacog_metrics import (
 from metacog_tasks.benchmarks import BENCHMARK_NAMES, PROBES, benchmark_class
 from metacog_tasks.benchmarks._data import DataUnavailableError
 from metacog_tasks.benchmarks.base import Benchmark
-from metacog_tasks.sim._index import Entry, PromptIndex
+from metacog_tasks.sim._index import Entry, PromptIndex, conversation_text
+from metacog_tasks.sim._rlmf import asks_rlmf_format, rewrite_request, rlmf_tail, sim_rewrite
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,6 +69,7 @@ class ResponderStats(Result):
         loglik: Log-likelihood requests.
         unknown: Prompts not found in the index (answered with the fallback).
         ambiguous: Prompts whose text several items share (answered as the first item).
+        rewrite: RLMF rewriting requests answered (see ``metacog_tasks.sim._rlmf``).
     """
 
     requests: int = 0
@@ -75,6 +78,7 @@ class ResponderStats(Result):
     loglik: int = 0
     unknown: int = 0
     ambiguous: int = 0
+    rewrite: int = 0
 
 
 def _source_map(
@@ -165,6 +169,9 @@ class SimResponder:
     builders), answers a solve prompt right (the benchmark's reference response) or wrong (a
     plausible wrong response) as its latent state says, and answers a probe with a rationale
     whose wording carries its uncertainty, ending in ``Answer: Yes|No`` or ``Confidence: N``.
+    For RLMF it also answers in the ``Confidence``/``Meta`` completion format when a solve prompt
+    asks for it, and acts as the stage-two editor on rewriting requests
+    (:mod:`metacog_tasks.sim._rlmf`).
 
     Args:
         model_name: ``m01``, ``m02``, ... (a ``metacog-sim/`` prefix is accepted).
@@ -254,6 +261,7 @@ class SimResponder:
             "uncertainty": float(state.uncertainty[0, 0]),
             "inline": bool(state.inline[0, 0]),
             "felt_uncertainty": float(state.felt_uncertainty[0, 0]),
+            "p_correct": float(state.p_correct[0, 0]),
         }
         self._cells[key] = out
         return out
@@ -295,6 +303,14 @@ class SimResponder:
             return numeric_reply(item, confidence=state["numeric"], **common)
         return probe_reply(item, yes=state["confidence"], **common)
 
+    def _rlmf_tail(self, entry: Entry) -> str:
+        """``Confidence`` (its numeric probe's) and ``Meta`` lines for the RLMF format."""
+        item_id = entry.item.item_id
+        stated = self.cell(entry.benchmark, item_id, "numeric")["numeric"] / 100.0
+        p_correct = self.cell(entry.benchmark, item_id)["p_correct"]
+        rng = self.population.rng(entry.benchmark, item_id, self.model, "meta")
+        return rlmf_tail(stated, p_correct, rng)
+
     def _unknown(self, prompt: str | Sequence[Any], what: str) -> None:
         self._count("unknown")
         n = self._counts["unknown"]
@@ -323,6 +339,12 @@ class SimResponder:
             ``Confidence: N``, or :data:`FALLBACK_REPLY` for a prompt it cannot place.
         """
         self._count("requests")
+        users, whole = conversation_text(prompt)
+        rewrite = rewrite_request(users[0]) if users else None
+        if rewrite is not None:  # RLMF stage two: an editing request, not a harness prompt
+            self._count("rewrite")
+            rng = np.random.default_rng(zlib.crc32(whole.encode("utf-8")) + self.seed)
+            return sim_rewrite(*rewrite, rng)
         match = self.index.lookup(prompt)
         if match is None:
             self._unknown(prompt, "generation")
@@ -331,7 +353,10 @@ class SimResponder:
             self._count("ambiguous")
         if match.entry.kind == "solve":
             self._count("solve")
-            return self._solve(match.entry)
+            reply = self._solve(match.entry)
+            if asks_rlmf_format(whole):
+                reply += "\n" + self._rlmf_tail(match.entry)
+            return reply
         self._count("probe")
         return self._probe(match.entry)
 
