@@ -157,22 +157,31 @@ def _verbal_operators(body: str) -> int:
 
 
 # Code: each kind found counts once (a fence, a def, a return, a for loop, ...).
-_CODE_KINDS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"```",
-        r"\bdef\s+\w+\s*\(",
+# Each kind with a literal it cannot match without (a cheap test that skips the pattern).
+_CODE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (hint, re.compile(p, re.I))
+    for hint, p in (
+        ("```", r"```"),
+        ("def", r"\bdef\s+\w+\s*\("),
         # "return s * h", "return x", "return x_new", "return hist, edges"; not "return a matrix"
-        r"\breturn\s+(?:(?!a\b)[a-z]\b|\w*[_.]\w+|[\w.]+\s*[-+*/(\[,])",
-        r"\bfor\s+\w+\s+in\s+\w",
-        r"\bimport\s+\w+",
-        r"\bprint\s*\(",
-        r"(?<!\w)\w+\s*(?:\+=|-=|\*=)\s*\S",
-        r"\bnp\.\w+",
-        r"\bwhile\s+[\w(][^\n:]*:",
-        r"(?<!\w)\w+\[\w+\]\s*=",
+        ("return", r"\breturn\s+(?:(?!a\b)[a-z]\b|\w*[_.]\w+|[\w.]+\s*[-+*/(\[,])"),
+        ("for", r"\bfor\s+\w+\s+in\s+\w"),
+        ("import", r"\bimport\s+\w+"),
+        ("print", r"\bprint\s*\("),
+        ("=", r"(?<!\w)\w+\s*(?:\+=|-=|\*=)\s*\S"),
+        ("np.", r"\bnp\.\w+"),
+        ("while", r"\bwhile\s+[\w(][^\n:]*:"),
+        ("[", r"(?<!\w)\w+\[\w+\]\s*="),
     )
 )
+# Literals a pattern cannot match without ("" for patterns tried on every text).
+_HINTS: dict[str, tuple[str, ...]] = {
+    "operators": ("+", "*", "/", "^", "×", "÷", "·", " - "),
+    "equations": ("=", "≡"),
+    "computations": ("=",),
+    "equals_chain": ("=",),
+    "steps": tuple("0123456789"),
+}
 # Operators alone reach 2 points: "2^5 times 2^3" restates an item, it computes nothing.
 _CAPS = {"operators": 2, "equations": 3, "steps": 2, "convergence": 2}
 _WEIGHTS = {
@@ -213,14 +222,19 @@ def inline_features(text: str | None) -> dict[str, int]:
     if text is None or (isinstance(text, float) and np.isnan(text)):
         return dict.fromkeys(FEATURES, 0)
     body = strip_verdict(text)
-    out = {name: _count(name, body) for name in _PATTERNS}
+    lower = body.lower()
+    out = {
+        name: _count(name, body) if any(h in body for h in _HINTS[name]) else 0 for name in _HINTS
+    }
     out["operators"] += _verbal_operators(body)
-    out["code"] = sum(bool(p.search(body)) for p in _CODE_KINDS)
+    out["code"] = sum(bool(h in lower and p.search(body)) for h, p in _CODE_KINDS)
     # An answer reached in words: stated, with a conclusion drawn elsewhere in the rationale
     # ("so it is arbitrary ... The answer is No"); "so the answer is Canberra" alone is one
     # statement, not a derivation.
     answers = [m.span() for m in _PATTERNS["final_answer"].finditer(body)]
-    others = [m for m in _PATTERNS["convergence"].finditer(body)
+    conclusions = list(_PATTERNS["convergence"].finditer(body))
+    out["final_answer"], out["convergence"] = len(answers), len(conclusions)
+    others = [m for m in conclusions
               if not any(a <= m.end() + 12 and m.start() <= b for a, b in answers)]  # fmt: skip
     # Or a chain of two conclusions about the item ("so diversity is complete ... so the court
     # has jurisdiction"): across the labelled rationales no judgement of the model had two.
@@ -359,11 +373,14 @@ class InlinePairTypes(Result):
             items kept, and the share of pairs significant after BH (``q < fdr_alpha``).
         rnr_share_lost: Share of the R-NR signal (mean tau-b over R-NR pairs on all items)
             that disappears without the inline-solved items: ``1 - without / with``; NaN when
-            there are no R-NR pairs or their mean tau on all items is not above 0.
+            there are no R-NR pairs or their mean tau on all items is not (clearly) above 0.
         rnr_share_lost_ci: Percentile item-bootstrap interval of it (95%).
         rnr_tau_drop: The same change on the tau scale, ``with - without`` (stable when the
             R-NR mean on all items is near 0, where the share is not).
         rnr_tau_drop_ci: Its percentile item-bootstrap interval (95%).
+        rnr_tau_with: The R-NR mean tau-b on all items.
+        rnr_tau_with_ci: Its percentile item-bootstrap interval (95%); when it does not lie
+            above 0 the share lost is NaN (with the reason): there is no clear signal to lose.
         reason: Why the share is NaN (None when it is defined).
         n_boot: Bootstrap resamples.
         min_items: Fewest items a pair needs for a tau without inline items.
@@ -380,6 +397,8 @@ class InlinePairTypes(Result):
     rnr_tau_drop: float = float("nan")
     rnr_tau_drop_ci: tuple[float, float] = (float("nan"), float("nan"))
     reason: str | None = None
+    rnr_tau_with: float = float("nan")
+    rnr_tau_with_ci: tuple[float, float] = (float("nan"), float("nan"))
 
 
 def _pair_kind(fa: bool | None, fb: bool | None) -> str | None:
@@ -388,36 +407,39 @@ def _pair_kind(fa: bool | None, fb: bool | None) -> str | None:
     return "R-R" if fa and fb else ("NR-NR" if not fa and not fb else "R-NR")
 
 
-_MAX_CELLS = 1 << 22  # table cells (pairs x dconf levels x 3) built in one pass
+class _PairTables:
+    """The (dconf level x dperf) cell of every (item, pair), coded once.
 
-
-def _taus(c: NDArray, p: NDArray, weight: NDArray, ia: NDArray, ib: NDArray, min_items: int
-          ) -> tuple[NDArray, NDArray]:  # fmt: skip
-    """tau-b of each pair over its items, each item counted ``weight[item, pair]`` times.
-
-    A weight of 0 leaves the item out (the inline-solved ones), integer weights > 1 repeat it
-    (bootstrap resamples). The (dconf level x dperf) table of every pair is one weighted
-    bincount, and :func:`~metacog_metrics.pairwise.tau_b_from_table` gives its tau-b (equal to
-    ``scipy.stats.kendalltau`` on the expanded items).
+    tau-b of each pair over its items, each item counted ``weight[item, pair]`` times, is then
+    one weighted bincount and :func:`~metacog_metrics.pairwise.tau_b_from_table` (equal to
+    ``scipy.stats.kendalltau`` on the expanded items). A weight of 0 leaves an item out (the
+    inline-solved ones), integer weights > 1 repeat it (bootstrap resamples): the codes stay,
+    so each resample costs one bincount.
     """
-    dc = np.round(c[:, ia] - c[:, ib], 12)
-    dp = (p[:, ia] - p[:, ib]).astype(np.int64) + 1
-    n = weight.sum(axis=0).astype(np.int64)
-    levels, inv = np.unique(dc, return_inverse=True)
-    inv = inv.reshape(dc.shape)
-    n_pairs, n_levels = ia.size, levels.size
-    if n_pairs * n_levels * 3 <= _MAX_CELLS:
-        code = (np.arange(n_pairs)[None, :] * n_levels + inv) * 3 + dp
-        tables = np.bincount(code.ravel(), weights=weight.ravel(),
-                             minlength=n_pairs * n_levels * 3)  # fmt: skip
-        tau = tau_b_from_table(tables.reshape(n_pairs, n_levels, 3))
-    else:  # many distinct dconf values (continuous confidence): one pair at a time
-        tau = np.empty(n_pairs)
-        for k in range(n_pairs):
-            lv, iv = np.unique(dc[:, k], return_inverse=True)
-            t = np.bincount(iv * 3 + dp[:, k], weights=weight[:, k], minlength=lv.size * 3)
-            tau[k] = tau_b_from_table(t.reshape(lv.size, 3))
-    return np.where(n >= min_items, tau, np.nan), n
+
+    def __init__(self, c: NDArray, p: NDArray, ia: NDArray, ib: NDArray) -> None:
+        dc = np.round(c[:, ia] - c[:, ib], 12)
+        dp = (p[:, ia] - p[:, ib]).astype(np.int64) + 1
+        n_pairs = dc.shape[1]
+        # Dense rank of dconf within each pair's column (its row of the pair's table).
+        order = np.argsort(dc, axis=0, kind="stable")
+        sorted_dc = np.take_along_axis(dc, order, axis=0)
+        new = np.ones_like(sorted_dc, dtype=bool)
+        new[1:] = sorted_dc[1:] != sorted_dc[:-1]
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.cumsum(new, axis=0) - 1, axis=0)
+        self.levels = int(rank.max()) + 1 if rank.size else 1
+        self.n_pairs = n_pairs
+        self.code = ((np.arange(n_pairs)[None, :] * self.levels + rank) * 3 + dp).ravel()
+
+    def taus(self, weight: NDArray, min_items: int) -> tuple[NDArray, NDArray]:
+        """tau-b per pair under ``(items, pairs)`` weights (NaN below ``min_items`` items),
+        and the items counted."""
+        size = self.n_pairs * self.levels * 3
+        tables = np.bincount(self.code, weights=weight.ravel(), minlength=size)
+        tau = tau_b_from_table(tables.reshape(self.n_pairs, self.levels, 3))
+        n = weight.sum(axis=0).astype(np.int64)
+        return np.where(n >= min_items, tau, np.nan), n
 
 
 def _bh(p: NDArray) -> NDArray:
@@ -448,6 +470,7 @@ def inline_pairwise(
     min_items: int = 10,
     fdr_alpha: float = 0.05,
     rng: int | np.random.SeedSequence | None = 0,
+    engine: str = "numpy",
 ) -> InlinePairTypes:
     """Pairwise tau-b by pair type with and without the inline-solved items.
 
@@ -462,6 +485,9 @@ def inline_pairwise(
         min_items: Fewest items kept for a pair's tau without inline items.
         fdr_alpha: BH level of the share of significant pairs.
         rng: Seed.
+        engine: Engine of the permutation draws (see
+            :func:`~metacog_metrics.pairwise.pair_permutation_test`; ``"numpy"`` by default, so
+            a seed gives the same p-values with or without numba).
 
     Returns:
         An :class:`InlinePairTypes`.
@@ -483,8 +509,9 @@ def inline_pairwise(
     ia, ib = np.triu_indices(m, k=1)
     kinds = np.array([_pair_kind(reasoning[a], reasoning[b]) or "" for a, b in zip(ia, ib)])
     kept = (~flags[:, ia] & ~flags[:, ib]).astype(float)  # (items, pairs): neither solved inline
-    tau_with, n_with = _taus(c, p, np.ones_like(kept), ia, ib, 2)
-    tau_without, n_without = _taus(c, p, kept, ia, ib, min_items)
+    tables = _PairTables(c, p, ia, ib)
+    tau_with, n_with = tables.taus(np.ones_like(kept), 2)
+    tau_without, n_without = tables.taus(kept, min_items)
 
     root = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(rng)
     perm_seed, boot_seed = root.spawn(2)
@@ -493,7 +520,7 @@ def inline_pairwise(
     if permutations > 0:
         with_seed, without_seed = perm_seed.spawn(2)
         res = pair_permutation_test(c, p, permutations=permutations, rng=with_seed,
-                                    pairs=(ia, ib), workers=1, engine="numpy")  # fmt: skip
+                                    pairs=(ia, ib), workers=1, engine=engine)  # fmt: skip
         p_with = np.where(np.isfinite(tau_with), res.p_value, np.nan)
         seeds = without_seed.spawn(ia.size)
         for k, (a, b) in enumerate(zip(ia, ib, strict=True)):
@@ -501,7 +528,7 @@ def inline_pairwise(
                 rows = kept[:, k] > 0
                 res = pair_permutation_test(
                     c[rows][:, [a, b]], p[rows][:, [a, b]], permutations=permutations,
-                    rng=seeds[k], workers=1, engine="numpy",
+                    rng=seeds[k], workers=1, engine=engine,
                 )  # fmt: skip
                 p_without[k] = float(res.p_value[0])
     q_with, q_without = _bh(p_with), _bh(p_without)
@@ -554,6 +581,7 @@ def inline_pairwise(
     rnr = kinds == "R-NR"
     nan2 = (float("nan"), float("nan"))
     lost, ci, drop, drop_ci, reason = float("nan"), nan2, float("nan"), nan2, None
+    with_ci = nan2
     base = _rnr_mean(tau_with, rnr) if rnr.any() else float("nan")
     without = _rnr_mean(tau_without, rnr) if rnr.any() else float("nan")
     if not rnr.any():
@@ -569,18 +597,20 @@ def inline_pairwise(
             gen = np.random.default_rng(boot_seed)
             shares = np.full(n_boot, np.nan)
             drops = np.full(n_boot, np.nan)
-            ra, rb = ia[rnr], ib[rnr]
-            every = np.ones(ra.size, dtype=bool)
+            means = np.full(n_boot, np.nan)
+            rnr_tables = _PairTables(c, p, ia[rnr], ib[rnr])
+            rnr_kept = kept[:, rnr]
+            every = np.ones(int(rnr.sum()), dtype=bool)
             for i in range(n_boot):
                 times = np.bincount(gen.integers(0, n_items, n_items), minlength=n_items)
-                w = np.repeat(times[:, None].astype(float), ra.size, axis=1)
-                tw, _ = _taus(c, p, w, ra, rb, 2)
-                to, _ = _taus(c, p, w * kept[:, rnr], ra, rb, min_items)
+                w = np.repeat(times[:, None].astype(float), every.size, axis=1)
+                tw, _ = rnr_tables.taus(w, 2)
+                to, _ = rnr_tables.taus(w * rnr_kept, min_items)
                 mw, mo = _rnr_mean(tw, every), _rnr_mean(to, every)
-                drops[i] = mw - mo
+                drops[i], means[i] = mw - mo, mw
                 if np.isfinite(mw) and mw > 0:
                     shares[i] = 1.0 - mo / mw
-            for draws, target in ((shares, "share"), (drops, "drop")):
+            for draws, target in ((shares, "share"), (drops, "drop"), (means, "with")):
                 ok = draws[np.isfinite(draws)]
                 if ok.size:
                     q = (float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975)))
@@ -588,5 +618,14 @@ def inline_pairwise(
                         ci = q
                     elif target == "drop":
                         drop_ci = q
+                    else:
+                        with_ci = q
+            if reason is None and not with_ci[0] > 0:
+                # A share of a signal that may not be there: 1 - without / with swings without
+                # bound as "with" nears 0. The drop on the tau scale stays readable.
+                reason = (f"the R-NR mean tau-b on all items ({base:.3f}, 95% item bootstrap "
+                          f"{with_ci[0]:.3f} to {with_ci[1]:.3f}) is not clearly above 0: "
+                          "no clear signal to lose")  # fmt: skip
+                lost, ci = float("nan"), nan2
     return InlinePairTypes(pairs, types, lost, ci, int(n_boot), int(min_items), float(fdr_alpha),
-                           drop, drop_ci, reason)  # fmt: skip
+                           drop, drop_ci, reason, base, with_ci)  # fmt: skip

@@ -75,7 +75,11 @@ def _inline_section(
     }
     perms = min(opts.permutations, INLINE_PERMUTATIONS)
     n_boot = min(opts.n_boot, INLINE_BOOT)
-    for key, g in groups.items():
+    from tqdm.auto import tqdm
+
+    bar = tqdm(groups.items(), total=len(groups), desc="inline solving", leave=False,
+               disable=not opts.progress)  # fmt: skip
+    for key, g in bar:
         entry: dict[str, Any]
         mat = g.matrices
         if g.skipped:
@@ -95,7 +99,8 @@ def _inline_section(
             seed = np.random.SeedSequence([opts.seed, *(ord(c) for c in "|".join(key))])
             res = inline_pairwise(mat.confidence, mat.correct, flags, models=mat.models,
                                   reasoning=list(mat.reasoning), permutations=perms,
-                                  n_boot=n_boot, fdr_alpha=opts.fdr_alpha, rng=seed)  # fmt: skip
+                                  n_boot=n_boot, fdr_alpha=opts.fdr_alpha, rng=seed,
+                                  engine=opts.engine)  # fmt: skip
             prefix = f"{_safe(g.benchmark)}__{_safe(g.label)}__"
             tables[prefix + "inline_pair_types"] = res.types
             tables[prefix + "inline_pairs"] = res.pairs

@@ -196,6 +196,26 @@ def test_pairwise_without_inline_items_matches_kendalltau():
     assert res.rnr_share_lost > 0.7
 
 
+def test_pairwise_with_continuous_confidence_matches_kendalltau():
+    """Sampled or numeric confidence: many dconf levels per pair, ties included."""
+    rng = np.random.default_rng(8)
+    n = 120
+    perf = (rng.random((n, 4)) < 0.6).astype(float)
+    conf = np.round(rng.random((n, 4)) * 8) / 8  # 9 levels (exact in binary), many ties
+    inline = rng.random((n, 4)) < 0.2
+    flags = [True, True, False, False]
+    res = inline_pairwise(conf, perf, inline, models=list("abcd"), reasoning=flags,
+                          permutations=0, n_boot=0)  # fmt: skip
+    for row in res.pairs.itertuples():
+        a, b = "abcd".index(row.model_a), "abcd".index(row.model_b)
+        keep = ~inline[:, a] & ~inline[:, b]
+        d_c, d_p = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
+        assert row.tau_with == pytest.approx(kendalltau(d_c, d_p).statistic, abs=1e-12)
+        assert row.tau_without == pytest.approx(
+            kendalltau(d_c[keep], d_p[keep]).statistic, abs=1e-12
+        )
+
+
 def test_share_lost_is_zero_without_flags_and_bootstrap_covers_it():
     conf, perf, inline = _hand_case(seed=4)
     none = np.zeros_like(inline)
@@ -267,3 +287,12 @@ def test_tau_drop_and_reasons():
     none = inline_pairwise(conf, perf, inline, models=["a", "b", "c"],
                            reasoning=[False, False, False], permutations=0, n_boot=0)  # fmt: skip
     assert none.reason == "no R-NR pairs"
+    # No signal at all (confidence unrelated to correctness everywhere): the R-NR mean on all
+    # items is noise around 0, so no share is given, only the drop.
+    rng = np.random.default_rng(11)
+    noise = (rng.random(conf.shape) < 0.5).astype(float)
+    flat = inline_pairwise(noise, perf, inline, models=["r", "n1", "n2"],
+                           reasoning=[True, False, False], permutations=0, n_boot=100)  # fmt: skip
+    lo, hi = flat.rnr_tau_with_ci
+    assert lo <= 0 <= hi and np.isnan(flat.rnr_share_lost) and np.isfinite(flat.rnr_tau_drop)
+    assert "above 0" in flat.reason
