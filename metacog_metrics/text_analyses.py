@@ -113,6 +113,8 @@ def _inline_section(
                 "rnr_share_lost_reason": res.reason,
                 "rnr_tau_drop": res.rnr_tau_drop,
                 "rnr_tau_drop_ci": list(res.rnr_tau_drop_ci),
+                "rnr_tau_with": res.rnr_tau_with,
+                "rnr_tau_with_ci": list(res.rnr_tau_with_ci),
                 "permutations": perms,
                 "n_boot": n_boot,
                 "min_items": res.min_items,
