@@ -165,7 +165,8 @@ def _probe_section(
         "C": res.c,
         "n_boot": res.n_boot,
         "cv": "StratifiedGroupKFold by item (items sharing a question text are one group)",
-        "model": "StandardScaler + LogisticRegression(penalty='l2'), scikit-learn",
+        "model": "StandardScaler + LogisticRegression(penalty='l2', solver='newton-cholesky'), "
+        "scikit-learn",
         "notes": list(res.notes),
         "groups": by_group,
     }

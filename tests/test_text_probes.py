@@ -74,6 +74,15 @@ def test_probes_recover_what_the_generative_model_implies(sim_records, sim_probe
     assert abs(t["auroc_Q"].median() - 0.5) < 0.07
 
 
+def test_rationales_do_not_spell_out_the_verdict(sim_records):
+    """The wording is a second noisy read of the state that sets the verdict, not the verdict:
+    a probe of the verdict line's own answer from the rest of the rationale stays short of
+    perfect (simulated rationales written from the verdict's own state gave 1.00)."""
+    as_verdict = sim_records.assign(correct=sim_records["confidence"])
+    t = fit_text_probes(as_verdict, n_boot=0, seed=2).table
+    assert 0.75 < t["auroc_M"].median() < 0.98, t["auroc_M"].describe()
+
+
 def test_shuffled_labels_give_chance(sim_records):
     rng = np.random.default_rng(5)
     shuffled = sim_records.copy()
