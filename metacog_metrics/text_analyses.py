@@ -170,7 +170,13 @@ def _probe_section(
         "notes": list(res.notes),
         "groups": by_group,
     }
-    return to_jsonable(out), {"text_probes": table}
+    # The paper's table: benchmark, model, Internal, Pop, QM, QP, QMP (point estimates; the
+    # intervals and Q, M, P are in text_probes.csv).
+    paper = table[["benchmark", "label", "model"]].rename(columns={"label": "probe"})
+    for score, name in (("internal", "Internal"), ("pop", "Pop"), ("QM", "QM"), ("QP", "QP"),
+                        ("QMP", "QMP")):  # fmt: skip
+        paper[name] = table[f"auroc_{score}"]
+    return to_jsonable(out), {"text_probes": table, "text_probes_paper": paper}
 
 
 def text_sections(
