@@ -62,7 +62,12 @@ def _inline_section(
                 " to read"}, {}  # fmt: skip
     det = detect_inline(records["probe_text"])
     rates = inline_rates(records, det.flag)
-    tables = {"inline_rates": rates}
+    # Per record: which rationale was flagged, its score and the feature counts behind it.
+    keys = ["model", "benchmark", "item_id", "probe", "confidence_kind"]
+    per_record = pd.concat([records[keys].reset_index(drop=True),
+                            det.table.reset_index(drop=True)], axis=1)  # fmt: skip
+    has = records["probe_text"].map(lambda t: isinstance(t, str) and t.strip() != "")
+    tables = {"inline_rates": rates, "inline_records": per_record[has.to_numpy()]}
     flagged = records.assign(_inline=det.flag)
     out: dict[str, Any] = {
         "status": "ok",

@@ -116,6 +116,26 @@ def test_simulated_run_writes_the_paper_s_table(simulated_run):
         assert entry["auroc_QM"] == pytest.approx(row.QM)
 
 
+def test_simulated_run_writes_per_record_inline_flags(simulated_run):
+    """tables/inline_records.csv: one row per rationale with its score and flag; the rates
+    table is their share per model and benchmark."""
+    from metacog_metrics.inline_solving import detect_inline
+
+    per = pd.read_csv(simulated_run / "tables" / "inline_records.csv")
+    records = pd.read_parquet(simulated_run.parent / "records.parquet")
+    assert len(per) == records["probe_text"].notna().sum() > 0
+    merged = per.merge(records, on=["model", "benchmark", "item_id", "probe",
+                                    "confidence_kind"])  # fmt: skip
+    det = detect_inline(merged["probe_text"])
+    assert (merged["inline_solved"].to_numpy() == det.flag).all()
+    assert (merged["inline_score"].to_numpy() == det.score).all()
+    assert merged["inline_solved"].sum() > 0
+    rates = pd.read_csv(simulated_run / "tables" / "inline_rates.csv")
+    share = per.groupby(["benchmark", "model"])["inline_solved"].mean()
+    for row in rates.itertuples():
+        assert row.inline_rate == pytest.approx(share[(row.benchmark, row.model)])
+
+
 def test_simulated_report_with_text_sections_renders(chromium, simulated_run, tmp_path):
     html = (simulated_run / "report.html").read_text(encoding="utf-8")
     assert 'id="inline-solving"' in html and 'id="text-probes"' in html
