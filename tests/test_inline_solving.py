@@ -296,3 +296,22 @@ def test_tau_drop_and_reasons():
     lo, hi = flat.rnr_tau_with_ci
     assert lo <= 0 <= hi and np.isnan(flat.rnr_share_lost) and np.isfinite(flat.rnr_tau_drop)
     assert "above 0" in flat.reason
+
+
+def test_analysis_without_reasoning_flags_says_what_is_missing():
+    """Texts but no reasoning flags: rates and per-record flags are there, the pair types are
+    not, and the summary and the report say why instead of failing."""
+    from metacog_metrics.analyze import analyze_records
+    from metacog_metrics.report import render_report
+    from metacog_tasks.sim.responder import simulate_text_records
+
+    recs = simulate_text_records(6, benchmarks=["mathbench"], replicate=3, seed=1)
+    res = analyze_records(recs.drop(columns=["reasoning"]), permutations=50,
+                          joint_permutations=20, n_boot=20)  # fmt: skip
+    sec = res.summary["inline_solving"]
+    assert sec["status"] == "ok" and sec["n_inline"] > 0
+    entry = sec["groups"]["mathbench"]["prospective"]
+    assert entry["status"] == "absent" and "models file with reasoning" in entry["reason"]
+    assert "inline_records" in res.tables and "inline_rates" in res.tables
+    assert not any(name.endswith("inline_pair_types") for name in res.tables)
+    assert "Pair types not shown: no reasoning flags for 6 model(s)" in render_report(res)
