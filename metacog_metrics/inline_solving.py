@@ -5,24 +5,38 @@ report the outcome as their confidence: symbolic work, not self-knowledge. :func
 finds it with features a reader can check, each a regular expression counted in the rationale
 (the final ``Answer: ...`` / ``Confidence: ...`` verdict line is removed first):
 
-=================  ==========================================================  ==========
-feature            what it counts                                              points
-=================  ==========================================================  ==========
-``operators``      arithmetic on numbers or symbols (``12 * 4``, ``x^2``,      1 each, <= 3
-                   "12 squared", "adding 25")
-``equations``      ``lhs = rhs`` (not ``==``)                                   1 each, <= 3
-``equals_chain``   a run of two or more ``=`` in one sentence (``a = b = c``)   2
-``steps``          numbered steps (``Step 2:``, ``2)``, a line ``2.``)          1 each from 2, <= 2
-``convergence``    "therefore", "thus", "hence", "so the answer is", "we get"   1 each, <= 2
-``code``           code (fences, ``def f(``, ``return``, ``for i in``, ``+=``)  2
-``final_answer``   an answer stated inside the rationale ("the answer is 42")  2
-=================  ==========================================================  ==========
+===================  ========================================================  ===============
+feature              what it counts                                            points
+===================  ========================================================  ===============
+``operators``        arithmetic with a number on one side (``12 * 4``,         1 each, <= 2
+                     ``x^2``, ``$90 + $8``, "12 squared", "twelve times
+                     eight"); letters alone (``a + b``) quote a formula
+``equations``        ``lhs = rhs`` (not ``==``) and congruences ``≡``          1 each, <= 3
+``computations``     evaluated arithmetic: an operator, then ``= <number>``,   3
+                     with a number before the ``=`` (``7 * 8 = 56``,
+                     ``3x + 5 = 20``, ``C(6,3) = 20``)
+``equals_chain``     two or more ``=`` in one sentence (``a = b = c``)         2
+``steps``            numbered steps (``Step 2:``, ``2)``, a line ``2.``)        1 each from 2, <= 2
+``convergence``      conclusions about the item: "therefore", "thus", "hence"  1 each, <= 2
+                     (not "therefore I ..."), "which means", "we get 17", "so"
+                     + a clause about the item ("so it is hearsay"; not "so I
+                     can", "so yes", "so it's doable")
+``code``             kinds of code (fences, ``def f(``, ``return x``,          2 for one kind,
+                     ``for i in``, ``+=``, ``np.``, ``import``, ...)            3 for two
+``final_answer``     an answer stated inside the rationale ("the answer is     2
+                     42", ``\boxed{}``, "I get 17")
+``reasoned_answer``  an answer reached in words: a stated answer and a         1
+                     conclusion elsewhere ("so it is arbitrary ... the answer
+                     is No"), or two conclusions about the item
+===================  ========================================================  ===============
 
 The score is the sum of the points. A rationale is flagged when the score reaches
-:data:`FLAG_SCORE` *and* it shows work (an operator, an equation or code): numbered reasons
-followed by "therefore" are not solving, and neither is recalling a fact ("I recall the answer
-is 1066"). Precision and recall on a hand-labelled set of rationales are in the tests and in
-``docs/text_analyses.md``.
+:data:`FLAG_SCORE` *and* it shows work (an operator, a computation, code, two equations or a
+reasoned answer): numbered reasons followed by "therefore" are not solving, neither is
+recalling a fact ("I recall the answer is 1066") nor restating the item ("something like 2^5
+times 2^3"). Precision and recall on hand-labelled rationales (295, five sets) are in the tests
+and in ``docs/text_analyses.md``: solving shown in symbols is found, solving written out in
+prose (applying a legal rule, eliminating options in words) about half the time.
 
 :func:`inline_pairwise` then repeats the pairwise analysis by pair type (R-R, R-NR, NR-NR)
 without the inline-solved items, per pair on the items neither model solved inline, and gives
@@ -59,44 +73,58 @@ __all__ = [
 FEATURES: tuple[str, ...] = (
     "operators",
     "equations",
+    "computations",
     "equals_chain",
     "steps",
     "convergence",
     "code",
     "final_answer",
+    "reasoned_answer",
 )
 #: A rationale with at least this score and some work shown is flagged.
 FLAG_SCORE = 3
 #: Pair types of the breakdown.
 PAIR_TYPES: tuple[str, ...] = ("R-R", "R-NR", "NR-NR")
 
-_NUM = r"(?:\d+(?:[.,]\d+)?|[a-zA-Z]\b|\))"
+_NUM_WORDS = (
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+    r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|"
+    r"seventy|eighty|ninety|hundred)(?:-\w+)?"
+)
+# An operand: a number (a currency sign allowed), a name (x, dt, x_prev) or a bracket.
+_LEFT = r"(?:(?<![\w.$])(?:\$?\d+(?:\.\d+)?%?|[a-zA-Z_]\w*)|\))"
+_RIGHT = r"\(?-?(?:\$?\d+(?:[.,]\d+)?|[a-zA-Z_]\w*|\()"
+_OP = r"(?:\*\*|[+*/^×÷·]|\s-\s)"
 _VERDICT = re.compile(
     r"(?:\n|^)\s*(?:final\s+)?(?:answer|confidence|verdict)\s*[:=]\s*[^\n]*\s*$", re.I
 )
 _PATTERNS: dict[str, re.Pattern[str]] = {
-    # 3*4, 3 x 4 is ambiguous (skip), 2^5, a/b, 3 + 4; a minus needs spaces (dates "1914-1918").
-    "operators": re.compile(
-        rf"(?<![\w.])(?:\d+(?:\.\d+)?|[a-zA-Z]|\))\s*(?:[+*/^×÷·]|\s-\s|\*\*)\s*\(?-?{_NUM}"
+    # 3*4, 2^5, x/2, $9000 + $8000; "3 x 4" is ambiguous (skipped); a minus needs spaces (a
+    # date range "1914-1918" is no subtraction). The right operand is a lookahead, so a chain
+    # "2000 * 0.015 * 3" counts both of its operators. Only operators with a number on one
+    # side count (see _count_operators): letters alone (a + b, r/n) quote a formula.
+    "operators": re.compile(rf"({_LEFT})\s*{_OP}\s*(?=({_RIGHT}))"),
+    "equations": re.compile(r"(?:(?<![=<>!])=(?!=)|≡)\s*[-+(\w$\\.]"),
+    # An evaluated computation: an operator, then "= <number>" in the same clause (7 * 8 = 56,
+    # 2(8 + 5) = 26), or a function of numbers set to a number (C(6,3) = 20, gcd(84, 36) = 12).
+    # A formula with letters only (E = mc^2) is not one.
+    "computations": re.compile(
+        rf"{_OP}\s*\(?\$?[\w.]+[^=\n;]{{0,40}}?(?<![<>!=])=(?!=)\s*\$?-?\(?\d|"
+        r"\b\w+\(\s*-?\d[\d.,\s]*\)\s*=(?!=)\s*-?\d"
     ),
-    "verbal_operators": re.compile(
-        r"\b\d+(?:\.\d+)?\s+(?:plus|minus|times|divided by|multiplied by|over|squared|cubed)\b|"
-        r"\b(?:adding|subtracting|multiplying by|dividing by)\s+\d",
-        re.I,
-    ),
-    "equations": re.compile(r"(?<![=<>!])=(?!=)\s*[-+(\w$\\.]"),
     "equals_chain": re.compile(r"(?<![=<>!])=(?!=)(?:(?![.;:]\s|[\n=]).)+(?<![<>!])=(?!=)"),
     "steps": re.compile(r"(?:\bstep\s*\d+\s*[:.)-]|(?:^|\n)\s*\d+[.)]\s+(?=\S)|\(\d+\)\s)", re.I),
+    # Conclusions drawn about the item, not about the model: "therefore I should answer" and
+    # "so yes" judge the model, "so it is hearsay" and "hence x = 5" work the item out.
     "convergence": re.compile(
-        r"\b(?:therefore|thus|hence|consequently|so the (?:answer|result|value) (?:is|must be)|"
-        r"which gives|this gives|we get|we obtain|i get|giving|it follows|that yields|"
-        r"plugging in|substituting)\b",
-        re.I,
-    ),
-    "code": re.compile(
-        r"(?:```|\bdef\s+\w+\s*\(|\breturn\b\s+\S|\bfor\s+\w+\s+in\s+\w|\bimport\s+\w+|"
-        r"\bprint\s*\(|\w+\s*(?:\+=|-=|\*=)\s*\S|\bnp\.\w+|\bwhile\s+[\w(]+.*:|"
-        r"\w+\[\w+\]\s*=)",
+        r"\b(?:(?:therefore|thus|hence|consequently|it follows)(?!,?\s+(?:i|i'm|i'd|i'll|my|me|"
+        r"yes|no|maybe|probably)\b)|so the (?:answer|result|value) (?:is|must be)|"
+        r"which gives|this gives|we obtain|giving|that yields|which means|plugging in|"
+        r"substituting)\b|\b(?:we|i) get(?=\s+[-$\d(])|"
+        r"\bso,?\s+(?!(?:i|i'm|i'd|i'll|i've|yes|no|far|much|many|that|probably|maybe|overall|"
+        r"on)\b)(?![^.;\n]{0,30}\b(?:is|are|'s|seems|looks|sounds)\s+(?:un)?(?:likely|hard|easy|"
+        r"doable|manageable|difficult|risky|tricky|feasible|possible|impossible|straightforward|"
+        r"simple|routine|familiar)\b)(?=[\w(])",
         re.I,
     ),
     "final_answer": re.compile(
@@ -107,17 +135,65 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
         re.I | re.M,
     ),
 }
-_CAPS = {"operators": 3, "equations": 3, "steps": 2, "convergence": 2}
+# Arithmetic in words: an operator word after a number ("12 squared", "twelve times eight"),
+# or "adding 25". Found in two steps (the operator word, then the word before it), which is
+# many times faster than one pattern that tries every number word at every position.
+_VERBAL_OP = re.compile(
+    r"\b(?:plus|minus|times|divided by|multiplied by|over|squared|cubed)\b|"
+    r"\b(?:adding|subtracting|multiplying by|dividing by|taking away)\s+(?=\d|"
+    rf"{_NUM_WORDS}\b)",
+    re.I,
+)
+_NUMBER_BEFORE = re.compile(rf"(?:\d+(?:\.\d+)?|\b{_NUM_WORDS})\s+$", re.I)
+
+
+def _verbal_operators(body: str) -> int:
+    n = 0
+    for m in _VERBAL_OP.finditer(body):
+        leading = m.group(0).lower().startswith(("adding", "subtract", "multiplying", "dividing",
+                                                  "taking"))  # fmt: skip
+        n += bool(leading or _NUMBER_BEFORE.search(body, max(0, m.start() - 24), m.start()))
+    return n
+
+
+# Code: each kind found counts once (a fence, a def, a return, a for loop, ...).
+# Each kind with a literal it cannot match without (a cheap test that skips the pattern).
+_CODE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (hint, re.compile(p, re.I))
+    for hint, p in (
+        ("```", r"```"),
+        ("def", r"\bdef\s+\w+\s*\("),
+        # "return s * h", "return x", "return x_new", "return hist, edges"; not "return a matrix"
+        ("return", r"\breturn\s+(?:(?!a\b)[a-z]\b|\w*[_.]\w+|[\w.]+\s*[-+*/(\[,])"),
+        ("for", r"\bfor\s+\w+\s+in\s+\w"),
+        ("import", r"\bimport\s+\w+"),
+        ("print", r"\bprint\s*\("),
+        ("=", r"(?<!\w)\w+\s*(?:\+=|-=|\*=)\s*\S"),
+        ("np.", r"\bnp\.\w+"),
+        ("while", r"\bwhile\s+[\w(][^\n:]*:"),
+        ("[", r"(?<!\w)\w+\[\w+\]\s*="),
+    )
+)
+# Literals a pattern cannot match without ("" for patterns tried on every text).
+_HINTS: dict[str, tuple[str, ...]] = {
+    "operators": ("+", "*", "/", "^", "×", "÷", "·", " - "),
+    "equations": ("=", "≡"),
+    "computations": ("=",),
+    "equals_chain": ("=",),
+    "steps": tuple("0123456789"),
+}
+# Operators alone reach 2 points: "2^5 times 2^3" restates an item, it computes nothing.
+_CAPS = {"operators": 2, "equations": 3, "steps": 2, "convergence": 2}
 _WEIGHTS = {
     "operators": 1,
     "equations": 1,
+    "computations": 3,
     "equals_chain": 2,
     "steps": 1,
     "convergence": 1,
-    "code": 2,
     "final_answer": 2,
+    "reasoned_answer": 1,
 }
-_WORK = ("operators", "equations", "code")
 
 
 def strip_verdict(text: str) -> str:
@@ -125,28 +201,72 @@ def strip_verdict(text: str) -> str:
     return _VERDICT.sub("", str(text)).rstrip()
 
 
+def _count(name: str, body: str) -> int:
+    """Matches of one pattern; operators need a number on one side, computations before the
+    ``=`` (``a + b + c = 1`` states a constraint, ``3x + 5 = 20`` computes)."""
+    pattern = _PATTERNS[name]
+    if name == "operators":
+        found = pattern.finditer(body)
+        return sum(any(c.isdigit() for c in m.group(1) + m.group(2)) for m in found)
+    if name == "computations":
+        n = 0
+        for m in pattern.finditer(body):
+            eq = body.index("=", m.start())
+            n += any(c.isdigit() for c in body[max(0, m.start() - 15) : eq])
+        return n
+    return len(pattern.findall(body))
+
+
 def inline_features(text: str | None) -> dict[str, int]:
     """Counts of every feature of :data:`FEATURES` in one rationale (zeros for None/empty)."""
     if text is None or (isinstance(text, float) and np.isnan(text)):
         return dict.fromkeys(FEATURES, 0)
     body = strip_verdict(text)
-    out = {name: len(_PATTERNS[name].findall(body)) for name in FEATURES}
-    out["operators"] += len(_PATTERNS["verbal_operators"].findall(body))
-    out["equals_chain"] = min(out["equals_chain"], 1)
-    out["code"] = min(out["code"], 1)
-    out["final_answer"] = min(out["final_answer"], 1)
-    return out
+    lower = body.lower()
+    out = {
+        name: _count(name, body) if any(h in body for h in _HINTS[name]) else 0 for name in _HINTS
+    }
+    out["operators"] += _verbal_operators(body)
+    out["code"] = sum(bool(h in lower and p.search(body)) for h, p in _CODE_KINDS)
+    # An answer reached in words: stated, with a conclusion drawn elsewhere in the rationale
+    # ("so it is arbitrary ... The answer is No"); "so the answer is Canberra" alone is one
+    # statement, not a derivation.
+    answers = [m.span() for m in _PATTERNS["final_answer"].finditer(body)]
+    conclusions = list(_PATTERNS["convergence"].finditer(body))
+    out["final_answer"], out["convergence"] = len(answers), len(conclusions)
+    others = [m for m in conclusions
+              if not any(a <= m.end() + 12 and m.start() <= b for a, b in answers)]  # fmt: skip
+    # Or a chain of two conclusions about the item ("so diversity is complete ... so the court
+    # has jurisdiction"): across the labelled rationales no judgement of the model had two.
+    out["reasoned_answer"] = int((bool(answers) and bool(others)) or len(others) >= 2)
+    for name in ("computations", "equals_chain", "final_answer"):
+        out[name] = min(out[name], 1)
+    return {name: out[name] for name in FEATURES}
 
 
 def _score(counts: dict[str, int]) -> tuple[int, bool]:
+    """Points, and the flag: enough points and some work shown.
+
+    Work is an operator, an evaluated computation, code, two equations (one, ``x = 5``, may
+    only restate the item) or an answer reached in words (``reasoned_answer``).
+    """
     points = 0
     for name in FEATURES:
         n = counts[name]
+        if name == "code":
+            points += 0 if n == 0 else (2 if n == 1 else 3)  # two kinds of code: a program
+            continue
         if name == "steps":
             n = n if n >= 2 else 0  # one numbered line is not a derivation
         n = min(n, _CAPS.get(name, 1))
         points += _WEIGHTS[name] * n
-    work = any(counts[name] > 0 for name in _WORK)
+    work = (
+        counts["operators"] > 0
+        or counts["computations"] > 0
+        or counts["code"] > 0
+        or counts["equations"] >= 2
+        or counts["reasoned_answer"] > 0
+    )
     return points, bool(work and points >= FLAG_SCORE)
 
 
@@ -253,11 +373,14 @@ class InlinePairTypes(Result):
             items kept, and the share of pairs significant after BH (``q < fdr_alpha``).
         rnr_share_lost: Share of the R-NR signal (mean tau-b over R-NR pairs on all items)
             that disappears without the inline-solved items: ``1 - without / with``; NaN when
-            there are no R-NR pairs or their mean tau on all items is not above 0.
+            there are no R-NR pairs or their mean tau on all items is not (clearly) above 0.
         rnr_share_lost_ci: Percentile item-bootstrap interval of it (95%).
         rnr_tau_drop: The same change on the tau scale, ``with - without`` (stable when the
             R-NR mean on all items is near 0, where the share is not).
         rnr_tau_drop_ci: Its percentile item-bootstrap interval (95%).
+        rnr_tau_with: The R-NR mean tau-b on all items.
+        rnr_tau_with_ci: Its percentile item-bootstrap interval (95%); when it does not lie
+            above 0 the share lost is NaN (with the reason): there is no clear signal to lose.
         reason: Why the share is NaN (None when it is defined).
         n_boot: Bootstrap resamples.
         min_items: Fewest items a pair needs for a tau without inline items.
@@ -274,6 +397,8 @@ class InlinePairTypes(Result):
     rnr_tau_drop: float = float("nan")
     rnr_tau_drop_ci: tuple[float, float] = (float("nan"), float("nan"))
     reason: str | None = None
+    rnr_tau_with: float = float("nan")
+    rnr_tau_with_ci: tuple[float, float] = (float("nan"), float("nan"))
 
 
 def _pair_kind(fa: bool | None, fb: bool | None) -> str | None:
@@ -282,36 +407,39 @@ def _pair_kind(fa: bool | None, fb: bool | None) -> str | None:
     return "R-R" if fa and fb else ("NR-NR" if not fa and not fb else "R-NR")
 
 
-_MAX_CELLS = 1 << 22  # table cells (pairs x dconf levels x 3) built in one pass
+class _PairTables:
+    """The (dconf level x dperf) cell of every (item, pair), coded once.
 
-
-def _taus(c: NDArray, p: NDArray, weight: NDArray, ia: NDArray, ib: NDArray, min_items: int
-          ) -> tuple[NDArray, NDArray]:  # fmt: skip
-    """tau-b of each pair over its items, each item counted ``weight[item, pair]`` times.
-
-    A weight of 0 leaves the item out (the inline-solved ones), integer weights > 1 repeat it
-    (bootstrap resamples). The (dconf level x dperf) table of every pair is one weighted
-    bincount, and :func:`~metacog_metrics.pairwise.tau_b_from_table` gives its tau-b (equal to
-    ``scipy.stats.kendalltau`` on the expanded items).
+    tau-b of each pair over its items, each item counted ``weight[item, pair]`` times, is then
+    one weighted bincount and :func:`~metacog_metrics.pairwise.tau_b_from_table` (equal to
+    ``scipy.stats.kendalltau`` on the expanded items). A weight of 0 leaves an item out (the
+    inline-solved ones), integer weights > 1 repeat it (bootstrap resamples): the codes stay,
+    so each resample costs one bincount.
     """
-    dc = np.round(c[:, ia] - c[:, ib], 12)
-    dp = (p[:, ia] - p[:, ib]).astype(np.int64) + 1
-    n = weight.sum(axis=0).astype(np.int64)
-    levels, inv = np.unique(dc, return_inverse=True)
-    inv = inv.reshape(dc.shape)
-    n_pairs, n_levels = ia.size, levels.size
-    if n_pairs * n_levels * 3 <= _MAX_CELLS:
-        code = (np.arange(n_pairs)[None, :] * n_levels + inv) * 3 + dp
-        tables = np.bincount(code.ravel(), weights=weight.ravel(),
-                             minlength=n_pairs * n_levels * 3)  # fmt: skip
-        tau = tau_b_from_table(tables.reshape(n_pairs, n_levels, 3))
-    else:  # many distinct dconf values (continuous confidence): one pair at a time
-        tau = np.empty(n_pairs)
-        for k in range(n_pairs):
-            lv, iv = np.unique(dc[:, k], return_inverse=True)
-            t = np.bincount(iv * 3 + dp[:, k], weights=weight[:, k], minlength=lv.size * 3)
-            tau[k] = tau_b_from_table(t.reshape(lv.size, 3))
-    return np.where(n >= min_items, tau, np.nan), n
+
+    def __init__(self, c: NDArray, p: NDArray, ia: NDArray, ib: NDArray) -> None:
+        dc = np.round(c[:, ia] - c[:, ib], 12)
+        dp = (p[:, ia] - p[:, ib]).astype(np.int64) + 1
+        n_pairs = dc.shape[1]
+        # Dense rank of dconf within each pair's column (its row of the pair's table).
+        order = np.argsort(dc, axis=0, kind="stable")
+        sorted_dc = np.take_along_axis(dc, order, axis=0)
+        new = np.ones_like(sorted_dc, dtype=bool)
+        new[1:] = sorted_dc[1:] != sorted_dc[:-1]
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.cumsum(new, axis=0) - 1, axis=0)
+        self.levels = int(rank.max()) + 1 if rank.size else 1
+        self.n_pairs = n_pairs
+        self.code = ((np.arange(n_pairs)[None, :] * self.levels + rank) * 3 + dp).ravel()
+
+    def taus(self, weight: NDArray, min_items: int) -> tuple[NDArray, NDArray]:
+        """tau-b per pair under ``(items, pairs)`` weights (NaN below ``min_items`` items),
+        and the items counted."""
+        size = self.n_pairs * self.levels * 3
+        tables = np.bincount(self.code, weights=weight.ravel(), minlength=size)
+        tau = tau_b_from_table(tables.reshape(self.n_pairs, self.levels, 3))
+        n = weight.sum(axis=0).astype(np.int64)
+        return np.where(n >= min_items, tau, np.nan), n
 
 
 def _bh(p: NDArray) -> NDArray:
@@ -342,6 +470,7 @@ def inline_pairwise(
     min_items: int = 10,
     fdr_alpha: float = 0.05,
     rng: int | np.random.SeedSequence | None = 0,
+    engine: str = "numpy",
 ) -> InlinePairTypes:
     """Pairwise tau-b by pair type with and without the inline-solved items.
 
@@ -356,6 +485,9 @@ def inline_pairwise(
         min_items: Fewest items kept for a pair's tau without inline items.
         fdr_alpha: BH level of the share of significant pairs.
         rng: Seed.
+        engine: Engine of the permutation draws (see
+            :func:`~metacog_metrics.pairwise.pair_permutation_test`; ``"numpy"`` by default, so
+            a seed gives the same p-values with or without numba).
 
     Returns:
         An :class:`InlinePairTypes`.
@@ -377,8 +509,9 @@ def inline_pairwise(
     ia, ib = np.triu_indices(m, k=1)
     kinds = np.array([_pair_kind(reasoning[a], reasoning[b]) or "" for a, b in zip(ia, ib)])
     kept = (~flags[:, ia] & ~flags[:, ib]).astype(float)  # (items, pairs): neither solved inline
-    tau_with, n_with = _taus(c, p, np.ones_like(kept), ia, ib, 2)
-    tau_without, n_without = _taus(c, p, kept, ia, ib, min_items)
+    tables = _PairTables(c, p, ia, ib)
+    tau_with, n_with = tables.taus(np.ones_like(kept), 2)
+    tau_without, n_without = tables.taus(kept, min_items)
 
     root = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(rng)
     perm_seed, boot_seed = root.spawn(2)
@@ -387,7 +520,7 @@ def inline_pairwise(
     if permutations > 0:
         with_seed, without_seed = perm_seed.spawn(2)
         res = pair_permutation_test(c, p, permutations=permutations, rng=with_seed,
-                                    pairs=(ia, ib), workers=1, engine="numpy")  # fmt: skip
+                                    pairs=(ia, ib), workers=1, engine=engine)  # fmt: skip
         p_with = np.where(np.isfinite(tau_with), res.p_value, np.nan)
         seeds = without_seed.spawn(ia.size)
         for k, (a, b) in enumerate(zip(ia, ib, strict=True)):
@@ -395,7 +528,7 @@ def inline_pairwise(
                 rows = kept[:, k] > 0
                 res = pair_permutation_test(
                     c[rows][:, [a, b]], p[rows][:, [a, b]], permutations=permutations,
-                    rng=seeds[k], workers=1, engine="numpy",
+                    rng=seeds[k], workers=1, engine=engine,
                 )  # fmt: skip
                 p_without[k] = float(res.p_value[0])
     q_with, q_without = _bh(p_with), _bh(p_without)
@@ -448,6 +581,7 @@ def inline_pairwise(
     rnr = kinds == "R-NR"
     nan2 = (float("nan"), float("nan"))
     lost, ci, drop, drop_ci, reason = float("nan"), nan2, float("nan"), nan2, None
+    with_ci = nan2
     base = _rnr_mean(tau_with, rnr) if rnr.any() else float("nan")
     without = _rnr_mean(tau_without, rnr) if rnr.any() else float("nan")
     if not rnr.any():
@@ -463,18 +597,20 @@ def inline_pairwise(
             gen = np.random.default_rng(boot_seed)
             shares = np.full(n_boot, np.nan)
             drops = np.full(n_boot, np.nan)
-            ra, rb = ia[rnr], ib[rnr]
-            every = np.ones(ra.size, dtype=bool)
+            means = np.full(n_boot, np.nan)
+            rnr_tables = _PairTables(c, p, ia[rnr], ib[rnr])
+            rnr_kept = kept[:, rnr]
+            every = np.ones(int(rnr.sum()), dtype=bool)
             for i in range(n_boot):
                 times = np.bincount(gen.integers(0, n_items, n_items), minlength=n_items)
-                w = np.repeat(times[:, None].astype(float), ra.size, axis=1)
-                tw, _ = _taus(c, p, w, ra, rb, 2)
-                to, _ = _taus(c, p, w * kept[:, rnr], ra, rb, min_items)
+                w = np.repeat(times[:, None].astype(float), every.size, axis=1)
+                tw, _ = rnr_tables.taus(w, 2)
+                to, _ = rnr_tables.taus(w * rnr_kept, min_items)
                 mw, mo = _rnr_mean(tw, every), _rnr_mean(to, every)
-                drops[i] = mw - mo
+                drops[i], means[i] = mw - mo, mw
                 if np.isfinite(mw) and mw > 0:
                     shares[i] = 1.0 - mo / mw
-            for draws, target in ((shares, "share"), (drops, "drop")):
+            for draws, target in ((shares, "share"), (drops, "drop"), (means, "with")):
                 ok = draws[np.isfinite(draws)]
                 if ok.size:
                     q = (float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975)))
@@ -482,5 +618,14 @@ def inline_pairwise(
                         ci = q
                     elif target == "drop":
                         drop_ci = q
+                    else:
+                        with_ci = q
+            if reason is None and not with_ci[0] > 0:
+                # A share of a signal that may not be there: 1 - without / with swings without
+                # bound as "with" nears 0. The drop on the tau scale stays readable.
+                reason = (f"the R-NR mean tau-b on all items ({base:.3f}, 95% item bootstrap "
+                          f"{with_ci[0]:.3f} to {with_ci[1]:.3f}) is not clearly above 0: "
+                          "no clear signal to lose")  # fmt: skip
+                lost, ci = float("nan"), nan2
     return InlinePairTypes(pairs, types, lost, ci, int(n_boot), int(min_items), float(fdr_alpha),
-                           drop, drop_ci, reason)  # fmt: skip
+                           drop, drop_ci, reason, base, with_ci)  # fmt: skip

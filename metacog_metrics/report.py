@@ -565,19 +565,32 @@ _PROBE_COLORS = {
 _INLINE_TYPE_COLUMNS = {
     "pair_type": "pair type",
     "n_pairs": "pairs",
-    "mean_tau_with": "mean tau, all items",
-    "mean_tau_without": "mean tau, without inline",
+    "mean_tau_with": "mean tau-b, all items",
+    "mean_tau_without": "mean tau-b, without inline",
     "median_tau_with": "median, all",
     "median_tau_without": "median, without",
     "mean_items_without": "items kept (mean)",
-    "fdr_share_with": "FDR-significant, all",
-    "fdr_share_without": "FDR-significant, without",
+    "fdr_share_with": "pairs significant (BH), all",
+    "fdr_share_without": "pairs significant (BH), without",
 }
 
 
 def _absent(title: str, anchor: str, reason: str) -> str:
     return (f'<h2 id="{anchor}">{html.escape(title)}</h2>'
             f'<p class="warn">Not shown: {html.escape(reason)}.</p>')  # fmt: skip
+
+
+def _pct(x: Any, digits: int = 0) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{100 * x:.{digits}f}%"
+
+
+def _ci(pair: Any, digits: int = 3, pct: bool = False) -> str:
+    lo, hi = [*list(pair or []), None, None][:2]
+    if pct:
+        return f"95% item bootstrap {_pct(lo)} to {_pct(hi)}"
+    return f"95% item bootstrap {_fmt(lo, digits)} to {_fmt(hi, digits)}"
 
 
 def _inline_rates_figure(rates: pd.DataFrame) -> Figure | None:
@@ -598,7 +611,8 @@ def _inline_rates_figure(rates: pd.DataFrame) -> Figure | None:
         if np.isfinite(v):
             ax.text(j, i, f"{v:.0%}", ha="center", va="center", fontsize=8,
                     color="white" if v > 0.6 else "black")  # fmt: skip
-    ax.set_title("Rationales flagged as inline solving\n(R): reasoning model", fontsize=10)
+    ax.set_title("Share of each model's rationales flagged as inline solving\n"
+                 "(R): reasoning model", fontsize=10)  # fmt: skip
     fig.colorbar(im, ax=ax, shrink=0.8)
     return fig
 
@@ -613,10 +627,55 @@ def _inline_pairs_figure(types: pd.DataFrame, title: str) -> Figure | None:
     ax.bar(x + 0.2, types["mean_tau_without"], 0.4, color="0.65",
            label="without inline-solved items")  # fmt: skip
     ax.axhline(0, color="0.3", lw=0.8)
+    for k, v in enumerate(types["mean_tau_without"]):
+        if not np.isfinite(v):  # no pair of this type keeps enough items
+            ax.text(k + 0.2, 0, "n/a", ha="center", va="bottom", fontsize=8, color="0.4")
     ax.set_xticks(x, [f"{t}\n({n} pairs)" for t, n in zip(types["pair_type"], types["n_pairs"])])
-    ax.set(ylabel="mean pairwise tau-b", title=title)
+    ax.set(ylabel="mean pairwise tau-b (dconf vs dperf)", title=title)
     ax.legend(fontsize=8)
     return fig
+
+
+def _inline_types_table(types: pd.DataFrame) -> str:
+    shown = pd.DataFrame({label: types[key] for key, label in _INLINE_TYPE_COLUMNS.items()
+                          if key in types})  # fmt: skip
+    for key, label in _INLINE_TYPE_COLUMNS.items():
+        if label not in shown:
+            continue
+        if key.startswith("fdr_share"):
+            shown[label] = [_pct(v) for v in shown[label]]
+        elif key.startswith("mean_items"):
+            shown[label] = [_fmt(v, 1) for v in shown[label]]
+        elif "tau" in key:
+            shown[label] = [_fmt(v, 3) for v in shown[label]]
+    return _table(shown)
+
+
+def _inline_group_text(entry: Mapping[str, Any]) -> str:
+    share = entry.get("inline_share")
+    parts = [f"{_pct(share, 1)} of this group's (item, model) cells are inline-solved."]
+    types = {row.get("pair_type"): row for row in entry.get("pair_types") or []}
+    rnr = types.get("R-NR")
+    if rnr is None:
+        parts.append("There are no R-NR pairs.")
+        return " ".join(parts)
+    with_ci = entry.get("rnr_tau_with_ci")
+    parts.append(
+        f"R-NR mean tau-b: {_fmt(rnr.get('mean_tau_with'))} on all items"
+        + (f" ({_ci(with_ci)})" if with_ci and with_ci[0] is not None else "")
+        + f", {_fmt(rnr.get('mean_tau_without'))} without the inline-solved items"
+    )
+    drop = entry.get("rnr_tau_drop")
+    if drop is not None:
+        parts[-1] += f": a drop of {_fmt(drop)} ({_ci(entry.get('rnr_tau_drop_ci'))})"
+    lost = entry.get("rnr_share_lost")
+    if lost is not None:
+        parts[-1] += (f", which is {_pct(lost)} of the R-NR signal "
+                      f"({_ci(entry.get('rnr_share_lost_ci'), pct=True)}).")  # fmt: skip
+    else:
+        why = entry.get("rnr_share_lost_reason") or "not computed"
+        parts[-1] += f". Share of the signal lost: not given ({why})."
+    return " ".join(html.escape(x) for x in parts)
 
 
 def _inline_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
@@ -626,11 +685,19 @@ def _inline_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame])
         return _absent(title, anchor, sec.get("reason", "not run"))
     parts = [
         f'<h2 id="{anchor}">{title}</h2>',
-        f'<p class="muted">{sec.get("n_inline")} of {sec.get("n_texts")} probe rationales '
-        "flagged: they work the item out (arithmetic, equations, numbered derivation steps, "
-        "code, an answer stated inside the rationale) instead of judging it. Without those "
-        "items (per pair: the items neither model solved inline) the pairwise analysis is "
-        "repeated by pair type.</p>",
+        f"<p>{sec.get('n_inline')} of {sec.get('n_texts')} probe rationales are flagged as "
+        "inline solving: they work the item out (arithmetic, equations, code, a derivation or "
+        "an answer reached in words) instead of judging whether the model can answer it. A "
+        "model that solves the item inside its confidence rationale reports what it found, "
+        "not what it knows about itself, and that alone makes its confidence track its "
+        "correctness.</p>",
+        '<p class="muted">How to read it: for each group the pairwise analysis (Kendall '
+        "tau-b of dconf against dperf over items, per model pair) is repeated on the items "
+        "neither model of a pair solved inline, by pair type (R: reasoning model, NR: not). "
+        "If the calibration between reasoning and non-reasoning models comes from inline "
+        "solving, the grey bars of R-NR (and R-R) fall to about 0 while NR-NR does not move. "
+        "The detector finds solving written in symbols and about half of the solving written "
+        "out in prose (docs/text_analyses.md).</p>",
         _img(_inline_rates_figure(tables.get("inline_rates")), "inline-solving rates"),
     ]
     for bench, labels in (sec.get("groups") or {}).items():
@@ -640,34 +707,22 @@ def _inline_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame])
                 parts.append(head + f'<p class="warn">Pair types not shown: '
                              f'{html.escape(entry.get("reason", ""))}.</p>')  # fmt: skip
                 continue
+            if not entry.get("inline_share"):
+                parts.append(head + "<p>No rationale of this group is flagged: without "
+                             "inline-solved items the pairwise analysis is the one in the "
+                             "group's own section.</p>")  # fmt: skip
+                continue
             types = pd.DataFrame(entry.get("pair_types") or [])
-            lost = entry.get("rnr_share_lost")
-            lo, hi = (entry.get("rnr_share_lost_ci") or [None, None])[:2]
-            if lost is None:
-                why = html.escape(str(entry.get("rnr_share_lost_reason")))
-                what = f"R-NR share lost: n/a ({why})"
-            else:
-                what = (
-                    f"R-NR signal that disappears without the inline-solved items: {lost:.0%} "
-                    f"(95% item bootstrap {_fmt(lo, 2)} to {_fmt(hi, 2)})"
-                )
-            drop = entry.get("rnr_tau_drop")
-            if drop is not None:
-                dlo, dhi = (entry.get("rnr_tau_drop_ci") or [None, None])[:2]
-                what += (f"; R-NR mean tau-b falls by {drop:.3f} (95% item bootstrap "
-                         f"{_fmt(dlo, 3)} to {_fmt(dhi, 3)})")  # fmt: skip
-            share = entry.get("inline_share")
-            share = "n/a" if share is None else f"{share:.1%}"
-            parts.append(head + f"<p>{what}; {share} of the group's (item, model) cells are "
-                         "inline-solved.</p>")  # fmt: skip
+            parts.append(head + f"<p>{_inline_group_text(entry)}</p>")
             parts.append(_img(_inline_pairs_figure(types, f"{bench} / {label}: pair types"),
                               "pair types with and without inline items"))  # fmt: skip
             if not types.empty:
-                shown = types.rename(columns=_INLINE_TYPE_COLUMNS)[
-                    [v for k, v in _INLINE_TYPE_COLUMNS.items() if k in types]
-                ]
-                parts.append(_table(shown))
+                parts.append(_inline_types_table(types))
     return "\n".join(p for p in parts if p)
+
+
+def _model_label(model: Any, reasoning: Any) -> str:
+    return f"{model} (R)" if reasoning is True else str(model)
 
 
 def _probe_figure(t: pd.DataFrame, title: str) -> Figure | None:
@@ -675,7 +730,7 @@ def _probe_figure(t: pd.DataFrame, title: str) -> Figure | None:
         return None
     cols = [c for c in ("internal", "pop", "M", "QMP") if t[f"auroc_{c}"].notna().any()]
     models = list(t["model"])
-    fig, (ax1, ax2) = _figure(2, height=max(3.8, 0.24 * len(models) + 1.6))
+    fig, (ax1, ax2) = _figure(2, height=max(4.2, 0.24 * len(models) + 2.2))
     y = np.arange(len(models))
     for k, c in enumerate(cols):
         off = (k - (len(cols) - 1) / 2) * 0.18
@@ -686,12 +741,13 @@ def _probe_figure(t: pd.DataFrame, title: str) -> Figure | None:
         ax1.errorbar(v, y + off, xerr=err, fmt="o", ms=4, lw=0.8, capsize=0,
                      color=_PROBE_COLORS[c], label=dict(_PROBE_COLUMNS).get(c, c))  # fmt: skip
     ax1.axvline(0.5, color="0.6", lw=0.8, ls=":")
-    ax1.set_yticks(y, [f"{m} (R)" if r is True else str(m)
-                       for m, r in zip(models, t["reasoning"])],
+    ax1.set_yticks(y, [_model_label(m, r) for m, r in zip(models, t["reasoning"])],
                    fontsize=8 if len(models) <= 25 else 6)  # fmt: skip
     ax1.invert_yaxis()
     ax1.set(xlabel="AUROC for correctness (95% item bootstrap)", title=title)
-    ax1.legend(fontsize=7, loc="best", framealpha=0.8)
+    # Below the axes, so it covers no point.
+    ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(models) > 12
+               else -0.16), ncol=len(cols), frameon=False)  # fmt: skip
     names = [c for c in ("internal", "pop", "Q", "M", "P", "QM", "QP", "QMP")
              if t[f"auroc_{c}"].notna().any()]  # fmt: skip
     data = [t[f"auroc_{c}"].dropna().to_numpy() for c in names]
@@ -699,10 +755,47 @@ def _probe_figure(t: pd.DataFrame, title: str) -> Figure | None:
     for patch, c in zip(box["boxes"], names, strict=True):
         patch.set_facecolor(_PROBE_COLORS[c])
         patch.set_alpha(0.6)
-    ax2.set_xticks(np.arange(1, len(names) + 1), [dict(_PROBE_COLUMNS).get(c, c) for c in names])
+    ax2.set_xticks(np.arange(1, len(names) + 1), [_PROBE_NAMES.get(c, c) for c in names])
     ax2.axhline(0.5, color="0.6", lw=0.8, ls=":")
-    ax2.set(ylabel="AUROC across models", title="Own confidence, population and text probes")
+    ax2.set(ylabel="AUROC for correctness, one point per model",
+            title="Own confidence, population and text probes")  # fmt: skip
     return fig
+
+
+_PROBE_NAMES = {"internal": "Internal", "pop": "Pop"}
+_PROBE_TABLE = ("internal", "pop", "Q", "M", "P", "QM", "QP", "QMP")
+
+
+def _probe_group_text(t: pd.DataFrame, sets: Sequence[str]) -> str:
+    n = len(t)
+    med = [f"{_PROBE_NAMES.get(s, s)} {_fmt(t[f'auroc_{s}'].median())}"
+           for s in _PROBE_TABLE if t[f"auroc_{s}"].notna().any()]  # fmt: skip
+    own = t["auroc_internal"].to_numpy(dtype=float)
+    above = []
+    for s in ("pop", *[x for x in ("M", "QMP") if x in sets]):
+        v = t[f"auroc_{s}"].to_numpy(dtype=float)
+        ok = np.isfinite(v) & np.isfinite(own)
+        if ok.any():
+            above.append(f"{_PROBE_NAMES.get(s, s)} for {int((v[ok] > own[ok]).sum())} of "
+                         f"{int(ok.sum())}")  # fmt: skip
+    text = f"Median AUROC over {n} model(s): {', '.join(med)}."
+    if above:
+        text += " Above the model's own Internal AUROC: " + "; ".join(above) + "."
+    return html.escape(text)
+
+
+def _probe_table(t: pd.DataFrame) -> str:
+    cols = [s for s in _PROBE_TABLE if f"auroc_{s}" in t and t[f"auroc_{s}"].notna().any()]
+    shown = pd.DataFrame({
+        "model": [_model_label(m, r) for m, r in zip(t["model"], t["reasoning"])],
+        "items": t["n_items"].to_numpy(),
+        **{_PROBE_NAMES.get(s, s): t[f"auroc_{s}"].to_numpy(dtype=float) for s in cols},
+    })  # fmt: skip
+    median = {"model": "median", "items": float(t["n_items"].median())}
+    median.update({_PROBE_NAMES.get(s, s): float(t[f"auroc_{s}"].median()) for s in cols})
+    shown = pd.concat([shown, pd.DataFrame([median])], ignore_index=True)
+    shown["items"] = [f"{v:.0f}" for v in shown["items"]]
+    return _table(shown)
 
 
 def _probes_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
@@ -713,25 +806,32 @@ def _probes_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame])
     table = tables.get("text_probes")
     parts = [
         f'<h2 id="{anchor}">{title}</h2>',
-        '<p class="muted">AUROC for correctness of an L2 logistic regression on ~40 lexical '
-        "features (hedges, negations, causal words, self-correction, difficulty words, lengths "
-        "and counts) of the question (Q), the probe rationale without its verdict (M) and the "
-        f"solve trace (P), cross-validated ({sec.get('folds')} folds grouped by item), beside "
-        "Internal (the model's own confidence) and Pop (the other models' mean confidence on "
-        "the item). Intervals are in tables/text_probes.csv.</p>",
+        "<p>How much of a model's correctness can be read off the plain wording? An L2 "
+        "logistic regression on about 40 lexical features (hedges, negations, causal words, "
+        "self-correction such as wait/actually/hmm, difficulty words, lengths and counts) of "
+        "the question (Q), of the probe rationale without its verdict (M) and of the solve "
+        f"trace (P) predicts correctness, cross-validated ({sec.get('folds')} folds grouped by "
+        "item: no item is in two folds). Beside it: Internal, the model's own confidence, and "
+        "Pop, the other models' mean confidence on the item.</p>",
+        '<p class="muted">How to read it: 0.5 is chance. A probe level with Internal means the '
+        "wording carries as much about correctness as the model's own verdict; Pop above "
+        "Internal means the other models' confidence predicts this model's correctness better "
+        "than its own does (shared difficulty, not self-knowledge). Each AUROC's 95% "
+        "item-bootstrap interval is in tables/text_probes.csv.</p>",
     ]
     if sec.get("missing"):
         parts.append('<p class="warn">Not run: ' + html.escape("; ".join(
             f"{k} ({v})" for k, v in sec["missing"].items())) + ".</p>")  # fmt: skip
+    for note in sec.get("notes") or []:
+        parts.append(f'<p class="warn">{html.escape(note)}.</p>')
     if table is None or table.empty:
         return "\n".join([*parts, '<p class="warn">No group had enough graded items.</p>'])
+    sets = list(sec.get("sets") or [])
     for (bench, label), t in table.groupby(["benchmark", "label"], sort=False):
         parts.append(f"<h3>{html.escape(str(bench))} / {html.escape(str(label))}</h3>")
+        parts.append(f"<p>{_probe_group_text(t, sets)}</p>")
         parts.append(_img(_probe_figure(t, f"{bench} / {label}"), "text probe AUROCs"))
-        cols = {"model": "model", "n_items": "items"}
-        cols.update({f"auroc_{k}": v for k, v in _PROBE_COLUMNS if f"auroc_{k}" in t})
-        shown = t[list(cols)].rename(columns=cols)
-        parts.append(_table(shown))
+        parts.append(_probe_table(t))
     return "\n".join(parts)
 
 

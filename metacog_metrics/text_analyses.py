@@ -62,7 +62,12 @@ def _inline_section(
                 " to read"}, {}  # fmt: skip
     det = detect_inline(records["probe_text"])
     rates = inline_rates(records, det.flag)
-    tables = {"inline_rates": rates}
+    # Per record: which rationale was flagged, its score and the feature counts behind it.
+    keys = ["model", "benchmark", "item_id", "probe", "confidence_kind"]
+    per_record = pd.concat([records[keys].reset_index(drop=True),
+                            det.table.reset_index(drop=True)], axis=1)  # fmt: skip
+    has = records["probe_text"].map(lambda t: isinstance(t, str) and t.strip() != "")
+    tables = {"inline_rates": rates, "inline_records": per_record[has.to_numpy()]}
     flagged = records.assign(_inline=det.flag)
     out: dict[str, Any] = {
         "status": "ok",
@@ -75,7 +80,11 @@ def _inline_section(
     }
     perms = min(opts.permutations, INLINE_PERMUTATIONS)
     n_boot = min(opts.n_boot, INLINE_BOOT)
-    for key, g in groups.items():
+    from tqdm.auto import tqdm
+
+    bar = tqdm(groups.items(), total=len(groups), desc="inline solving", leave=False,
+               disable=not opts.progress)  # fmt: skip
+    for key, g in bar:
         entry: dict[str, Any]
         mat = g.matrices
         if g.skipped:
@@ -95,7 +104,8 @@ def _inline_section(
             seed = np.random.SeedSequence([opts.seed, *(ord(c) for c in "|".join(key))])
             res = inline_pairwise(mat.confidence, mat.correct, flags, models=mat.models,
                                   reasoning=list(mat.reasoning), permutations=perms,
-                                  n_boot=n_boot, fdr_alpha=opts.fdr_alpha, rng=seed)  # fmt: skip
+                                  n_boot=n_boot, fdr_alpha=opts.fdr_alpha, rng=seed,
+                                  engine=opts.engine)  # fmt: skip
             prefix = f"{_safe(g.benchmark)}__{_safe(g.label)}__"
             tables[prefix + "inline_pair_types"] = res.types
             tables[prefix + "inline_pairs"] = res.pairs
@@ -108,6 +118,8 @@ def _inline_section(
                 "rnr_share_lost_reason": res.reason,
                 "rnr_tau_drop": res.rnr_tau_drop,
                 "rnr_tau_drop_ci": list(res.rnr_tau_drop_ci),
+                "rnr_tau_with": res.rnr_tau_with,
+                "rnr_tau_with_ci": list(res.rnr_tau_with_ci),
                 "permutations": perms,
                 "n_boot": n_boot,
                 "min_items": res.min_items,
@@ -158,11 +170,18 @@ def _probe_section(
         "C": res.c,
         "n_boot": res.n_boot,
         "cv": "StratifiedGroupKFold by item (items sharing a question text are one group)",
-        "model": "StandardScaler + LogisticRegression(penalty='l2'), scikit-learn",
+        "model": "StandardScaler + LogisticRegression(penalty='l2', solver='newton-cholesky'), "
+        "scikit-learn",
         "notes": list(res.notes),
         "groups": by_group,
     }
-    return to_jsonable(out), {"text_probes": table}
+    # The paper's table: benchmark, model, Internal, Pop, QM, QP, QMP (point estimates; the
+    # intervals and Q, M, P are in text_probes.csv).
+    paper = table[["benchmark", "label", "model"]].rename(columns={"label": "probe"})
+    for score, name in (("internal", "Internal"), ("pop", "Pop"), ("QM", "QM"), ("QP", "QP"),
+                        ("QMP", "QMP")):  # fmt: skip
+        paper[name] = table[f"auroc_{score}"]
+    return to_jsonable(out), {"text_probes": table, "text_probes_paper": paper}
 
 
 def text_sections(

@@ -23,29 +23,48 @@ from metacog_metrics.simulate import Population, get_preset
 DATA = Path(__file__).parent / "data"
 
 
+#: Hand-written, hand-labelled rationales (tests/data/README.md says how each set was made).
+SETS = ("dev", "heldout", "round3", "round4", "round5")
+BENCHMARKS = {"squad", "mmlu_pro", "legalbench", "mathbench", "omni_math", "scicode"}
+
+
 def _labelled(name: str) -> pd.DataFrame:
     lines = (DATA / f"inline_labelled_{name}.jsonl").read_text().splitlines()
     return pd.DataFrame([json.loads(line) for line in lines if line.strip()])
 
 
-def _precision_recall(df: pd.DataFrame) -> tuple[float, float, int, int, int]:
+def _counts(df: pd.DataFrame) -> tuple[int, int, int]:
     flag = detect_inline(df["text"]).flag
     truth = df["inline"].to_numpy(dtype=bool)
-    tp, fp, fn = int((flag & truth).sum()), int((flag & ~truth).sum()), int((~flag & truth).sum())
-    return tp / (tp + fp), tp / (tp + fn), tp, fp, fn
+    return int((flag & truth).sum()), int((flag & ~truth).sum()), int((~flag & truth).sum())
 
 
-@pytest.mark.parametrize("name", ["dev", "heldout"])
-def test_precision_and_recall_on_the_hand_labelled_rationales(name):
-    """Rationales written for this test, labelled by hand: the development set (71 texts, the
-    detector was adjusted on it) and a held-out set (40 texts, written after the detector was
-    frozen). Both classes and all six benchmarks in each."""
+@pytest.mark.parametrize("name", SETS)
+def test_each_labelled_set_precision_and_recall_of_symbolic_solving(name):
+    """Every set has both classes on all six benchmarks. Precision, and the recall of solving
+    shown in symbols (arithmetic, equations, code), reach 0.9 in each set; solving written out
+    in prose ("so it is a governing-law clause") is beyond surface features and is only
+    counted in the pooled recall below."""
     df = _labelled(name)
     assert set(df["inline"]) == {0, 1}
-    assert set(df["benchmark"]) == {"squad", "mmlu_pro", "legalbench", "mathbench",
-                                    "omni_math", "scicode"}  # fmt: skip
-    precision, recall, tp, fp, fn = _precision_recall(df)
-    assert precision >= 0.9 and recall >= 0.9, (name, tp, fp, fn)
+    assert set(df["benchmark"]) == BENCHMARKS
+    assert set(df.loc[df["inline"] == 1, "benchmark"]) == BENCHMARKS
+    assert set(df.loc[df["inline"] == 1, "form"]) <= {"symbolic", "prose"}
+    assert df.loc[df["inline"] == 0, "form"].isna().all()
+    tp, fp, fn = _counts(df)
+    assert tp / (tp + fp) >= 0.9, (name, tp, fp, fn)
+    symbolic = df[df["form"] == "symbolic"]
+    recall = detect_inline(symbolic["text"]).flag.mean()
+    assert recall >= 0.9, (name, recall)
+
+
+def test_precision_and_recall_on_all_labelled_rationales():
+    """All 295 labelled rationales, prose solving included: precision and recall >= 0.9."""
+    df = pd.concat([_labelled(n) for n in SETS], ignore_index=True)
+    assert len(df) == 295 and df["text"].is_unique
+    tp, fp, fn = _counts(df)
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    assert precision >= 0.9 and recall >= 0.9, (tp, fp, fn)
 
 
 def test_features_counted_by_hand():
@@ -54,18 +73,46 @@ def test_features_counted_by_hand():
         "Therefore the result is 14.\nAnswer: Yes"
     )
     f = inline_features(text)
-    # operators "3 + 4", "7 * 2"; equations "= 7", "= 14"; two numbered steps; "Therefore";
-    # "the result is 14"; no chain (one "=" per sentence), no code.
-    assert f == {"operators": 2, "equations": 2, "equals_chain": 0, "steps": 2,
-                 "convergence": 1, "code": 0, "final_answer": 1}  # fmt: skip
+    # operators "3 + 4", "7 * 2"; equations "= 7", "= 14"; computations (evaluated arithmetic,
+    # counted once); two numbered steps; "Therefore"; "the result is 14"; no chain (one "=" per
+    # sentence), no code; "Therefore" leads into the stated answer, so no separate conclusion.
+    assert f == {"operators": 2, "equations": 2, "computations": 1, "equals_chain": 0,
+                 "steps": 2, "convergence": 1, "code": 0, "final_answer": 1,
+                 "reasoned_answer": 0}  # fmt: skip
     det = detect_inline([text])
-    # points: 2 + 2 + 2 + 1 + 2 (final answer) = 9
-    assert det.score.tolist() == [9] and det.flag.tolist() == [True]
+    # points: operators 2 + equations 2 + computation 3 + steps 2 + convergence 1 + answer 2
+    assert det.score.tolist() == [12] and det.flag.tolist() == [True]
 
 
-def test_chains_code_and_the_verdict_line():
-    assert inline_features("So a = b + 1 = 3 here.")["equals_chain"] == 1
-    assert inline_features("def f(x):\n    return x + 1")["code"] == 1
+@pytest.mark.parametrize(
+    ("text", "feature", "count"),
+    [
+        ("So a = b + 1 = 3 here.", "equals_chain", 1),
+        ("It costs 2000 * 0.015 * 3 in total", "operators", 2),  # a chain: both operators
+        ("$9000 + $8000 is the total", "operators", 1),  # currency signs
+        ("Twelve times eight is ninety-six", "operators", 1),  # arithmetic in words
+        ("12 squared, then adding 25", "operators", 2),
+        ("A = P(1 + r/n)^(nt)", "operators", 1),  # only "1 + r" has a number
+        ("a + b + c = 1 is the constraint", "computations", 0),  # no number before the =
+        ("3x + 5 = 20", "computations", 1),
+        ("C(6,3) = 20 triangles", "computations", 1),  # a function of numbers, evaluated
+        ("x ≡ 2 (mod 3) and x ≡ 3 (mod 5)", "equations", 2),  # congruences
+        ("def f(x):\n    return x + 1", "code", 2),  # two kinds: a def, a return
+        ("I need to return a matrix of Pauli terms", "code", 0),  # "return" in prose
+        ("so it is arbitrary. Therefore the answer is No.", "reasoned_answer", 1),
+        ("A classic case, so the answer is Canberra.", "reasoned_answer", 0),  # one statement
+        ("so diversity is complete, and so the court has jurisdiction", "reasoned_answer", 1),
+        ("Therefore I should answer it, so yes.", "convergence", 0),  # judging the model
+        ("The numbers are friendly, so it's doable.", "convergence", 0),
+        ("I get it right", "convergence", 0),
+        ("Then I get 17.", "convergence", 1),
+    ],
+)
+def test_single_features_counted_by_hand(text, feature, count):
+    assert inline_features(text)[feature] == count
+
+
+def test_the_verdict_line_is_no_evidence():
     assert strip_verdict("Sure.\nAnswer: Yes") == "Sure."
     assert strip_verdict("Fine.\nConfidence: 80") == "Fine."
     # The verdict line's "=" or digits are not evidence.
@@ -149,6 +196,26 @@ def test_pairwise_without_inline_items_matches_kendalltau():
     assert res.rnr_share_lost > 0.7
 
 
+def test_pairwise_with_continuous_confidence_matches_kendalltau():
+    """Sampled or numeric confidence: many dconf levels per pair, ties included."""
+    rng = np.random.default_rng(8)
+    n = 120
+    perf = (rng.random((n, 4)) < 0.6).astype(float)
+    conf = np.round(rng.random((n, 4)) * 8) / 8  # 9 levels (exact in binary), many ties
+    inline = rng.random((n, 4)) < 0.2
+    flags = [True, True, False, False]
+    res = inline_pairwise(conf, perf, inline, models=list("abcd"), reasoning=flags,
+                          permutations=0, n_boot=0)  # fmt: skip
+    for row in res.pairs.itertuples():
+        a, b = "abcd".index(row.model_a), "abcd".index(row.model_b)
+        keep = ~inline[:, a] & ~inline[:, b]
+        d_c, d_p = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
+        assert row.tau_with == pytest.approx(kendalltau(d_c, d_p).statistic, abs=1e-12)
+        assert row.tau_without == pytest.approx(
+            kendalltau(d_c[keep], d_p[keep]).statistic, abs=1e-12
+        )
+
+
 def test_share_lost_is_zero_without_flags_and_bootstrap_covers_it():
     conf, perf, inline = _hand_case(seed=4)
     none = np.zeros_like(inline)
@@ -220,3 +287,31 @@ def test_tau_drop_and_reasons():
     none = inline_pairwise(conf, perf, inline, models=["a", "b", "c"],
                            reasoning=[False, False, False], permutations=0, n_boot=0)  # fmt: skip
     assert none.reason == "no R-NR pairs"
+    # No signal at all (confidence unrelated to correctness everywhere): the R-NR mean on all
+    # items is noise around 0, so no share is given, only the drop.
+    rng = np.random.default_rng(11)
+    noise = (rng.random(conf.shape) < 0.5).astype(float)
+    flat = inline_pairwise(noise, perf, inline, models=["r", "n1", "n2"],
+                           reasoning=[True, False, False], permutations=0, n_boot=100)  # fmt: skip
+    lo, hi = flat.rnr_tau_with_ci
+    assert lo <= 0 <= hi and np.isnan(flat.rnr_share_lost) and np.isfinite(flat.rnr_tau_drop)
+    assert "above 0" in flat.reason
+
+
+def test_analysis_without_reasoning_flags_says_what_is_missing():
+    """Texts but no reasoning flags: rates and per-record flags are there, the pair types are
+    not, and the summary and the report say why instead of failing."""
+    from metacog_metrics.analyze import analyze_records
+    from metacog_metrics.report import render_report
+    from metacog_tasks.sim.responder import simulate_text_records
+
+    recs = simulate_text_records(6, benchmarks=["mathbench"], replicate=3, seed=1)
+    res = analyze_records(recs.drop(columns=["reasoning"]), permutations=50,
+                          joint_permutations=20, n_boot=20)  # fmt: skip
+    sec = res.summary["inline_solving"]
+    assert sec["status"] == "ok" and sec["n_inline"] > 0
+    entry = sec["groups"]["mathbench"]["prospective"]
+    assert entry["status"] == "absent" and "models file with reasoning" in entry["reason"]
+    assert "inline_records" in res.tables and "inline_rates" in res.tables
+    assert not any(name.endswith("inline_pair_types") for name in res.tables)
+    assert "Pair types not shown: no reasoning flags for 6 model(s)" in render_report(res)

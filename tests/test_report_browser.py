@@ -1,11 +1,13 @@
 """The report in a real browser: headless Chromium loads it, every image decodes, nothing is
 shrunk past legibility, and screenshots are saved (to ``$METACOG_SCREENSHOT_DIR`` when set).
 
-Chromium is the Debian package ``chromium``; without it these tests skip.
+Chromium is the Debian package ``chromium``; without it these tests skip (not the check of the
+simulated run's tables, which needs no browser).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from metacog_metrics.analyze import analyze_files
@@ -80,20 +83,64 @@ def _shots(tmp_path: Path) -> Path:
     return Path(os.environ.get("METACOG_SCREENSHOT_DIR") or tmp_path / "screenshots")
 
 
-def test_simulated_report_with_text_sections_renders(chromium, tmp_path):
+@pytest.fixture(scope="module")
+def simulated_run(tmp_path_factory) -> Path:
     from metacog_tasks.sim.responder import simulate_text_records
 
+    tmp = tmp_path_factory.mktemp("sim")
     records = simulate_text_records(8, benchmarks=["squad", "mathbench"], replicate=5, seed=3)
-    path = tmp_path / "records.parquet"
+    path = tmp / "records.parquet"
     records.to_parquet(path)
-    out = tmp_path / "sim"
+    out = tmp / "out"
     analyze_files([path], out_dir=out, permutations=100, joint_permutations=50, n_boot=50,
                   progress=False)  # fmt: skip
-    html = (out / "report.html").read_text(encoding="utf-8")
+    return out
+
+
+def test_simulated_run_writes_the_paper_s_table(simulated_run):
+    """tables/text_probes_paper.csv (benchmark, probe, model, Internal, Pop, QM, QP, QMP), the
+    same values as text_probes.csv and summary.json["text_probes"]."""
+    paper = pd.read_csv(simulated_run / "tables" / "text_probes_paper.csv")
+    assert list(paper.columns) == ["benchmark", "probe", "model", "Internal", "Pop", "QM",
+                                   "QP", "QMP"]  # fmt: skip
+    assert set(paper["benchmark"]) == {"squad", "mathbench"} and len(paper) == 16
+    full = pd.read_csv(simulated_run / "tables" / "text_probes.csv")
+    assert np.allclose(paper["QMP"], full["auroc_QMP"]) and np.allclose(
+        paper["Pop"], full["auroc_pop"]
+    )
+    summary = json.loads((simulated_run / "summary.json").read_text())
+    groups = summary["text_probes"]["groups"]
+    for row in paper.itertuples():
+        entry = groups[row.benchmark][row.probe]["models"][row.model]
+        assert entry["auroc_internal"] == pytest.approx(row.Internal)
+        assert entry["auroc_QM"] == pytest.approx(row.QM)
+
+
+def test_simulated_run_writes_per_record_inline_flags(simulated_run):
+    """tables/inline_records.csv: one row per rationale with its score and flag; the rates
+    table is their share per model and benchmark."""
+    from metacog_metrics.inline_solving import detect_inline
+
+    per = pd.read_csv(simulated_run / "tables" / "inline_records.csv")
+    records = pd.read_parquet(simulated_run.parent / "records.parquet")
+    assert len(per) == records["probe_text"].notna().sum() > 0
+    merged = per.merge(records, on=["model", "benchmark", "item_id", "probe",
+                                    "confidence_kind"])  # fmt: skip
+    det = detect_inline(merged["probe_text"])
+    assert (merged["inline_solved"].to_numpy() == det.flag).all()
+    assert (merged["inline_score"].to_numpy() == det.score).all()
+    assert merged["inline_solved"].sum() > 0
+    rates = pd.read_csv(simulated_run / "tables" / "inline_rates.csv")
+    share = per.groupby(["benchmark", "model"])["inline_solved"].mean()
+    for row in rates.itertuples():
+        assert row.inline_rate == pytest.approx(share[(row.benchmark, row.model)])
+
+
+def test_simulated_report_with_text_sections_renders(chromium, simulated_run, tmp_path):
+    html = (simulated_run / "report.html").read_text(encoding="utf-8")
     assert 'id="inline-solving"' in html and 'id="text-probes"' in html
     assert "Not shown" not in html
-    assert (out / "tables" / "text_probes.csv").exists()
-    _check_in_browser(chromium, out / "report.html", _shots(tmp_path), "simulated")
+    _check_in_browser(chromium, simulated_run / "report.html", _shots(tmp_path), "simulated")
 
 
 def test_realruns_report_says_why_text_sections_are_absent(chromium, realruns_dir, tmp_path):

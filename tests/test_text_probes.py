@@ -74,6 +74,15 @@ def test_probes_recover_what_the_generative_model_implies(sim_records, sim_probe
     assert abs(t["auroc_Q"].median() - 0.5) < 0.07
 
 
+def test_rationales_do_not_spell_out_the_verdict(sim_records):
+    """The wording is a second noisy read of the state that sets the verdict, not the verdict:
+    a probe of the verdict line's own answer from the rest of the rationale stays short of
+    perfect (simulated rationales written from the verdict's own state gave 1.00)."""
+    as_verdict = sim_records.assign(correct=sim_records["confidence"])
+    t = fit_text_probes(as_verdict, n_boot=0, seed=2).table
+    assert 0.75 < t["auroc_M"].median() < 0.98, t["auroc_M"].describe()
+
+
 def test_shuffled_labels_give_chance(sim_records):
     rng = np.random.default_rng(5)
     shuffled = sim_records.copy()
@@ -81,6 +90,74 @@ def test_shuffled_labels_give_chance(sim_records):
     t = fit_text_probes(shuffled, n_boot=0, seed=3).table
     for name in ("internal", "pop", *FEATURE_SETS):
         assert abs(t[f"auroc_{name}"].median() - 0.5) < 0.05, name
+
+
+# Words of the lexicons, digits and punctuation: texts whose features vary from item to item.
+_VOCAB = tuple(
+    "maybe might perhaps not never because so therefore wait actually hmm hard tricky easy "  # noqa: SIM905
+    "simple know recall I my would could chance correct wrong what which more less all some "
+    "if unless first then specific exact 12 3.5 ( ) , ? ! : the a of to and in is it that".split()
+)
+
+
+def _memorisable_records(n_items: int = 40, n_models: int = 8, seed: int = 0) -> pd.DataFrame:
+    """Every model gets the same random texts for an item and the same label, which no word
+    predicts: only having seen the item in training helps."""
+    rng = np.random.default_rng(seed)
+
+    def salad() -> str:
+        return " ".join(rng.choice(_VOCAB, size=int(rng.integers(5, 60)))) + "."
+
+    texts = [(salad(), salad(), salad()) for _ in range(n_items)]
+    labels = rng.random(n_items) < 0.5
+    return pd.DataFrame([
+        {"model": f"m{j}", "benchmark": "b", "item_id": f"i{i}", "probe": "prospective",
+         "confidence": float(rng.random() < 0.5), "confidence_kind": "verbal_binary",
+         "correct": float(labels[i]), "question": texts[i][0], "probe_text": texts[i][1],
+         "solve_text": texts[i][2]}
+        for j in range(n_models) for i in range(n_items)
+    ])  # fmt: skip
+
+
+def test_no_item_crosses_folds_shown_by_memorisation():
+    """The same item in a training and a test fold would be recognised: with folds by row the
+    classifier reads the labels off the copies (AUROC near 1); with folds by item, as the
+    probes use them, it is at chance."""
+    rec = _memorisable_records()
+    x = np.hstack([text_features(rec[c]).to_numpy() for c in ("question", "probe_text",
+                                                               "solve_text")])  # fmt: skip
+    y = rec["correct"].to_numpy(dtype=int)
+    by_row, _ = cross_validated_scores(x, y, np.arange(y.size))
+    assert roc_auc_score(y, by_row) > 0.95
+    res = fit_text_probes(rec, n_boot=0)
+    assert (res.table["auroc_QMP"] < 0.65).all() and (res.table["auroc_M"] < 0.65).all()
+    pred = res.predictions
+    assert (pred.groupby("item_id")["fold_QMP"].nunique() == 1).all()
+
+
+def test_internal_is_the_mean_of_k_samples(sim_records):
+    """Sampled confidence: the record's confidence is the share of k sampled answers that say
+    yes; Internal is its AUROC, Pop the other models' mean of it, in their own row."""
+    rng = np.random.default_rng(2)
+    g = sim_records[sim_records["benchmark"] == "squad"].copy()
+    p_yes = np.clip(0.25 + 0.35 * g["correct"] + 0.25 * rng.standard_normal(len(g)), 0, 1)
+    k = 10
+    draws = rng.random((len(g), k)) < p_yes.to_numpy()[:, None]
+    sampled = g.assign(confidence_kind="sampled", confidence=draws.mean(axis=1))
+    res = fit_text_probes(pd.concat([g, sampled], ignore_index=True), n_boot=0)
+    t = res.table[res.table["confidence_kind"] == "sampled"]
+    assert len(t) == N_MODELS
+    wide = sampled.pivot(index="item_id", columns="model", values="confidence")
+    for row in t.itertuples():
+        mine = sampled[sampled["model"] == row.model].set_index("item_id")
+        assert row.auroc_internal == pytest.approx(roc_auc_score(mine.correct, mine.confidence))
+        # The mean of k samples ranks items more finely than any one sample does.
+        one = draws[(sampled["model"] == row.model).to_numpy(), 0]
+        assert row.auroc_internal > roc_auc_score(mine.correct, one) - 0.02
+        # Means of k/10 values tie often; rounding drops the last-bit noise that would split
+        # the ties (0.3 + 0.6 != 0.9 in floating point).
+        others = wide.drop(columns=row.model).mean(axis=1).round(12).loc[mine.index]
+        assert row.auroc_pop == pytest.approx(roc_auc_score(mine.correct, others))
 
 
 def test_no_item_and_no_question_crosses_folds(sim_probes, sim_records):
@@ -104,6 +181,19 @@ def test_internal_and_pop_against_sklearn(sim_records, sim_probes):
         for name in ("internal", "pop", "M", "QMP"):
             lo, hi = getattr(row, f"auroc_{name}_low"), getattr(row, f"auroc_{name}_high")
             assert lo <= getattr(row, f"auroc_{name}") <= hi
+
+
+def test_bootstrap_intervals_as_wide_as_hanley_mcneil(sim_records, sim_probes):
+    """The item-bootstrap interval of a continuous score's AUROC against the Hanley-McNeil
+    (1982) standard error, computed here from its formula: about as wide."""
+    ratios = []
+    for row in sim_probes.table.itertuples():
+        a, n1 = row.auroc_QMP, row.n_correct
+        n0 = row.n_items - n1
+        q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+        se = np.sqrt((a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a)) / (n1 * n0))
+        ratios.append((row.auroc_QMP_high - row.auroc_QMP_low) / (2 * 1.96 * se))
+    assert 0.8 < np.median(ratios) < 1.25, np.round(ratios, 2)
 
 
 def test_fit_by_model(sim_records):
