@@ -138,10 +138,25 @@ def _reference_joint(c, p, null, n, rng):
     return out
 
 
-@pytest.mark.parametrize("binary", [True, False])
+def test_three_column_tau_equals_the_generic_table_formula():
+    from metacog_metrics.pairwise import tau_b_from_table
+    from metacog_metrics.pairwise.masked import _tau_b_columns
+
+    rng = np.random.default_rng(11)
+    t = rng.integers(0, 6, size=(50, 7, 3)) * (rng.random((50, 7, 3)) < 0.6)
+    t[0] = 0  # an empty table: NaN
+    t[1, :, 1:] = 0  # one dperf column: NaN
+    got = _tau_b_columns(np.swapaxes(t, -1, -2))
+    np.testing.assert_allclose(got, tau_b_from_table(t), atol=1e-13, equal_nan=True)
+    assert np.isnan(got[:2]).all()
+
+
+@pytest.mark.parametrize(
+    ("binary", "n_items"), [(True, 60), (False, 60), (False, 200)]
+)  # 200 items of a 0.1 grid: the integer-code path
 @pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
-def test_joint_draws_on_ragged_items_match_a_brute_force_reference(binary, null):
-    c, p = _ragged(n_items=60, m=4, binary=binary, seed=5)
+def test_joint_draws_on_ragged_items_match_a_brute_force_reference(binary, n_items, null):
+    c, p = _ragged(n_items=n_items, m=4, binary=binary, seed=5)
     res = pairwise_calibration(c, p, permutations=0, joint_permutations=400, rng=3, workers=1)
     got = res.nulls[null].draws
     ref = _reference_joint(c, p, null, 400, np.random.default_rng(9))

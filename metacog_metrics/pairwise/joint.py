@@ -21,6 +21,7 @@ from metacog_metrics.pairwise.common import (
 from metacog_metrics.pairwise.masked import (
     masked_binary_tables,
     masked_category_counts,
+    masked_code_taus,
     masked_grid,
     masked_taus,
     shuffled_binary_masked,
@@ -125,7 +126,21 @@ def _masked_joint_plan(
     cn = np.where(present, c, np.nan)
     pn = np.where(present, p, np.nan)
     grid = None if binary else masked_grid(cn)
+    if grid is not None and 3 * (2 * grid[1] + 1) > n_items:
+        grid = None  # few items a level: the sort path (as for complete data)
     counts = masked_category_counts(c, p, present) if binary else None
+    if grid is not None:  # grid-coded confidence: shuffle small integer codes, not floats
+        codes_t = np.ascontiguousarray(grid[0].T, dtype=np.int32)
+        y_t = np.ascontiguousarray(np.rint(p.T), dtype=np.int8)
+        both = pres_t[ia] & pres_t[ib]
+        base = np.argsort(~pres_t, axis=-1, kind="stable")  # own items first, in item order
+
+    def permutation(rng: np.random.Generator, b: int) -> NDArray:
+        keys = np.where(pres_t[None], rng.random((b, m, n_items)), np.inf)
+        order = np.argsort(keys, axis=-1, kind="stable")
+        idx = np.empty((b, m, n_items), dtype=np.intp)
+        np.put_along_axis(idx, np.broadcast_to(base, idx.shape), order, axis=-1)
+        return idx
 
     def task(start: int, ss: np.random.SeedSequence) -> NDArray:
         rng = np.random.default_rng(ss)
@@ -133,10 +148,15 @@ def _masked_joint_plan(
         if binary:
             cs, ps = shuffled_binary_masked(counts, pres_t, null, b, rng)
             return _tau_b_tables(masked_binary_tables(cs, ps, pres_t, ia, ib))
+        if grid is not None:
+            idx = permutation(rng, b)
+            cs = np.take_along_axis(np.broadcast_to(codes_t, idx.shape), idx, axis=-1)
+            if null == "base_rate":
+                idx = permutation(rng, b)
+            ys = np.take_along_axis(np.broadcast_to(y_t, idx.shape), idx, axis=-1)
+            return masked_code_taus(cs, ys, both, ia, ib, grid[1])
         cs, ps = shuffled_values_masked(cn, pn, present, null, b, rng)
-        g = None if grid is None else (np.rint(np.nan_to_num(cs) * grid[1]).astype(np.int64),
-                                       grid[1])  # fmt: skip
-        return masked_taus(cs, ps, ia, ib, g)
+        return masked_taus(cs, ps, ia, ib, None)
 
     def finish(parts: list[NDArray]) -> NDArray:
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))

@@ -34,7 +34,6 @@ from metacog_metrics.pairwise.tau import (
     _tau_b_tables,
     _tau_from_ties,
     _tied_pairs,
-    tau_b_from_table,
 )
 
 __all__ = [
@@ -227,14 +226,69 @@ def shuffled_values_masked(
     return np.swapaxes(cs, 1, 2), np.swapaxes(ps, 1, 2)
 
 
+def _tau_b_columns(t: NDArray) -> NDArray:
+    """tau-b of ``(..., 3, L)`` integer tables: three dperf columns over L ordered dconf rows.
+
+    With three columns Kendall's S is one pass over the rows: a row's cells in column 1 are
+    concordant with earlier rows' column 0 and discordant with their column 2, column 2 is
+    concordant with earlier columns 0 and 1, column 0 discordant with earlier 1 and 2. Integer
+    throughout (exact), on contiguous rows; equal to :func:`tau_b_from_table` on the L x 3
+    table (checked in the tests), and several times faster than its generic cumulative sums.
+    """
+    t = t.astype(np.int64, copy=False)
+    before = np.cumsum(t, axis=-1) - t  # per column: counts in strictly earlier rows
+    a0, a1, a2 = before[..., 0, :], before[..., 1, :], before[..., 2, :]
+    n0, n1, n2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
+    s = (n1 * (a0 - a2) + n2 * (a0 + a1) - n0 * (a1 + a2)).sum(axis=-1)
+    rows = n0 + n1 + n2
+    cols = t.sum(axis=-1)
+    n = rows.sum(axis=-1)
+    tied_rows = (rows * (rows - 1) // 2).sum(axis=-1)
+    tied_cols = (cols * (cols - 1) // 2).sum(axis=-1)
+    return _tau_from_ties(s.astype(float), (n * (n - 1) // 2).astype(float),
+                          tied_rows.astype(float), tied_cols.astype(float))  # fmt: skip
+
+
 def _tau_b_codes_masked(dx: NDArray, dy: NDArray, n_levels: int) -> NDArray:
     """tau-b of (..., N) codes dx in [0, L) against dy in {0, 1, 2}; dy = 3 marks no item."""
     lead = dx.shape[:-1]
     rows = int(np.prod(lead)) if lead else 1
-    flat = (np.arange(rows)[:, None] * (n_levels * 4) + (dx.reshape(rows, -1) * 4)
-            + dy.reshape(rows, -1)).ravel()  # fmt: skip
-    tables = np.bincount(flat, minlength=rows * n_levels * 4).reshape(rows, n_levels, 4)
-    return tau_b_from_table(tables[..., :3]).reshape(lead)
+    flat = (np.arange(rows)[:, None] * (n_levels * 4) + dy.reshape(rows, -1) * n_levels
+            + dx.reshape(rows, -1)).ravel()  # fmt: skip
+    tables = np.bincount(flat, minlength=rows * n_levels * 4).reshape(rows, 4, n_levels)
+    return _tau_b_columns(tables[:, :3]).reshape(lead)
+
+
+def masked_code_taus(
+    codes_t: NDArray, y_t: NDArray, both: NDArray[np.bool_], ia: NDArray, ib: NDArray, q: int
+) -> NDArray:
+    """tau-b of grid-coded confidence, pairs on their shared items, in models x items layout.
+
+    Args:
+        codes_t: ``(..., M, N)`` integer confidence codes (``conf * q``; any value where missing).
+        y_t: ``(..., M, N)`` 0/1 correctness (any value where missing), small integers.
+        both: ``(P, N)`` whether both models of each pair answered each item.
+        ia: First model of each pair.
+        ib: Second model of each pair.
+        q: Grid denominator (codes differ by at most ``q``).
+
+    Returns:
+        ``(..., P)`` tau-b. One bincount of ``4 x L`` cells per pair, the fourth dperf row
+        collecting the items the pair does not share; small integer types keep it lean.
+    """
+    n_levels = 2 * q + 1
+    lead = codes_t.shape[:-2]
+    rows = int(np.prod(lead, dtype=np.int64)) * ia.size
+    wide = np.int32 if rows * n_levels * 4 < 2**31 else np.int64
+    dy = (y_t[..., ia, :] - y_t[..., ib, :] + 1).astype(wide)
+    dy = np.where(both, dy, 3)
+    key = (codes_t[..., ia, :] - codes_t[..., ib, :] + q).astype(wide)
+    key += dy * n_levels
+    key += (np.arange(rows, dtype=np.int64).reshape(*lead, ia.size, 1) * (n_levels * 4)).astype(
+        wide
+    )
+    tables = np.bincount(key.ravel(), minlength=rows * n_levels * 4).reshape(rows, 4, n_levels)
+    return _tau_b_columns(tables[:, :3]).reshape(*lead, ia.size)
 
 
 def _tau_b_sorted_masked(x: NDArray, y: NDArray) -> NDArray:
