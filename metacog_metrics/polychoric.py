@@ -1,10 +1,12 @@
 """Polychoric correlations of ordinal confidence, pairwise-complete (psych-compatible).
 
-Two-step estimator as ``psych::polychoric(global=TRUE, correct=0.5)``: each model's thresholds are
-``qnorm`` of its cumulative level shares over every item it answered; each pair's correlation then
-maximises the bivariate-normal likelihood of the pair's table on the items both answered.
-The matrix applies no zero-cell correction by default: psych::polychoric 2.2.9 with its default
-``correct=0.5`` returns the uncorrected value on the reference data (checked to 2e-5).
+Two-step estimator as ``psych::polychoric(correct=0.5)`` (2.2.9): each pair's correlation
+maximises the bivariate-normal likelihood of the pair's table on the items both answered. When
+every model has the same number of levels the thresholds are ``qnorm`` of each model's cumulative
+level shares over every item it answered and zero cells are left alone (psych ``global=TRUE``);
+otherwise, as psych, each pair's thresholds come from its own table after its zero cells are
+replaced by 0.5 (``global=FALSE``). Both paths are checked against psych on committed reference
+data (``tests/reference``).
 
 Numeric confidence in [0, 1] becomes ordered levels with :func:`confidence_levels`: a model's
 distinct values when it has at most ``n_levels`` of them, else its within-model quantile bins.
@@ -187,19 +189,60 @@ def _golden_rho(table: NDArray, tx: NDArray, ty: NDArray, steps: int = _GOLDEN_S
     return 0.5 * (a + b)
 
 
+def _pair_thresholds(
+    margins: NDArray, used: NDArray[np.bool_], total: NDArray
+) -> NDArray[np.float64]:
+    """Cut-points of each pair's own (corrected) table margins, psych's ``global = FALSE``.
+
+    ``qnorm`` of the cumulative margin over the pair's total before correction, up to its last
+    used level; unused levels get zero-width cells (a repeated cut-point), as if dropped.
+
+    Args:
+        margins: ``(P, W)`` margin counts (after the zero-cell correction).
+        used: ``(P, W)`` levels with observations in the pair's table.
+        total: ``(P,)`` items the pair shares.
+    """
+    n_pairs, width = margins.shape
+    cum = np.cumsum(margins, axis=1) / total[:, None]
+    last = width - 1 - np.argmax(used[:, ::-1], axis=1)  # last used level
+    inner = special.ndtri(np.clip(cum, 1e-300, 1 - 1e-16))
+    inner = np.where(np.arange(width)[None, :] < last[:, None], inner, _BIG)
+    inner = np.where(cum <= 0, -_BIG, inner)
+    out = np.empty((n_pairs, width + 1))
+    out[:, 0] = -_BIG
+    out[:, 1:] = np.clip(inner, -_BIG, _BIG)
+    return out
+
+
 def polychoric_matrix(
     levels: ArrayLike,
     *,
     names: list[str] | None = None,
-    correct: float = 0.0,
+    correct: float = 0.5,
     min_pair: int = 2,
+    global_thresholds: bool | None = None,
 ) -> PolychoricMatrixResult:
     """Polychoric correlations of an items x models level matrix, NaN = not answered.
 
-    Thresholds are per model over every item it answered (psych ``global=TRUE``); each pair uses
-    the items both answered (psych's pairwise-complete rule). Every pair's table comes from one
-    matrix product of the models' level indicators, and all pairs are solved together
-    (:func:`_golden_rho`).
+    psych::polychoric's rules (2.2.9, checked against it on the committed reference data):
+
+    * when every model has the same number of levels (``global_thresholds=None``), thresholds
+      are per model over every item it answered (psych ``global = TRUE``) and the tables are
+      not corrected;
+    * otherwise psych sets ``global = FALSE``: each pair's thresholds come from its own table on
+      the items both answered, after zero cells of its used rows and columns are replaced by
+      ``correct`` (0.5, as the tetrachoric: a zero cell otherwise puts the maximum on the
+      boundary; an atlas pair of two sparse-ended models gave -0.90 uncorrected, 0.24 in psych).
+
+    Every pair's table comes from one matrix product of the models' level indicators, and all
+    pairs are solved together (:func:`_golden_rho`).
+
+    Args:
+        levels: ``(items, models)`` integer levels, NaN where a model lacks an item.
+        names: Model names.
+        correct: Zero-cell value of the per-pair path.
+        min_pair: Fewest shared items for a correlation (fewer: NaN).
+        global_thresholds: Force psych's ``global`` (None: its rule above).
 
     Raises:
         ValueError: If ``levels`` is not 2-D, holds non-integer levels, or ``names`` mismatches.
@@ -221,6 +264,8 @@ def polychoric_matrix(
         codes[obs[:, j], j] = inv
         nlev[j] = used.size
     width = int(max(2, nlev.max(initial=0)))
+    if global_thresholds is None:
+        global_thresholds = bool(np.unique(nlev[nlev > 0]).size <= 1)
     taus = np.full((m, width + 1), _BIG)
     for j in range(m):
         if nlev[j]:
@@ -235,18 +280,22 @@ def polychoric_matrix(
     rho = np.eye(m)
     ia, ib = np.triu_indices(m, k=1)
     tables = gram[ia, :, ib, :]  # (P, width, width)
-    rows_used = (tables.sum(axis=2) > 0).sum(axis=1)
-    cols_used = (tables.sum(axis=1) > 0).sum(axis=1)
-    ok = (npair[ia, ib] >= min_pair) & (rows_used > 1) & (cols_used > 1)
+    rows_used = tables.sum(axis=2) > 0
+    cols_used = tables.sum(axis=1) > 0
+    ok = (npair[ia, ib] >= min_pair) & (rows_used.sum(axis=1) > 1) & (cols_used.sum(axis=1) > 1)
     r = np.full(ia.size, np.nan)
     if ok.any():
         t = tables[ok].astype(float)
-        if correct > 0:  # zero cells inside the levels each model used
-            inside = (np.arange(width)[None, :, None] < nlev[ia[ok], None, None]) & (
-                np.arange(width)[None, None, :] < nlev[ib[ok], None, None]
-            )
-            t = np.where(inside & (t == 0), correct, t)
-        r[ok] = _golden_rho(t, taus[ia[ok]], taus[ib[ok]])
+        if global_thresholds:
+            tx, ty = taus[ia[ok]], taus[ib[ok]]
+        else:
+            ru, cu = rows_used[ok], cols_used[ok]
+            if correct > 0:
+                t = np.where(ru[:, :, None] & cu[:, None, :] & (t == 0), correct, t)
+            total = tables[ok].sum(axis=(1, 2)).astype(float)
+            tx = _pair_thresholds(t.sum(axis=2), ru, total)
+            ty = _pair_thresholds(t.sum(axis=1), cu, total)
+        r[ok] = _golden_rho(t, tx, ty)
     rho[ia, ib] = rho[ib, ia] = r
     return PolychoricMatrixResult(rho, npair, nlev, names)
 

@@ -79,7 +79,7 @@ def test_vectorised_matrix_matches_a_per_pair_scipy_search_with_missing_items():
     )
     x = x.astype(float)  # fmt: skip
     x[rng.random(x.shape) < 0.3] = np.nan
-    res = polychoric_matrix(x)
+    res = polychoric_matrix(x, global_thresholds=True)  # the global path (see the psych tests)
     for a, b in ((0, 1), (1, 3), (2, 3), (0, 2)):
         assert res.rho[a, b] == pytest.approx(_reference_pair(x[:, a], x[:, b]), abs=2e-5)
         assert res.n_pair[a, b] == np.sum(~np.isnan(x[:, a]) & ~np.isnan(x[:, b]))
@@ -107,3 +107,12 @@ def test_ordinal_correlation_keeps_varying_models_and_reports_the_rest():
         v = conf[~np.isnan(conf[:, j]), j]
         share = (np.sum(v < med) + 0.5 * np.sum(v == med)) / v.size
         assert t == pytest.approx(stats.norm.ppf(share))
+
+
+@pytest.mark.parametrize("case", REF["psych_polychoric_mixed"], ids=lambda c: str(len(c["levels"])))
+def test_matrix_matches_psych_with_unequal_levels_and_zero_cells(case):
+    """Models with different numbers of levels: psych sets global = FALSE (each pair's
+    thresholds from its own table) and replaces zero cells by 0.5."""
+    x = np.array([[np.nan if v is None else v for v in r] for r in case["levels"]], float)
+    want = np.array(case["rho"], float)
+    np.testing.assert_allclose(polychoric_matrix(x).rho, want, atol=1e-4)
