@@ -677,3 +677,18 @@ def test_pooled_private_signal_test_exchanges_items_within_their_benchmark():
     assert pooled["private_signal"]["n_groups"] == 2
     single = res.summary["results"]["squad"]["prospective"]["pairwise"]["nulls"]
     assert single["private_signal"]["n_groups"] == 1
+
+
+def test_realruns_mmlu500_keeps_models_and_items(realruns_dir):
+    """16 models x 500 MMLU items, verbalised confidence; complete-case kept 186 items."""
+    from metacog_metrics.records import read_records
+
+    df = read_records(realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv")
+    res = analyze_records(df, permutations=0, joint_permutations=9, seed=0, n_boot=0)
+    g = res.summary["results"]["all"]["prospective"]
+    assert [m for m, c in g["coverage"].items() if not c["included"]] == ["zai/glm-5"]  # 37%
+    assert g["confidence"]["method"] == "polychoric"
+    assert g["confidence"]["basis"]["n_models"] == 15
+    per = g["pairwise"]["basis"]["n_items_per_pair"]
+    assert g["pairwise"]["basis"]["n_items"] == 500 and per["median"] == 500 and per["min"] > 300
+    assert g["n_items"] > 186  # the complete-case sections without the partial run
