@@ -89,6 +89,19 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "pairwise_taus",
         "tau_b_from_table",
     ),
+    "metacog_metrics.polychoric": (
+        "OrdinalCorrelationResult",
+        "PolychoricMatrixResult",
+        "confidence_levels",
+        "ordinal_correlation",
+        "polychoric_matrix",
+        "polychoric_table",
+    ),
+    "metacog_metrics.private_signal": (
+        "PrivateSignalTestResult",
+        "pattern_strata",
+        "private_signal_test",
+    ),
     "metacog_metrics.stratified": (
         "StratifiedTestResult",
         "stratified_mean_tau_test",

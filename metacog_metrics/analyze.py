@@ -1,11 +1,15 @@
 """``metacog analyze``: every analysis of a record table, per (benchmark, probe, confidence kind).
 
-:func:`analyze_records` runs, for each group of records: the items x models matrices
-(complete-case, drops reported), tetrachoric correlations, eigen-decomposition and one-factor
-model of confidence and of correctness, the factor alignment on all and on contentious items,
-pairwise calibration with both nulls, and per-model calibration. :func:`analyze_files` reads the
-files, runs it, and writes ``summary.json`` (strict JSON, schema in ``docs/summary_schema.md``),
-``tables/*.csv`` and, when the report module is installed, ``report.html``.
+:func:`analyze_records` runs, for each group of records: the item coverage of every model
+(models below ``min_coverage`` left out, reported); tetrachoric correlations (polychoric over
+ordered levels for numeric confidence) on pairwise-complete items, their eigen-decomposition and
+one-factor model, of confidence and of correctness; pairwise calibration with both nulls, each
+pair on the items both models answered; on the complete-case items (those every included model
+answered), the factor alignment on all and on contentious items and the test of private signal;
+and per-model calibration. Every section records its basis (models and items).
+:func:`analyze_files` reads the files, runs it, and writes ``summary.json`` (strict JSON, schema
+in ``docs/summary_schema.md``), ``tables/*.csv`` and, when the report module is installed,
+``report.html``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from metacog_metrics.pairwise import (
     PairwiseResult,
     pairwise_calibration,
 )
+from metacog_metrics.polychoric import N_LEVELS, confidence_levels, ordinal_correlation
+from metacog_metrics.private_signal import PrivateSignalTestResult, private_signal_test
 from metacog_metrics.records import (
     ItemMatrices,
     RecordWarning,
@@ -52,7 +58,6 @@ from metacog_metrics.records import (
     read_records,
     validate_records,
 )
-from metacog_metrics.stratified import StratifiedTestResult, stratified_mean_tau_test
 from metacog_metrics.tetrachoric import TetrachoricMatrixResult, tetrachoric_matrix
 from metacog_metrics.text_analyses import text_sections
 
@@ -91,13 +96,19 @@ class AnalysisOptions:
     Attributes:
         permutations: Per-pair permutation draws for each null (0 skips the per-pair tests).
         joint_permutations: Joint draws for the null of the mean over pairs, the delta curve,
-            the pair types and the difficulty-stratified null (0 skips them).
+            the pair types and the private-signal test (0 skips them).
         seed: Seed; each group derives its own streams from it and its key, so adding a group
             does not change the others.
         alternative: Alternative of every permutation p-value.
         fdr_alpha: BH level for the share of significant pairs.
-        binarize_at: Continuous confidence >= this counts as "yes" in the tetrachoric and factor
-            sections (pairwise and calibration use the real values).
+        binarize_at: With ``numeric_levels=0``, numeric confidence >= this counts as "yes" in
+            the tetrachoric and factor sections (pairwise and calibration always use the real
+            values).
+        numeric_levels: Numeric confidence (verbal_numeric, sampled, logprob) enters the
+            correlation and factor sections as at most this many ordered levels per model
+            (its distinct values, or its own quantile bins) with polychoric correlations, so
+            every model whose confidence varies stays in; 0 binarises it at ``binarize_at``
+            (tetrachoric) instead.
         contentious_bounds: Inclusive yes-rate and pass-rate bounds of a contentious item.
         n_boot: Bootstrap resamples of the Internal - Pop AUROC interval.
         deltas: Accuracy-gap grid of the delta curve.
@@ -108,8 +119,12 @@ class AnalysisOptions:
             items are ``<benchmark>:<item_id>``. Useful when each benchmark has few items.
         min_coverage: Leave a model out of a group's cross-model analyses (not its own
             calibration) when it has usable items for less than this share of the group's
-            items, before the complete-case rule; one partial run then no longer costs every
-            model the items it lacks. Reported per group. None keeps every model.
+            items (default 0.5: a model that answered fewer than half the items is treated as
+            a partial run). The correlation matrices and the pairwise section use each pair's
+            shared items, so a partial model costs only its own pairs; the complete-case
+            analyses (factor scores, alignment, private-signal test) lose every item an
+            included model lacks. Reported per model in the coverage table. None or 0 keeps
+            every model.
         engine: Engine of the per-pair draws for binary confidence (``"auto"``, ``"numpy"``,
             ``"numba"``; see :func:`~metacog_metrics.pair_permutation_test`). The same seed
             gives other draws on another engine; ``summary.json`` records the one that ran.
@@ -127,9 +142,10 @@ class AnalysisOptions:
     deltas: tuple[float, ...] = DEFAULT_DELTAS
     workers: int | None = None
     pool: bool = False
-    min_coverage: float | None = None
+    min_coverage: float | None = 0.5
     engine: str = "auto"
     progress: bool = False
+    numeric_levels: int = N_LEVELS
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
@@ -155,9 +171,13 @@ class AnalysisOptions:
         put("contentious_bounds", (low, high))
         put("deltas", tuple(float(d) for d in self.deltas))
         if self.min_coverage is not None:
-            if not 0.0 < float(self.min_coverage) <= 1.0:
-                raise ValueError(f"min_coverage must be in (0, 1], got {self.min_coverage}")
-            put("min_coverage", float(self.min_coverage))
+            if not 0.0 <= float(self.min_coverage) <= 1.0:
+                raise ValueError(f"min_coverage must be in [0, 1], got {self.min_coverage}")
+            put("min_coverage", float(self.min_coverage) or None)
+        levels = self.numeric_levels
+        if isinstance(levels, bool) or int(levels) != levels or levels < 0 or levels == 1:
+            raise ValueError(f"numeric_levels must be 0 or an integer >= 2, got {levels!r}")
+        put("numeric_levels", int(levels))
         if self.workers is not None and int(self.workers) < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers!r}")
         if self.engine not in ENGINES:
@@ -182,15 +202,20 @@ class AnalysisOptions:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class MatrixSection(Result):
-    """Tetrachoric, eigen and factor results of one binary items x models matrix.
+    """Correlation, eigen and factor results of one items x models matrix.
 
     Attributes:
-        tetrachoric: The tetrachoric matrix (degenerate models excluded).
+        tetrachoric: The correlation matrix on pairwise-complete items (models without variance
+            or without enough shared items excluded): tetrachoric for 0/1 data, polychoric
+            (:class:`~metacog_metrics.polychoric.OrdinalCorrelationResult`) for numeric
+            confidence over per-model levels; ``method`` says which.
         eigen: Eigen-decomposition of it, with the loadings-vs-thresholds parabola (None when
             fewer than 2 models are left).
         factor: One-factor model (None when fewer than 3 models are left).
-        rate: Per model (group order), the share of 1s (yes-rate or accuracy).
+        rate: Per model (group order), the share of 1s (yes-rate or accuracy), or the mean
+            confidence for numeric confidence, each on the model's own items.
         reason: Why ``eigen``/``factor`` are missing, else None.
+        method: ``"tetrachoric"`` or ``"polychoric"``.
     """
 
     tetrachoric: TetrachoricMatrixResult
@@ -198,6 +223,12 @@ class MatrixSection(Result):
     factor: FactorAnalysisResult | None
     rate: np.ndarray
     reason: str | None = None
+    method: str = "tetrachoric"
+
+    @property
+    def correlation(self) -> TetrachoricMatrixResult:
+        """The correlation matrix (``tetrachoric``, whichever ``method`` made it)."""
+        return self.tetrachoric
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -210,21 +241,27 @@ class GroupAnalysis(Result):
         confidence_kind: Confidence kind.
         label: Key under ``summary["results"][benchmark]`` (the probe, or ``probe:kind`` when the
             probe has several kinds).
-        matrices: The complete-case items x models matrices.
-        binarized_at: Threshold used to binarise continuous confidence for the tetrachoric and
-            factor sections (None for binary confidence).
-        confidence: Section of the (binarised) confidence matrix.
+        matrices: The complete-case items x models matrices of the included models (items every
+            one of them answered): factor scores, the alignment and the private-signal test.
+        binarized_at: Threshold used to binarise numeric confidence for the tetrachoric and
+            factor sections (None for binary confidence, and for numeric confidence analysed
+            as ordered levels with the polychoric).
+        confidence: Section of the confidence matrix (pairwise-complete items).
         correctness: Section of the correctness matrix.
         alignment: Factor alignment of confidence with correctness.
-        pairwise: Pairwise calibration (real-valued confidence for continuous kinds).
+        pairwise: Pairwise calibration (real-valued confidence for continuous kinds), each pair
+            on the items both models answered.
         calibration: Per-model calibration (each model on its own graded items).
         skipped: Why the cross-model analyses were skipped, else None.
         warnings: Notes on this group (drops, degenerate models, smoothing, unparseable rows).
-        stratified: The mean tau against the difficulty-stratified null, a test of private
-            signal beyond shared difficulty (binary confidence only; see
-            :mod:`metacog_metrics.stratified`).
+        private_signal: The test of private signal on the complete-case items (binary
+            confidence only; :mod:`metacog_metrics.private_signal`).
         coverage_excluded: ``{model: share of the group's items it has}`` for models left out
             of the cross-model analyses by ``min_coverage``.
+        all_items: The items x models matrices of the included models on every item any of
+            them answered (NaN where a model lacks one): the correlation matrices and the
+            pairwise section.
+        coverage: One row per model of the group: usable items, share, included or why not.
     """
 
     benchmark: str
@@ -240,8 +277,10 @@ class GroupAnalysis(Result):
     calibration: CalibrationResult
     skipped: str | None
     warnings: tuple[str, ...]
-    stratified: StratifiedTestResult | None = None
+    private_signal: PrivateSignalTestResult | None = None
     coverage_excluded: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    all_items: ItemMatrices | None = None
+    coverage: pd.DataFrame | None = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -277,23 +316,103 @@ class AnalysisResult(Result):
 # --------------------------------------------------------------------------------------------
 
 
-def _section(x: np.ndarray, models: Sequence[str]) -> MatrixSection:
-    with np.errstate(invalid="ignore"):
-        rate = x.mean(axis=0) if x.size else np.full(len(models), np.nan)
+def _pairable_tetrachoric(
+    x: np.ndarray, models: Sequence[str], min_pair: int
+) -> TetrachoricMatrixResult:
+    """Pairwise-complete tetrachoric matrix of the models that share ``min_pair`` items with
+    every other kept model (the one with most gaps left out first, each reported)."""
     tet = tetrachoric_matrix(x, names=list(models))
+    pos = [list(models).index(n) for n in tet.names]
+    bad = tet.n[np.ix_(range(len(pos)), range(len(pos)))] < min_pair
+    np.fill_diagonal(bad, False)
+    keep = list(range(len(pos)))
+    reasons: dict[str, str] = {}
+    while keep:
+        sub = bad[np.ix_(keep, keep)]
+        if not sub.any():
+            break
+        worst = int(np.argmax(sub.sum(axis=0) * 1e6 - tet.n[keep, keep]))
+        j = keep.pop(worst)
+        reasons[tet.names[j]] = (
+            f"fewer than {min_pair} shared items with {int(sub[:, worst].sum())} other model(s)"
+        )
+    if not reasons:
+        return tet
+    cols = [pos[j] for j in keep]
+    sub = tetrachoric_matrix(x[:, cols], names=[models[c] for c in cols])
+    merged = {**tet.dropped_reasons, **reasons}
+    return dataclasses.replace(
+        sub,
+        dropped=tuple(m for m in models if m in merged),
+        dropped_reasons={m: merged[m] for m in models if m in merged},
+    )
+
+
+def _section(
+    x: np.ndarray,
+    models: Sequence[str],
+    *,
+    ordinal: bool = False,
+    n_levels: int = N_LEVELS,
+    min_pair: int = MIN_ITEMS,
+) -> MatrixSection:
+    """Correlations on pairwise-complete items, eigen-decomposition and one-factor model.
+
+    ``x`` is items x models with NaN where a model lacks an item: 0/1 (tetrachoric) or, with
+    ``ordinal``, numeric confidence (polychoric over at most ``n_levels`` levels per model).
+    """
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a model without items: NaN rate
+        rate = np.nanmean(x, axis=0) if x.size else np.full(len(models), np.nan)
+    if ordinal:
+        tet = ordinal_correlation(x, names=list(models), n_levels=n_levels, min_pair=min_pair)
+    else:
+        tet = _pairable_tetrachoric(x, models, min_pair)
+    method = "polychoric" if ordinal else "tetrachoric"
     eigen = factor = None
     reason = None
     if len(tet.names) < 2:
         reason = f"only {len(tet.names)} model(s) with variance"
     elif np.isnan(tet.rho).any():
-        reason = "missing tetrachoric correlations"
+        reason = f"missing {method} correlations"
     else:
         eigen = eigen_decomposition(tet.rho, thresholds=tet.tau, names=tet.names)
         if len(tet.names) >= 3:
             factor = factor_analysis(tet.rho, names=tet.names)
         else:
             reason = "fewer than 3 models with variance: no factor model"
-    return MatrixSection(tet, eigen, factor, rate, reason)
+    return MatrixSection(tet, eigen, factor, rate, reason, method)
+
+
+def coverage_table(df: pd.DataFrame, min_coverage: float | None) -> pd.DataFrame:
+    """Per model of one group: usable items (a confidence and a grade), share, included.
+
+    Args:
+        df: The group's records.
+        min_coverage: Share below which a model is left out of the cross-model analyses.
+
+    Returns:
+        Columns ``model``, ``n_items`` (usable), ``n_items_group`` (items of the group),
+        ``share``, ``included``, ``reason`` (why not, else empty); models in order of
+        appearance.
+    """
+    usable = df[df["confidence"].notna() & df["correct"].notna()]
+    n_group = int(df["item_id"].nunique())
+    models = list(pd.unique(df["model"]))
+    counts = usable.groupby("model", sort=False)["item_id"].nunique().reindex(models).fillna(0)
+    share = counts / max(n_group, 1)
+    rows = []
+    for m in models:
+        n, sh = int(counts[m]), float(share[m])
+        reason = ""
+        if n == 0:
+            reason = "no item with both a confidence and a grade"
+        elif min_coverage and sh < min_coverage:
+            reason = f"coverage {sh:.1%} below min_coverage {min_coverage:g}"
+        rows.append({"model": str(m), "n_items": n, "n_items_group": n_group, "share": sh,
+                     "included": not reason, "reason": reason})  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "n_items", "n_items_group", "share", "included",
+                                       "reason"])  # fmt: skip
 
 
 def _analyze_group(
@@ -306,7 +425,9 @@ def _analyze_group(
     notes: list[str] = []
     root = child_sequence(opts.seed, *key)
     pair_seed, boot_seed, strat_seed = root.spawn(3)
-    excluded = _low_coverage(df, opts.min_coverage) if opts.min_coverage else {}
+    coverage = coverage_table(df, opts.min_coverage)
+    low = coverage[coverage["reason"].str.startswith("coverage")]
+    excluded = dict(zip(low["model"], low["share"].astype(float)))
     if excluded:
         listed = ", ".join(f"{m} {c:.0%}" for m, c in excluded.items())
         notes.append(
@@ -315,6 +436,16 @@ def _analyze_group(
         )
     keep = [m for m in pd.unique(df["model"]) if m not in excluded] if excluded else None
     mat = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind, models=keep)
+    every = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind, models=keep,
+                          missing="keep")  # fmt: skip
+    answered = ~np.isnan(every.confidence) & ~np.isnan(every.correct)
+    rows = answered.any(axis=1)
+    every = dataclasses.replace(
+        every,
+        item_ids=tuple(np.asarray(every.item_ids, dtype=object)[rows]),
+        confidence=np.where(answered, every.confidence, np.nan)[rows],
+        correct=np.where(answered, every.correct, np.nan)[rows],
+    )
     calibration = calibration_by_model(
         df, n_boot=opts.n_boot, rng=int(boot_seed.generate_state(1)[0])
     )
@@ -328,32 +459,42 @@ def _analyze_group(
         worst = sorted(mat.dropped_by_model.items(), key=lambda kv: -kv[1])[:3]
         listed = ", ".join(f"{m} lacks {n}" for m, n in worst if n)
         notes.append(
-            f"complete-case: {mat.n_items_dropped} of {mat.n_items_total} items dropped "
-            f"because some model lacked them ({listed})"
+            f"complete-case analyses (factor scores, alignment, private-signal test) use "
+            f"{mat.n_items} of {mat.n_items_total} items, those every included model answered "
+            f"({listed}); the correlation matrices and the pairwise section use each pair's "
+            f"shared items"
         )
     continuous = kind in CONTINUOUS_KINDS
-    binarized_at = opts.binarize_at if continuous else None
+    ordinal = continuous and opts.numeric_levels > 0
+    binarized_at = opts.binarize_at if continuous and not ordinal else None
     skipped = None
     if mat.n_models < MIN_MODELS:
         skipped = f"{mat.n_models} model(s) with usable items; need at least {MIN_MODELS}"
-    elif mat.n_items < MIN_ITEMS:
-        skipped = f"{mat.n_items} complete-case item(s); need at least {MIN_ITEMS}"
+    elif every.n_items < MIN_ITEMS:
+        skipped = f"{every.n_items} item(s) with usable answers; need at least {MIN_ITEMS}"
     if skipped:
         notes.append(f"cross-model analyses skipped: {skipped}")
         return GroupAnalysis(bench, probe, kind, label, mat, binarized_at, None, None, None,
                              None, calibration, skipped, tuple(notes),
-                             coverage_excluded=excluded)  # fmt: skip
+                             coverage_excluded=excluded, all_items=every,
+                             coverage=coverage)  # fmt: skip
 
-    conf_bin = mat.binary_confidence(opts.binarize_at) if continuous else mat.confidence
-    conf_section = _section(conf_bin, mat.models)
-    corr_section = _section(mat.correct, mat.models)
+    if ordinal:
+        conf_x = every.confidence
+    elif binarized_at is not None:
+        conf_x = every.binary_confidence(binarized_at)
+    else:
+        conf_x = every.confidence
+    conf_section = _section(conf_x, every.models, ordinal=ordinal, n_levels=opts.numeric_levels)
+    corr_section = _section(every.correct, every.models)
     for name, section in (("confidence", conf_section), ("correctness", corr_section)):
         tet = section.tetrachoric
         for model, why in tet.dropped_reasons.items():
-            notes.append(f"{name}: model {model!r} excluded from the tetrachoric matrix ({why})")
+            notes.append(f"{name}: model {model!r} excluded from the {section.method} matrix "
+                         f"({why})")  # fmt: skip
         if tet.smoothed:
             notes.append(
-                f"{name}: tetrachoric matrix not positive definite (min eigenvalue "
+                f"{name}: {section.method} matrix not positive definite (min eigenvalue "
                 f"{tet.min_eigenvalue:.3g}); smoothed as psych::cor.smooth"
             )
         if tet.smoothing_note:
@@ -362,12 +503,25 @@ def _analyze_group(
             notes.append(f"{name}: {section.reason}")
         if section.factor is not None and section.factor.heywood:
             notes.append(f"{name}: Heywood case in the factor model (a uniqueness at 0.005)")
-    alignment = factor_alignment(conf_bin, mat.correct, bounds=opts.contentious_bounds)
+    if ordinal:
+        levels = np.column_stack([
+            confidence_levels(every.confidence[:, j], n_levels=opts.numeric_levels)
+            for j in range(every.n_models)
+        ])  # fmt: skip
+        pos = {item: i for i, item in enumerate(every.item_ids)}
+        conf_cc = levels[[pos[i] for i in mat.item_ids]]
+    else:
+        conf_cc = mat.binary_confidence(binarized_at) if binarized_at is not None else (
+            mat.confidence)  # fmt: skip
+    alignment = factor_alignment(
+        conf_cc, mat.correct, bounds=opts.contentious_bounds, ordinal=ordinal,
+        min_items=MIN_ITEMS,
+    )  # fmt: skip
     pairwise = pairwise_calibration(
-        mat.confidence,
-        mat.correct,
-        models=mat.models,
-        reasoning=mat.reasoning if any(r is not None for r in mat.reasoning) else None,
+        every.confidence,
+        every.correct,
+        models=every.models,
+        reasoning=every.reasoning if any(r is not None for r in every.reasoning) else None,
         permutations=opts.permutations,
         joint_permutations=opts.joint_permutations,
         alternative=opts.alternative,
@@ -377,17 +531,29 @@ def _analyze_group(
         progress=opts.progress,
         workers=opts.workers,
         engine=opts.engine,
+        min_pair_items=MIN_ITEMS,
     )
-    stratified = None
+    short = int(np.sum(pairwise.n_items_pair < MIN_ITEMS))
+    if short:
+        notes.append(f"pairwise: {short} pair(s) share fewer than {MIN_ITEMS} items; left out")
+    private = None
     if continuous:
-        notes.append("difficulty-stratified null: binary confidence only; not run")
-    elif opts.joint_permutations > 0:
-        stratified = stratified_mean_tau_test(
+        notes.append("private-signal test: binary confidence only; not run")
+    elif opts.joint_permutations > 0 and mat.n_items >= MIN_ITEMS:
+        sources = None
+        if _SOURCE in df.columns:  # a pooled group: items are exchanged within their benchmark
+            source = dict(zip(df["item_id"].astype(str), df[_SOURCE].astype(str)))
+            sources = [source[i] for i in mat.item_ids]
+        private = private_signal_test(
             mat.confidence,
             mat.correct,
             permutations=opts.joint_permutations,
             rng=strat_seed,
+            groups=sources,
         )
+    elif opts.joint_permutations > 0:
+        notes.append(f"private-signal test: {mat.n_items} complete-case item(s); need at least "
+                     f"{MIN_ITEMS}; not run")  # fmt: skip
     return GroupAnalysis(
         benchmark=bench,
         probe=probe,
@@ -402,8 +568,10 @@ def _analyze_group(
         calibration=calibration,
         skipped=None,
         warnings=tuple(notes),
-        stratified=stratified,
+        private_signal=private,
         coverage_excluded=excluded,
+        all_items=every,
+        coverage=coverage,
     )
 
 
@@ -420,22 +588,63 @@ def _aligned(values: np.ndarray | None, names: Sequence[str], models: Sequence[s
     return [float(values[pos[m]]) if m in pos else None for m in models]
 
 
-def _section_summary(section: MatrixSection | None, models: Sequence[str]) -> dict[str, Any]:
+def _basis(
+    models: Sequence[str], n_items: int, rule: str, pair_items: np.ndarray | None = None
+) -> dict[str, Any]:
+    """What a figure rests on: its models and items (and, pairwise, each pair's items)."""
+    out: dict[str, Any] = {
+        "models": list(models),
+        "n_models": len(models),
+        "items": rule,
+        "n_items": int(n_items),
+    }
+    if pair_items is not None:
+        v = np.asarray(pair_items, dtype=float)
+        out["n_items_per_pair"] = {
+            "min": int(v.min()) if v.size else None,
+            "median": float(np.median(v)) if v.size else None,
+            "max": int(v.max()) if v.size else None,
+        }
+    return out
+
+
+def _union_items(every: ItemMatrices | None, names: Sequence[str]) -> int:
+    """Items at least one of ``names`` answered."""
+    if every is None or not names:
+        return 0
+    cols = [every.models.index(n) for n in names if n in every.models]
+    return int((~np.isnan(every.confidence[:, cols])).any(axis=1).sum())
+
+
+def _section_summary(
+    section: MatrixSection | None, models: Sequence[str], every: ItemMatrices | None = None
+) -> dict[str, Any]:
     if section is None:
         return {}
     tet = section.tetrachoric
+    iu = np.triu_indices(len(tet.names), k=1)
+    corr: dict[str, Any] = {
+        "rho": tet.reindex(models),
+        "tau": tet.reindex_tau(models),
+        "models": list(tet.names),
+        "dropped": dict(tet.dropped_reasons),
+        "smoothed": tet.smoothed,
+        "smoothing_note": tet.smoothing_note,
+        "min_eigenvalue": tet.min_eigenvalue,
+        "n_corrected_pairs": tet.n_corrected_pairs,
+        "n_items_pair": np.asarray(tet.n)[iu].tolist(),
+        "threshold_rule": getattr(tet, "threshold_rule", "") or _PSYCH_TAU,
+    }
+    if section.method == "polychoric":
+        corr["n_levels"] = dict(zip(tet.names, np.asarray(tet.n_levels).tolist()))
+        corr["median_confidence"] = tet.median
     out: dict[str, Any] = {
         "rate": dict(zip(models, section.rate.tolist())),
-        "tetrachoric": {
-            "rho": tet.reindex(models),
-            "tau": tet.reindex_tau(models),
-            "models": list(tet.names),
-            "dropped": dict(tet.dropped_reasons),
-            "smoothed": tet.smoothed,
-            "smoothing_note": tet.smoothing_note,
-            "min_eigenvalue": tet.min_eigenvalue,
-            "n_corrected_pairs": tet.n_corrected_pairs,
-        },
+        "method": section.method,
+        section.method: corr,
+        "basis": _basis(
+            tet.names, _union_items(every, tet.names), "pairwise-complete", np.asarray(tet.n)[iu]
+        ),
         "reason": section.reason,
     }
     e = section.eigen
@@ -459,7 +668,13 @@ def _section_summary(section: MatrixSection | None, models: Sequence[str]) -> di
     return out
 
 
-def _alignment_summary(a: FactorAlignmentResult | None) -> dict[str, Any]:
+#: psych's threshold convention, reported beside every threshold of 0/1 data.
+_PSYCH_TAU = "tau = Phi^-1(P(x = 0)) (psych): a high threshold is a low yes-rate or accuracy"
+
+
+def _alignment_summary(
+    a: FactorAlignmentResult | None, mat: ItemMatrices | None = None
+) -> dict[str, Any]:
     if a is None:
         return {}
 
@@ -475,34 +690,22 @@ def _alignment_summary(a: FactorAlignmentResult | None) -> dict[str, Any]:
             "reason": s.reason,
         }
 
-    return {"all": part(a.all), "contentious": part(a.contentious), "bounds": a.bounds,
-            "method": a.method}  # fmt: skip
+    out = {"all": part(a.all), "contentious": part(a.contentious), "bounds": a.bounds,
+           "method": a.method}  # fmt: skip
+    if mat is not None:
+        out["basis"] = _basis(mat.models, mat.n_items, "complete-case")
+    return out
 
 
-def _low_coverage(df: pd.DataFrame, min_coverage: float) -> dict[str, float]:
-    """Models whose usable items (confidence and grade) cover less than ``min_coverage``."""
-    usable = df[df["confidence"].notna() & df["correct"].notna()]
-    n_items = df["item_id"].nunique()
-    share = usable.groupby("model", sort=False)["item_id"].nunique() / max(n_items, 1)
-    share = share.reindex(pd.unique(df["model"]), fill_value=0.0)
-    return {str(m): float(c) for m, c in share.items() if c < min_coverage}
-
-
-def _stratified_summary(st: StratifiedTestResult) -> dict[str, Any]:
-    ok = st.draws[np.isfinite(st.draws)]
-    return {
-        "mean": st.null_mean,
-        "sd": st.null_sd,
-        "ci": tuple(np.quantile(ok, [0.025, 0.975])) if ok.size else (None, None),
-        "p_value": st.p_value,
-        "alternative": "greater",
-        "n_draws": st.permutations,
-        "n_strata": st.n_strata,
-    }
+def _private_signal_summary(ps: PrivateSignalTestResult, mat: ItemMatrices) -> dict[str, Any]:
+    return {**ps.summary(), "observed": ps.observed,
+            "basis": _basis(mat.models, mat.n_items, "complete-case")}  # fmt: skip
 
 
 def _pairwise_summary(
-    pw: PairwiseResult | None, stratified: StratifiedTestResult | None = None
+    pw: PairwiseResult | None,
+    private: PrivateSignalTestResult | None = None,
+    mat: ItemMatrices | None = None,
 ) -> dict[str, Any]:
     if pw is None:
         return {}
@@ -523,9 +726,16 @@ def _pairwise_summary(
         }
         for null, res in pw.nulls.items()
     }
-    if stratified is not None:
-        nulls["stratified"] = _stratified_summary(stratified)
+    if private is not None and mat is not None:
+        nulls["private_signal"] = _private_signal_summary(private, mat)
+    valid = np.isfinite(pw.tau)
+    pair_items = pw.n_items_pair if pw.n_items_pair is not None else np.full(
+        pw.n_pairs, pw.n_items)  # fmt: skip
     return {
+        "basis": {
+            **_basis(pw.models, pw.n_items, "pairwise-complete", pair_items[valid]),
+            "n_pairs": int(valid.sum()),
+        },
         "n_pairs": pw.n_pairs,
         "n_pairs_valid": pw.n_pairs_valid,
         "mean_tau": pw.mean_tau,
@@ -570,13 +780,23 @@ _PER_MODEL_KEYS = (
 def _group_summary(g: GroupAnalysis) -> dict[str, Any]:
     mat = g.matrices
     models = list(mat.models)
+    every = g.all_items
     per_model = {
         name: {k: getattr(m, k) for k in _PER_MODEL_KEYS}
         for name, m in g.calibration.per_model.items()
     }
-    conf = _section_summary(g.confidence, models)
+    conf = _section_summary(g.confidence, models, every)
     if conf or g.binarized_at is not None:
         conf["binarized_at"] = g.binarized_at
+    coverage = (
+        {}
+        if g.coverage is None
+        else {
+            r.model: {"n_items": int(r.n_items), "share": float(r.share),
+                      "included": bool(r.included), "reason": r.reason or None}
+            for r in g.coverage.itertuples(index=False)
+        }
+    )  # fmt: skip
     return {
         "benchmark": g.benchmark,
         "probe": g.probe,
@@ -587,16 +807,18 @@ def _group_summary(g: GroupAnalysis) -> dict[str, Any]:
         "reasoning": dict(zip(models, mat.reasoning)),
         "n_models": mat.n_models,
         "n_items": mat.n_items,
+        "n_items_union": every.n_items if every is not None else mat.n_items,
         "n_items_total": mat.n_items_total,
         "n_items_dropped": mat.n_items_dropped,
         "dropped_by_model": mat.dropped_by_model,
         "models_dropped": mat.models_dropped,
         "coverage_excluded": dict(g.coverage_excluded),
+        "coverage": coverage,
         "unparseable_by_model": mat.unparseable_by_model,
         "confidence": conf,
-        "correctness": _section_summary(g.correctness, models),
-        "factor_alignment": _alignment_summary(g.alignment),
-        "pairwise": _pairwise_summary(g.pairwise, g.stratified),
+        "correctness": _section_summary(g.correctness, models, every),
+        "factor_alignment": _alignment_summary(g.alignment, mat),
+        "pairwise": _pairwise_summary(g.pairwise, g.private_signal, mat),
         "per_model": per_model,
         "warnings": list(g.warnings),
     }
@@ -613,6 +835,8 @@ def _group_tables(g: GroupAnalysis) -> dict[str, pd.DataFrame]:
     ident = {"benchmark": g.benchmark, "probe": g.probe, "confidence_kind": g.confidence_kind}
     out: dict[str, pd.DataFrame] = {}
     out[prefix + "per_model"] = g.calibration.table.assign(**ident)
+    if g.coverage is not None:
+        out[prefix + "coverage"] = g.coverage.assign(**ident)
     if g.skipped:
         return out
     pw = g.pairwise
@@ -641,24 +865,26 @@ def _group_tables(g: GroupAnalysis) -> dict[str, pd.DataFrame]:
         load[f"{name}_fa_loading"] = _aligned(
             None if sec.factor is None else sec.factor.loadings, tet.names, models
         )
-        out[prefix + f"tetrachoric_{name}"] = pd.DataFrame(
+        out[prefix + f"{sec.method}_{name}"] = pd.DataFrame(
             tet.reindex(models), index=pd.Index(models, name="model"), columns=models
         ).reset_index()
     out[prefix + "eigenvalues"] = pd.DataFrame(eig_rows)
     out[prefix + "loadings"] = pd.DataFrame(load)
     a = g.alignment
-    conf_bin = mat.binary_confidence(g.binarized_at) if g.binarized_at is not None else (
-        mat.confidence)  # fmt: skip
-    out[prefix + "factor_scores"] = pd.DataFrame(
-        {
-            "item_id": list(mat.item_ids),
-            "confidence_score": a.all.confidence_scores,
-            "correctness_score": a.all.correctness_scores,
-            "contentious": a.contentious_mask,
-            "yes_count": conf_bin.sum(axis=1).astype(int),
-            "correct_count": mat.correct.sum(axis=1).astype(int),
-        }
-    )
+    scores: dict[str, Any] = {
+        "item_id": list(mat.item_ids),
+        "confidence_score": a.all.confidence_scores,
+        "correctness_score": a.all.correctness_scores,
+        "contentious": a.contentious_mask,
+    }
+    if g.confidence.method == "polychoric":
+        scores["mean_confidence"] = mat.confidence.mean(axis=1)
+    else:
+        conf_bin = mat.binary_confidence(g.binarized_at) if g.binarized_at is not None else (
+            mat.confidence)  # fmt: skip
+        scores["yes_count"] = conf_bin.sum(axis=1).astype(int)
+    scores["correct_count"] = mat.correct.sum(axis=1).astype(int)
+    out[prefix + "factor_scores"] = pd.DataFrame(scores)
     return out
 
 
@@ -763,6 +989,9 @@ def _analyze(
     per_model = [t for name, t in tables.items() if name.endswith("__per_model")]
     if per_model:
         tables["per_model"] = pd.concat(per_model, ignore_index=True)
+    coverage = [t for name, t in tables.items() if name.endswith("__coverage")]
+    if coverage:
+        tables["coverage"] = pd.concat(coverage, ignore_index=True)
     summary = {
         "schema_version": SCHEMA_VERSION,
         "generated_by": {"package": "metacog-eval", "version": _package_version()},
@@ -778,13 +1007,16 @@ def _analyze(
             "binarize_at": opts.binarize_at,
             "contentious_bounds": list(opts.contentious_bounds),
             "factor_method": "minres",
-            "missing": "complete",
+            "missing": "pairwise-complete correlations and pairs; complete-case factor "
+            "scores, alignment and private-signal test",
             "n_boot": opts.n_boot,
             "deltas": list(opts.deltas),
             "min_models": MIN_MODELS,
             "min_items": MIN_ITEMS,
             "pool": opts.pool,
             "min_coverage": opts.min_coverage,
+            "numeric_levels": opts.numeric_levels,
+            "min_pair_items": MIN_ITEMS,
             "engine": opts.engine,
         },
         "engine": _engines_used(groups, opts.engine),
@@ -815,6 +1047,8 @@ def _engines_used(groups: Mapping[Any, GroupAnalysis], requested: str) -> dict[s
 
 #: Benchmark name of the pooled groups (``analyze_records(..., pool=True)``).
 POOLED = "pooled"
+#: Column of a pooled group's records that keeps each item's own benchmark.
+_SOURCE = "_source_benchmark"
 
 
 def _pooled_frames(
@@ -833,6 +1067,7 @@ def _pooled_frames(
             notes.append(f"{POOLED}/{probe}: only one benchmark ({benches[0]}); not pooled")
             continue
         pooled = rows.copy()
+        pooled[_SOURCE] = pooled["benchmark"].astype(str)
         pooled["item_id"] = pooled["benchmark"].astype(str) + ":" + pooled["item_id"].astype(str)
         pooled["benchmark"] = POOLED
         frames[(POOLED, str(probe), str(kind))] = pooled
@@ -938,43 +1173,55 @@ def _summary_text(result: AnalysisResult) -> str:
     ]
     for (bench, _, _), g in result.groups.items():
         d = s["results"][bench][g.label]
-        head = f"{bench} / {g.label} ({g.confidence_kind}): {d['n_models']} models x " \
-               f"{d['n_items']} items"  # fmt: skip
-        if d["n_items_dropped"]:
-            head += f" ({d['n_items_dropped']} of {d['n_items_total']} dropped: complete-case)"
+        cov = d.get("coverage") or {}
+        head = (f"{bench} / {g.label} ({g.confidence_kind}): {d['n_models']} of {len(cov)} "
+                f"models, {d['n_items_union']} items")  # fmt: skip
+        if g.coverage_excluded:
+            head += (f" ({len(g.coverage_excluded)} model(s) below coverage "
+                     f"{s['parameters']['min_coverage']:g} left out)")  # fmt: skip
         lines.append(head)
         if g.skipped:
             lines.append(f"  skipped: {g.skipped}")
         else:
             for name in ("confidence", "correctness"):
-                e = d[name]["eigen"]
-                extra = f" (binarised at {g.binarized_at:g})" if name == "confidence" and \
-                    g.binarized_at is not None else ""  # fmt: skip
-                lines.append(
-                    f"  {name}{extra}: first factor {_fmt(e['first_share'], '.1%')} of "
-                    f"variance; loadings ~ thresholds quadratic R^2 {_fmt(e['quadratic_r2'])}"
+                sec = d[name]
+                e, b = sec["eigen"], sec["basis"]
+                per = b.get("n_items_per_pair") or {}
+                how = sec["method"] + (
+                    f" (binarised at {g.binarized_at:g})"
+                    if name == "confidence" and g.binarized_at is not None
+                    else ""
                 )
+                lines.append(
+                    f"  {name} ({how}, {b['n_models']} models, {_fmt(per.get('min'), 'd')}-"
+                    f"{_fmt(per.get('max'), 'd')} items a pair): first factor "
+                    f"{_fmt(e['first_share'], '.1%')} of variance; loadings ~ thresholds "
+                    f"quadratic R^2 {_fmt(e['quadratic_r2'])}"
+                )  # fmt: skip
             pw = d["pairwise"]
             nb, nc = pw["nulls"]["base_rate"], pw["nulls"]["calibration_preserving"]
+            per = pw["basis"].get("n_items_per_pair") or {}
             lines.append(
                 f"  pairwise: mean tau-b {_fmt(pw['mean_tau'])} over {pw['n_pairs_valid']} "
-                f"pairs; base-rate null {_fmt(nb['mean'])} (p={_fmt(nb['p_value'], '.3g')}), "
-                f"calibration-preserving null {_fmt(nc['mean'])} "
-                f"(p={_fmt(nc['p_value'], '.3g')})"
+                f"pairs ({_fmt(per.get('min'), 'd')}-{_fmt(per.get('max'), 'd')} items a pair, "
+                f"median {_fmt(per.get('median'), '.0f')}); base-rate null {_fmt(nb['mean'])} "
+                f"(p={_fmt(nb['p_value'], '.3g')}), calibration-preserving null "
+                f"{_fmt(nc['mean'])} (p={_fmt(nc['p_value'], '.3g')})"
             )
-            if "stratified" in pw["nulls"]:
-                ns = pw["nulls"]["stratified"]
+            if "private_signal" in pw["nulls"]:
+                ns = pw["nulls"]["private_signal"]
                 lines.append(
-                    f"  difficulty-stratified null {_fmt(ns['mean'])} "
-                    f"(one-sided p={_fmt(ns['p_value'], '.3g')}; exact only under Rasch, "
-                    f"not a test of private signal)"
+                    f"  private-signal test ({ns['basis']['n_models']} models x "
+                    f"{ns['basis']['n_items']} complete-case items): null mean "
+                    f"{_fmt(ns['mean'])}, one-sided p={_fmt(ns['p_value'], '.3g')}"
                 )
+            al = d["factor_alignment"]
             lines.append(
                 f"  {_fmt(pw['fdr_significant_share'], '.1%')} of pairs FDR-significant "
-                f"(base-rate, q < {pw['fdr_alpha']:g}); factor alignment r all items "
-                f"{_fmt(d['factor_alignment']['all']['r'])}, contentious "
-                f"({d['factor_alignment']['contentious']['n_items']} items) "
-                f"{_fmt(d['factor_alignment']['contentious']['r'])}"
+                f"(base-rate, q < {pw['fdr_alpha']:g}); factor alignment "
+                f"({al['basis']['n_models']} models x {al['basis']['n_items']} complete-case "
+                f"items) r {_fmt(al['all']['r'])}, contentious "
+                f"({al['contentious']['n_items']} items) {_fmt(al['contentious']['r'])}"
             )
         auc = [(m["auroc_internal"], m["auroc_pop"]) for m in d["per_model"].values()]
         internal = [a for a, _ in auc if a is not None]

@@ -33,7 +33,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, stats
 
 from metacog_metrics._result import Result
-from metacog_metrics.tetrachoric import tetrachoric_matrix
+from metacog_metrics.polychoric import polychoric_matrix
+from metacog_metrics.tetrachoric import cor_smooth, tetrachoric_matrix
 
 __all__ = [
     "AlignmentSubset",
@@ -490,11 +491,15 @@ class FactorAlignmentResult(Result):
 
 
 def _scores(
-    x: NDArray, method: str, correct: float, weights: str
+    x: NDArray, method: str, correct: float, weights: str, ordinal: bool = False
 ) -> tuple[NDArray, int, str | None]:
-    """Factor-1 regression scores of the rows of a 0/1 items x models matrix.
+    """Factor-1 regression scores of the rows of an items x models matrix.
 
-    ``weights="observed"`` is psych's ``R^-1 L`` with the observed tetrachoric matrix.
+    ``x`` is 0/1 (tetrachoric correlations) or, with ``ordinal``, integer levels (polychoric
+    correlations, smoothed as ``psych::cor.smooth`` when not positive definite; the scores
+    standardise the level codes, as psych's ``factor.scores`` does with raw ordinal data).
+
+    ``weights="observed"`` is psych's ``R^-1 L`` with the observed correlation matrix.
     ``weights="model"`` uses the fitted model's matrix ``L L' + Psi`` instead; for one factor
     its weights are proportional to ``lambda_j / psi_j`` (Bartlett's), so the scores, and any
     correlation with them, do not depend on the small eigenvalues of the observed matrix. Those
@@ -506,15 +511,25 @@ def _scores(
     Returns:
         Scores, models kept, and why the scores are NaN (None when fine).
     """
-    tet = tetrachoric_matrix(x, correct=correct)
-    kept = [i for i, n in enumerate(map(str, range(x.shape[1]))) if n in tet.names]
+    names = [str(j) for j in range(x.shape[1])]
+    if ordinal:
+        varies = [j for j in range(x.shape[1]) if np.unique(x[:, j]).size > 1]
+        pc = polychoric_matrix(x[:, varies], names=[names[j] for j in varies])
+        kept, rho = varies, pc.rho
+        if len(kept) >= 2 and not np.isnan(rho).any():
+            rho = cor_smooth(rho).matrix
+    else:
+        tet = tetrachoric_matrix(x, correct=correct)
+        kept = [i for i, n in enumerate(names) if n in tet.names]
+        rho = tet.rho
     nan = np.full(x.shape[0], np.nan)
+    label = "polychoric" if ordinal else "tetrachoric"
     if len(kept) < 3:
         return nan, len(kept), "fewer than 3 models with variance"
-    if np.isnan(tet.rho).any():
-        return nan, len(kept), "missing tetrachoric correlations"
-    fa = factor_analysis(tet.rho, method=method)
-    r = tet.rho
+    if np.isnan(rho).any():
+        return nan, len(kept), f"missing {label} correlations"
+    fa = factor_analysis(rho, method=method)
+    r = rho
     if weights == "model":
         lam = np.asarray(fa.loadings, dtype=float)
         r = np.outer(lam, lam) + np.diag(np.asarray(fa.uniquenesses, dtype=float))
@@ -522,8 +537,9 @@ def _scores(
 
 
 def _align(
-    conf: NDArray, corr: NDArray, method: str, correct: float, min_items: int, weights: str
-) -> AlignmentSubset:
+    conf: NDArray, corr: NDArray, method: str, correct: float, min_items: int, weights: str,
+    ordinal: bool = False,
+) -> AlignmentSubset:  # fmt: skip
     nan = float("nan")
     n = conf.shape[0]
     empty = np.full(n, np.nan)
@@ -531,7 +547,7 @@ def _align(
         return AlignmentSubset(
             nan, nan, nan, (nan, nan), n, 0, 0, empty, empty, f"fewer than {min_items} items"
         )
-    sc, mc, why_c = _scores(conf, method, correct, weights)
+    sc, mc, why_c = _scores(conf, method, correct, weights, ordinal)
     sy, my, why_y = _scores(corr, method, correct, weights)
     reason = None
     if why_c or why_y:
@@ -566,6 +582,7 @@ def factor_alignment(
     correct_cells: float = 0.5,
     min_items: int = 10,
     weights: Literal["model", "observed"] = "model",
+    ordinal: bool = False,
 ) -> FactorAlignmentResult:
     """Does the items' shared confidence factor track their shared correctness factor?
 
@@ -587,6 +604,9 @@ def factor_alignment(
             (``"model"``, default: proportional to Bartlett's, stable with few items) or from
             the observed tetrachoric matrix as psych's regression scores (``"observed"``; the
             small eigenvalues of a noisy or smoothed matrix then dominate the scores).
+        ordinal: ``confidence`` holds ordered integer levels of numeric confidence (polychoric
+            correlations instead of tetrachoric). A contentious item is then one whose pass
+            rate lies within ``bounds`` (a yes-rate has no meaning for levels).
 
     Returns:
         A :class:`FactorAlignmentResult`.
@@ -598,11 +618,13 @@ def factor_alignment(
     y = np.asarray(correct, dtype=float)
     if weights not in ("model", "observed"):
         raise ValueError(f"weights must be 'model' or 'observed', got {weights!r}")
-    mask = contentious_items(c, y, bounds=bounds)
+    mask = contentious_items(y if ordinal else c, y, bounds=bounds)
+    label = "polychoric" if ordinal else "tetrachoric"
     return FactorAlignmentResult(
-        all=_align(c, y, method, correct_cells, min_items, weights),
-        contentious=_align(c[mask], y[mask], method, correct_cells, min_items, weights),
+        all=_align(c, y, method, correct_cells, min_items, weights, ordinal),
+        contentious=_align(c[mask], y[mask], method, correct_cells, min_items, weights, ordinal),
         contentious_mask=mask,
         bounds=(float(bounds[0]), float(bounds[1])),
-        method=f"{method}, regression scores with {weights}-matrix weights",
+        method=f"{method}, regression scores with {weights}-matrix weights"
+        + (f"; confidence {label} over levels, contentious by pass rate only" if ordinal else ""),
     )

@@ -1,10 +1,12 @@
 """Polychoric correlations of ordinal confidence, pairwise-complete (psych-compatible).
 
-Two-step estimator as ``psych::polychoric(global=TRUE, correct=0.5)``: each model's thresholds are
-``qnorm`` of its cumulative level shares over every item it answered; each pair's correlation then
-maximises the bivariate-normal likelihood of the pair's table on the items both answered.
-The matrix applies no zero-cell correction by default: psych::polychoric 2.2.9 with its default
-``correct=0.5`` returns the uncorrected value on the reference data (checked to 2e-5).
+Two-step estimator as ``psych::polychoric(correct=0.5)`` (2.2.9): each pair's correlation
+maximises the bivariate-normal likelihood of the pair's table on the items both answered. When
+every model has the same number of levels the thresholds are ``qnorm`` of each model's cumulative
+level shares over every item it answered and zero cells are left alone (psych ``global=TRUE``);
+otherwise, as psych, each pair's thresholds come from its own table after its zero cells are
+replaced by 0.5 (``global=FALSE``). Both paths are checked against psych on committed reference
+data (``tests/reference``).
 
 Numeric confidence in [0, 1] becomes ordered levels with :func:`confidence_levels`: a model's
 distinct values when it has at most ``n_levels`` of them, else its within-model quantile bins.
@@ -14,6 +16,8 @@ resolution, and every model whose confidence varies keeps at least two levels.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,12 +26,23 @@ from scipy import optimize, special
 
 from metacog_metrics._result import Result
 from metacog_metrics.bvn import bvn_cdf
+from metacog_metrics.tetrachoric import TetrachoricMatrixResult, cor_smooth
 
-__all__ = ["PolychoricMatrixResult", "confidence_levels", "polychoric_matrix", "polychoric_table"]
+__all__ = [
+    "THRESHOLD_RULE",
+    "OrdinalCorrelationResult",
+    "PolychoricMatrixResult",
+    "confidence_levels",
+    "location_thresholds",
+    "ordinal_correlation",
+    "polychoric_matrix",
+    "polychoric_table",
+]
 
 #: Default number of ordered levels numeric confidence is binned into.
 N_LEVELS = 5
 _BIG = 8.5  # stands in for +-inf thresholds (Phi(-8.5) ~ 1e-17)
+_GOLDEN_STEPS = 45
 
 
 def _thresholds(cum: NDArray) -> NDArray:
@@ -126,17 +141,108 @@ class PolychoricMatrixResult(Result):
     names: list[str]
 
 
+def _golden_rho(table: NDArray, tx: NDArray, ty: NDArray, steps: int = _GOLDEN_STEPS) -> NDArray:
+    """Two-step ML rho of many tables at once by golden-section search on (-0.9999, 0.9999).
+
+    The same search as ``optimize``/``minimize_scalar(method="bounded")`` (psych, polycor, the
+    single-table :func:`polychoric_table`), run for all pairs together; 45 steps narrow the
+    bracket to about 1e-9 (psych's own tolerance is about 1e-4).
+
+    Args:
+        table: ``(P, R, C)`` counts.
+        tx: ``(P, R + 1)`` row cut-points with the +-_BIG ends.
+        ty: ``(P, C + 1)`` column cut-points.
+    """
+    inv = (np.sqrt(5.0) - 1.0) / 2.0
+
+    # Phi2 at the inner cut-points only; the outer ones (+-_BIG) are 0 or a margin.
+    n_pairs, r1 = tx.shape
+    c1 = ty.shape[1]
+    f = np.zeros((n_pairs, r1, c1))
+    f[:, -1, :] = special.ndtr(ty)
+    f[:, :, -1] = special.ndtr(tx)
+    f[:, 0, :] = f[:, :, 0] = 0.0
+    hx, ky = tx[:, 1:-1, None], ty[:, None, 1:-1]
+
+    def nll(rho: NDArray) -> NDArray:
+        f[:, 1:-1, 1:-1] = bvn_cdf(hx, ky, rho[:, None, None])
+        p = f[:, 1:, 1:] - f[:, :-1, 1:] - f[:, 1:, :-1] + f[:, :-1, :-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(table > 0, table * np.log(np.maximum(p, 1e-300)), 0.0)
+        return -terms.sum(axis=(1, 2))
+
+    n = table.shape[0]
+    a = np.full(n, -0.9999)
+    b = np.full(n, 0.9999)
+    c = b - inv * (b - a)
+    d = a + inv * (b - a)
+    fc, fd = nll(c), nll(d)
+    for _ in range(steps):
+        left = fc < fd  # the minimum is in [a, d]: drop (d, b]; else drop [a, c)
+        b = np.where(left, d, b)
+        a = np.where(left, a, c)
+        new_c = np.where(left, b - inv * (b - a), d)
+        new_d = np.where(left, c, a + inv * (b - a))
+        fp = nll(np.where(left, new_c, new_d))  # one new evaluation per pair and step
+        fc, fd = np.where(left, fp, fd), np.where(left, fc, fp)
+        c, d = new_c, new_d
+    return 0.5 * (a + b)
+
+
+def _pair_thresholds(
+    margins: NDArray, used: NDArray[np.bool_], total: NDArray
+) -> NDArray[np.float64]:
+    """Cut-points of each pair's own (corrected) table margins, psych's ``global = FALSE``.
+
+    ``qnorm`` of the cumulative margin over the pair's total before correction, up to its last
+    used level; unused levels get zero-width cells (a repeated cut-point), as if dropped.
+
+    Args:
+        margins: ``(P, W)`` margin counts (after the zero-cell correction).
+        used: ``(P, W)`` levels with observations in the pair's table.
+        total: ``(P,)`` items the pair shares.
+    """
+    n_pairs, width = margins.shape
+    cum = np.cumsum(margins, axis=1) / total[:, None]
+    last = width - 1 - np.argmax(used[:, ::-1], axis=1)  # last used level
+    inner = special.ndtri(np.clip(cum, 1e-300, 1 - 1e-16))
+    inner = np.where(np.arange(width)[None, :] < last[:, None], inner, _BIG)
+    inner = np.where(cum <= 0, -_BIG, inner)
+    out = np.empty((n_pairs, width + 1))
+    out[:, 0] = -_BIG
+    out[:, 1:] = np.clip(inner, -_BIG, _BIG)
+    return out
+
+
 def polychoric_matrix(
     levels: ArrayLike,
     *,
     names: list[str] | None = None,
-    correct: float = 0.0,
+    correct: float = 0.5,
     min_pair: int = 2,
+    global_thresholds: bool | None = None,
 ) -> PolychoricMatrixResult:
     """Polychoric correlations of an items x models level matrix, NaN = not answered.
 
-    Thresholds are per model over every item it answered (psych ``global=TRUE``); each pair uses
-    the items both answered (psych's pairwise-complete rule).
+    psych::polychoric's rules (2.2.9, checked against it on the committed reference data):
+
+    * when every model has the same number of levels (``global_thresholds=None``), thresholds
+      are per model over every item it answered (psych ``global = TRUE``) and the tables are
+      not corrected;
+    * otherwise psych sets ``global = FALSE``: each pair's thresholds come from its own table on
+      the items both answered, after zero cells of its used rows and columns are replaced by
+      ``correct`` (0.5, as the tetrachoric: a zero cell otherwise puts the maximum on the
+      boundary; an atlas pair of two sparse-ended models gave -0.90 uncorrected, 0.24 in psych).
+
+    Every pair's table comes from one matrix product of the models' level indicators, and all
+    pairs are solved together (:func:`_golden_rho`).
+
+    Args:
+        levels: ``(items, models)`` integer levels, NaN where a model lacks an item.
+        names: Model names.
+        correct: Zero-cell value of the per-pair path.
+        min_pair: Fewest shared items for a correlation (fewer: NaN).
+        global_thresholds: Force psych's ``global`` (None: its rule above).
 
     Raises:
         ValueError: If ``levels`` is not 2-D, holds non-integer levels, or ``names`` mismatches.
@@ -147,33 +253,179 @@ def polychoric_matrix(
     obs = ~np.isnan(x)
     if (x[obs] != np.round(x[obs])).any() or (x[obs] < 0).any():
         raise ValueError("levels must be integers >= 0 (NaN for missing)")
-    m = x.shape[1]
+    n_items, m = x.shape
     names = list(names) if names is not None else [f"m{j}" for j in range(m)]
     if len(names) != m:
         raise ValueError(f"{len(names)} names for {m} models")
-    codes, taus, nlev = [], [], []
+    codes = np.full(x.shape, -1, dtype=np.int64)
+    nlev = np.zeros(m, dtype=np.int64)
     for j in range(m):
-        col = x[obs[:, j], j].astype(int)
-        used, inv = np.unique(col, return_inverse=True)
-        c = np.full(x.shape[0], -1)
-        c[obs[:, j]] = inv
-        codes.append(c)
-        nlev.append(used.size)
-        taus.append(_thresholds(np.cumsum(np.bincount(inv, minlength=used.size)) / col.size))
+        used, inv = np.unique(x[obs[:, j], j].astype(np.int64), return_inverse=True)
+        codes[obs[:, j], j] = inv
+        nlev[j] = used.size
+    width = int(max(2, nlev.max(initial=0)))
+    if global_thresholds is None:
+        global_thresholds = bool(np.unique(nlev[nlev > 0]).size <= 1)
+    taus = np.full((m, width + 1), _BIG)
+    for j in range(m):
+        if nlev[j]:
+            counts = np.bincount(codes[obs[:, j], j], minlength=nlev[j])
+            taus[j, : nlev[j] + 1] = _thresholds(np.cumsum(counts) / counts.sum())
+    onehot = np.zeros((n_items, m, width), dtype=np.float32)
+    ii, jj = np.nonzero(obs)
+    onehot[ii, jj, codes[ii, jj]] = 1.0
+    flat = onehot.reshape(n_items, m * width)
+    gram = np.rint(flat.T @ flat).reshape(m, width, m, width)
+    npair = np.rint(gram.sum(axis=(1, 3))).astype(np.int64)
     rho = np.eye(m)
-    npair = np.zeros((m, m), dtype=np.int64)
-    for a in range(m):
-        npair[a, a] = obs[:, a].sum()
-        for b in range(a + 1, m):
-            both = obs[:, a] & obs[:, b]
-            n = int(both.sum())
-            npair[a, b] = npair[b, a] = n
-            r = np.nan
-            if n >= min_pair and nlev[a] > 1 and nlev[b] > 1:
-                ca, cb = codes[a][both], codes[b][both]
-                if np.unique(ca).size > 1 and np.unique(cb).size > 1:
-                    tab = np.zeros((nlev[a], nlev[b]))
-                    np.add.at(tab, (ca, cb), 1.0)
-                    r = _solve(_correct(tab, correct), taus[a], taus[b])
-            rho[a, b] = rho[b, a] = r
-    return PolychoricMatrixResult(rho, npair, np.asarray(nlev, dtype=np.int64), names)
+    ia, ib = np.triu_indices(m, k=1)
+    tables = gram[ia, :, ib, :]  # (P, width, width)
+    rows_used = tables.sum(axis=2) > 0
+    cols_used = tables.sum(axis=1) > 0
+    ok = (npair[ia, ib] >= min_pair) & (rows_used.sum(axis=1) > 1) & (cols_used.sum(axis=1) > 1)
+    r = np.full(ia.size, np.nan)
+    if ok.any():
+        t = tables[ok].astype(float)
+        if global_thresholds:
+            tx, ty = taus[ia[ok]], taus[ib[ok]]
+        else:
+            ru, cu = rows_used[ok], cols_used[ok]
+            if correct > 0:
+                t = np.where(ru[:, :, None] & cu[:, None, :] & (t == 0), correct, t)
+            total = tables[ok].sum(axis=(1, 2)).astype(float)
+            tx = _pair_thresholds(t.sum(axis=2), ru, total)
+            ty = _pair_thresholds(t.sum(axis=1), cu, total)
+        r[ok] = _golden_rho(t, tx, ty)
+    rho[ia, ib] = rho[ib, ia] = r
+    return PolychoricMatrixResult(rho, npair, nlev, names)
+
+
+@dataclass(frozen=True, eq=False)
+class OrdinalCorrelationResult(TetrachoricMatrixResult):
+    """The polychoric matrix of numeric or ordinal confidence, laid out as a tetrachoric one.
+
+    The fields of :class:`~metacog_metrics.tetrachoric.TetrachoricMatrixResult` (``rho`` after
+    ``cor_smooth`` when needed, ``raw_rho``, ``n`` shared items, kept and dropped models), so the
+    factor sections and the report treat both alike, plus:
+
+    Attributes:
+        n_levels: Ordered levels per kept model.
+        threshold_rule: How ``tau`` (one threshold per model, for the loadings-vs-thresholds
+            fit) was defined.
+        median: The pooled median confidence that ``tau`` is taken at.
+    """
+
+    n_levels: NDArray[np.int64] = dataclasses.field(default_factory=lambda: np.zeros(0, int))
+    threshold_rule: str = ""
+    median: float = float("nan")
+
+
+#: How the one threshold per model of numeric confidence is defined.
+THRESHOLD_RULE = (
+    "tau = Phi^-1(P(confidence < m) + P(confidence = m) / 2), m the pooled median confidence "
+    "of the models in the matrix: psych's Phi^-1(P(x = 0)) for confidence binarised at m "
+    "(ties counted half), so a high threshold is a model less confident than the typical one"
+)
+
+
+def location_thresholds(conf: ArrayLike) -> tuple[NDArray[np.float64], float]:
+    """One threshold per model of numeric confidence: see :data:`THRESHOLD_RULE`.
+
+    Args:
+        conf: ``(items, models)`` confidence, NaN for missing.
+
+    Returns:
+        The thresholds (shares clipped to ``[0.5 / n, 1 - 0.5 / n]`` so they stay finite) and
+        the pooled median.
+    """
+    x = np.asarray(conf, dtype=float)
+    ok = ~np.isnan(x)
+    med = float(np.median(x[ok])) if ok.any() else float("nan")
+    n = np.maximum(ok.sum(axis=0), 1)
+    below = ((x < med) & ok).sum(axis=0) + 0.5 * ((x == med) & ok).sum(axis=0)
+    share = np.clip(below / n, 0.5 / n, 1.0 - 0.5 / n)
+    return special.ndtri(share), med
+
+
+def ordinal_correlation(
+    conf: ArrayLike,
+    *,
+    names: Sequence[str],
+    n_levels: int = N_LEVELS,
+    min_pair: int = 2,
+    smooth: bool = True,
+) -> OrdinalCorrelationResult:
+    """Pairwise-complete polychoric matrix of numeric confidence over per-model levels.
+
+    Each model's confidence becomes at most ``n_levels`` ordered levels
+    (:func:`confidence_levels`); models with one level (no variance) are left out; then models
+    are left out one at a time, the one with most gaps first, until every pair shares at least
+    ``min_pair`` items on which both vary (each such model is reported); the matrix of the rest
+    is smoothed as ``psych::cor.smooth`` when it is not positive definite.
+
+    Args:
+        conf: ``(items, models)`` confidence, NaN where a model lacks an item.
+        names: Model names.
+        n_levels: Levels per model.
+        min_pair: Fewest shared items for a pair.
+        smooth: Apply ``cor_smooth``.
+
+    Returns:
+        An :class:`OrdinalCorrelationResult`.
+    """
+    x = np.asarray(conf, dtype=float)
+    names = [str(n) for n in names]
+    if x.ndim != 2 or x.shape[1] != len(names):
+        raise ValueError(f"conf must be (items, {len(names)} models), got shape {x.shape}")
+    levels = np.column_stack([confidence_levels(x[:, j], n_levels=n_levels)
+                              for j in range(x.shape[1])]) if x.shape[1] else x  # fmt: skip
+    reasons: dict[str, str] = {}
+    varies = []
+    for j, name in enumerate(names):
+        col = levels[~np.isnan(levels[:, j]), j]
+        if col.size == 0:
+            reasons[name] = "no observations"
+        elif np.unique(col).size < 2:
+            reasons[name] = "no variance (one confidence level)"
+        else:
+            varies.append(j)
+    res = polychoric_matrix(levels[:, varies], names=[names[j] for j in varies], min_pair=min_pair)
+    bad = np.isnan(res.rho)
+    keep = list(range(len(varies)))
+    while keep:
+        sub = bad[np.ix_(keep, keep)]
+        if not sub.any():
+            break
+        worst = int(np.argmax(sub.sum(axis=0) * 1e6 - res.n_pair[keep, keep]))
+        j = keep.pop(worst)
+        gaps = int(sub[:, worst].sum())
+        reasons[names[varies[j]]] = (
+            f"fewer than {min_pair} shared items, or no variance on them, with {gaps} other "
+            "model(s)"
+        )
+    raw = res.rho[np.ix_(keep, keep)]
+    kept_cols = [varies[j] for j in keep]
+    smoothed, min_eig, rho = False, float("nan"), raw
+    if raw.size:
+        sm = cor_smooth(raw)
+        min_eig = float(sm.eigenvalues[-1])
+        if smooth:
+            rho, smoothed = sm.matrix, sm.smoothed
+    tau, med = location_thresholds(x[:, kept_cols])
+    return OrdinalCorrelationResult(
+        rho=rho,
+        tau=tau,
+        names=tuple(names[j] for j in kept_cols),
+        n=res.n_pair[np.ix_(keep, keep)],
+        raw_rho=raw,
+        dropped=tuple(n for n in names if n in reasons),
+        dropped_reasons={n: reasons[n] for n in names if n in reasons},
+        smoothed=smoothed,
+        smoothing_note=None,
+        min_eigenvalue=min_eig,
+        n_corrected_pairs=0,
+        correct=0.0,
+        n_levels=res.n_levels[keep],
+        threshold_rule=THRESHOLD_RULE,
+        median=med,
+    )

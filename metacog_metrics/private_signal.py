@@ -25,11 +25,16 @@ model's accuracy (``s`` needs ``theta`` only up to an affine map, since ``k`` is
 The blocks narrow as items grow (a block of 10 spans a tenth as much ``s`` with ten times the
 items), so the approximation improves exactly where the ``k``-only null failed.
 
-Measured size (alpha 0.05, 20 models, 99 draws, no private signal; see ``metacog power`` and the
-project README for the table): within Monte Carlo error of 0.05 under equal slopes, 2PL
-(lognormal discrimination sd 1.0) and 3PL (c = 0.25) at 3,000 and 10,000 items, where the
-``k``-only null rejected at up to 0.10-0.165. The construction is approximate outside the 2PL
-logistic model; its size was measured, not proven, for the shapes listed.
+Measured size (alpha 0.05, 20 models, 99 draws, no private signal, 400 replicates a cell;
+``bench/bench_size.py``, ``metacog power``'s size table, the README): 0.045-0.063 under Rasch,
+0.040-0.070 under 2PL (lognormal discrimination sd 1.0) and 0.053-0.060 under 3PL (c = 0.25) at
+1,000, 3,000 and 10,000 items, all within Monte Carlo error of 0.05 (standard error about
+0.011), where the ``k``-only null rejected at up to 0.153. The construction is approximate
+outside the 2PL logistic model; its size was measured, not proven, for the shapes listed. Items
+that draw on several abilities (tracks or subjects mixed in one group) are outside them: two
+tracks with ability correlation 0.3 and track-shifted confidence gave 0.065 at 524 items and
+0.075 at 2,000 (200 replicates each), so ``groups`` (a pooled analysis passes the benchmarks)
+keeps exchanges within a group and estimates abilities per group.
 
 The statistic is the mean Kendall tau-b of ``dconf`` vs ``dperf`` over model pairs, recomputed
 for each permutation with the pairwise engine's two-product path
@@ -76,22 +81,44 @@ def ability_scores(perf: ArrayLike) -> NDArray[np.float64]:
     return special.ndtri(acc)
 
 
-def pattern_strata(perf: ArrayLike, block_size: int = DEFAULT_BLOCK_SIZE) -> NDArray[np.int64]:
+def pattern_strata(
+    perf: ArrayLike, block_size: int = DEFAULT_BLOCK_SIZE, groups: ArrayLike | None = None
+) -> NDArray[np.int64]:
     """Stratum labels: pass count, then blocks of nearly equal ability-weighted score.
 
     Args:
         perf: ``(items, models)`` 0/1 correctness.
         block_size: Items per block within a pass-count stratum (a stratum with fewer than
             ``2 * block_size`` items is one block); a huge value gives the pass-count strata.
+        groups: Per item, a group (e.g. its benchmark) that no stratum crosses; each group's
+            strata use abilities from its own items, so items that draw on different abilities
+            are never exchanged. None: one group.
 
     Returns:
-        ``(items,)`` integer labels; items with equal labels have equal pass counts.
+        ``(items,)`` integer labels; items with equal labels have equal pass counts (and group).
     """
     y = np.asarray(perf, dtype=float)
     if y.ndim != 2:
         raise ValueError(f"perf must be (items, models), got shape {y.shape}")
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
+    labels = np.empty(y.shape[0], dtype=np.int64)
+    if groups is None:
+        parts = [np.arange(y.shape[0])]
+    else:
+        g = np.asarray(groups)
+        if g.shape != (y.shape[0],):
+            raise ValueError(f"groups must have one entry per item ({y.shape[0]}), got {g.shape}")
+        parts = [np.flatnonzero(g == v) for v in dict.fromkeys(g.tolist())]
+    next_label = 0
+    for rows in parts:
+        sub = _strata(y[rows], block_size)
+        labels[rows] = sub + next_label
+        next_label += int(sub.max()) + 1 if sub.size else 0
+    return labels
+
+
+def _strata(y: NDArray, block_size: int) -> NDArray[np.int64]:
     k = np.rint(y.sum(axis=1)).astype(np.int64)
     s = y @ ability_scores(y)
     labels = np.empty(k.size, dtype=np.int64)
@@ -140,6 +167,7 @@ class PrivateSignalTestResult(Result):
         n_strata: Strata with at least two items (the only ones that move).
         n_items_moving: Items in those strata.
         draws: The null draws.
+        n_groups: Item groups (benchmarks) whose items are only exchanged among themselves.
     """
 
     observed: float
@@ -151,6 +179,7 @@ class PrivateSignalTestResult(Result):
     n_strata: int
     n_items_moving: int
     draws: NDArray[np.float64]
+    n_groups: int = 1
 
     def summary(self) -> dict[str, Any]:
         """The ``pairwise.nulls.private_signal`` entry of ``summary.json``."""
@@ -165,6 +194,7 @@ class PrivateSignalTestResult(Result):
             "block_size": self.block_size,
             "n_strata": self.n_strata,
             "n_items_moving": self.n_items_moving,
+            "n_groups": self.n_groups,
         }
 
 
@@ -185,6 +215,7 @@ def private_signal_test(
     permutations: int = 999,
     block_size: int = DEFAULT_BLOCK_SIZE,
     rng: SeedLike = 0,
+    groups: ArrayLike | None = None,
 ) -> PrivateSignalTestResult:
     """Test for private signal: is the mean tau above what items of the same pattern give?
 
@@ -194,6 +225,8 @@ def private_signal_test(
         permutations: Null draws.
         block_size: Items per (pass count, ability-weighted score) block.
         rng: Seed, ``SeedSequence`` or ``Generator``.
+        groups: Per item, a group (its benchmark) whose items are only exchanged among
+            themselves, with abilities from its own items (see :func:`pattern_strata`).
 
     Returns:
         A :class:`PrivateSignalTestResult`.
@@ -204,7 +237,7 @@ def private_signal_test(
     c, y = _check(conf, perf)
     if permutations < 1:
         raise ValueError(f"permutations must be >= 1, got {permutations}")
-    labels = pattern_strata(y, block_size)
+    labels = pattern_strata(y, block_size, groups)
     rng = np.random.default_rng(rng)
     with threadpool_limits(limits=1):
         observed = float(mean_taus(c, y))
@@ -223,4 +256,5 @@ def private_signal_test(
         n_strata=int((sizes >= 2).sum()),
         n_items_moving=int(sizes[sizes >= 2].sum()),
         draws=draws,
+        n_groups=1 if groups is None else len(set(np.asarray(groups).tolist())),
     )

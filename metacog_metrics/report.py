@@ -37,13 +37,13 @@ __all__ = [
 _NULL_LABELS = {
     "base_rate": "base-rate-matched null",
     "calibration_preserving": "calibration-preserving null",
-    "stratified": "difficulty-stratified null",
+    "private_signal": "private-signal test null",
 }
 _COLORS = {"confidence": "#1f77b4", "correctness": "#d62728", "observed": "#000000"}
 _NULL_COLORS = {
     "base_rate": "#7f7f7f",
     "calibration_preserving": "#ff7f0e",
-    "stratified": "#2ca02c",
+    "private_signal": "#2ca02c",
 }
 
 
@@ -104,11 +104,53 @@ PARABOLA_MIN_R2 = 0.5
 PARABOLA_MAX_P = 0.05
 
 
-def _basis(groups: Sequence[tuple[str, str, Mapping[str, Any]]], models=None) -> str:
-    """How many models and items a finding rests on."""
-    n_models = models if models is not None else [g.get("n_models") for _, _, g in groups]
-    n_items = [g.get("n_items") for _, _, g in groups]
-    return f"{_range(n_models, digits=0)} models x {_range(n_items, digits=0)} items"
+def _basis_text(basis: Mapping[str, Any] | None) -> str:
+    """How many models and items a figure rests on, from its ``basis`` in summary.json."""
+    if not basis:
+        return "basis n/a"
+    n_models, n_items = basis.get("n_models"), basis.get("n_items")
+    if basis.get("items") == "pairwise-complete":
+        per = basis.get("n_items_per_pair") or {}
+        lo, hi = per.get("min"), per.get("max")
+        pairs = f", {basis['n_pairs']} pairs" if basis.get("n_pairs") is not None else ""
+        if lo is None or lo == hi:
+            return f"{n_models} models x {n_items} items{pairs}"
+        return (
+            f"{n_models} models{pairs}, each pair on the items both answered: {lo} to {hi} "
+            f"(median {per.get('median'):.0f}) of {n_items} items"
+        )
+    return f"{n_models} models x {n_items} complete-case items"
+
+
+def _bases(parts: Sequence[Mapping[str, Any] | None]) -> str:
+    texts = list(dict.fromkeys(_basis_text(b) for b in parts))
+    return "; ".join(texts)
+
+
+def _correlation(section: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The correlation-matrix entry of a section (tetrachoric or polychoric)."""
+    return section.get(section.get("method") or "tetrachoric") or {}
+
+
+def _private_signal_text(ps: Mapping[str, Any], alpha: float) -> str:
+    """The private-signal test's result, in the words its measured size allows.
+
+    Its size was shown within Monte Carlo error of alpha with no private signal under
+    one-dimensional Rasch, 2PL and 3PL correctness (README, ``metacog power``); items that draw
+    on several abilities (mixed tracks or subjects in one group) are outside that, so the
+    sentence says so.
+    """
+    p, mean, obs = ps.get("p_value"), ps.get("mean"), ps.get("observed")
+    verdict = "evidence of private signal" if p < alpha else "no evidence of private signal"
+    within = " within each benchmark" if (ps.get("n_groups") or 1) > 1 else ""
+    return (
+        f"the test of private signal (confidence rows permuted among items of equal pass "
+        f"count and nearly equal ability-weighted score{within}; "
+        f"{_basis_text(ps.get('basis'))}): observed {_fmt(obs)} against its null {_fmt(mean)}, "
+        f"one-sided {_p(p)}, {verdict} beyond shared difficulty at {alpha:g} (its size holds "
+        f"under one-dimensional Rasch, 2PL and 3PL correctness; items that draw on several "
+        f"abilities can make it reject too often)"
+    )
 
 
 def _parabola(section: Mapping[str, Any]) -> str:
@@ -121,7 +163,7 @@ def _parabola(section: Mapping[str, Any]) -> str:
     mirrored.
     """
     e = section.get("eigen") or {}
-    tet = section.get("tetrachoric") or {}
+    tet = _correlation(section)
     raw = tet.get("tau")
     raw = list(raw.values()) if isinstance(raw, Mapping) else list(raw if raw is not None else [])
     taus = [float(t) for t in raw if t is not None and math.isfinite(float(t))]
@@ -164,9 +206,17 @@ def headline_findings(
     where = f"{groups[0][0]}/{groups[0][1]}" if len(groups) == 1 else f"{len(groups)} groups"
 
     shapes = [_parabola(g["confidence"]) for _, _, g in groups]
-    n_conf = [len(g["confidence"].get("tetrachoric", {}).get("models") or []) for _, _, g in groups]
     shares = [g["confidence"].get("eigen", {}).get("first_share") for _, _, g in groups]
-    basis = _basis(groups, n_conf)
+    methods = sorted({g["confidence"].get("method") or "tetrachoric" for _, _, g in groups})
+    basis = _bases([g["confidence"].get("basis") for _, _, g in groups])
+    rules = []
+    if "tetrachoric" in methods:
+        rules.append("psych's tau = Phi^-1(P(confidence = 0)), so a high threshold is a low "
+                     "yes-rate")  # fmt: skip
+    if "polychoric" in methods:
+        rules.append("for numeric confidence tau = Phi^-1 of the model's share of confidence "
+                     "below the pooled median, ties half, so a high threshold is a model less "
+                     "confident than the typical one")  # fmt: skip
     if len(groups) == 1:
         shape = shapes[0]
     else:
@@ -174,9 +224,8 @@ def headline_findings(
         shape = f"an inverted parabola (by the rule in the schema) in {named} of {len(groups)}"
     out.append(
         f"Shared difficulty ({where}; {basis}): the first factor carries "
-        f"{_range(shares, pct=True)} of the tetrachoric confidence variance; PC1 loadings "
-        f"against the models' thresholds (psych's tau = Phi^-1(P(confidence = 0)), so a high "
-        f"threshold is a low yes-rate): {shape}."
+        f"{_range(shares, pct=True)} of the {' and '.join(methods)} confidence variance; PC1 "
+        f"loadings against the models' thresholds ({'; '.join(rules)}): {shape}."
     )
 
     parts = []
@@ -192,16 +241,11 @@ def headline_findings(
             f"{bench}/{label} {_fmt(tau)}, {_versus(tau, br, alpha)} the base-rate-matched null "
             f"({_fmt(br.get('mean'))}, {_p(br.get('p_value'))}) and {_versus(tau, cp, alpha)} "
             f"the calibration-preserving null ({_fmt(cp.get('mean'))}, {_p(cp.get('p_value'))})"
+            f" ({_basis_text(pw.get('basis'))})"
         )
-        st = nulls.get("stratified")
-        if st and st.get("p_value") is not None:
-            verdict = "above" if st["p_value"] < alpha else "not above"
-            part += (
-                f"; {verdict} the difficulty-stratified null ({_fmt(st.get('mean'))}, "
-                f"one-sided {_p(st['p_value'])}; exact only under a Rasch model, it over-rejects "
-                f"with unequal discrimination or guessing, so it is no test of private signal)"
-            )
-        part += f" ({_basis([(bench, label, g)])})"
+        ps = nulls.get("private_signal")
+        if ps and ps.get("p_value") is not None:
+            part += "; " + _private_signal_text(ps, alpha)
         parts.append(part)
     if parts:
         shown = parts[:3] + ([f"and {len(parts) - 3} more groups"] if len(parts) > 3 else [])
@@ -220,11 +264,19 @@ def headline_findings(
         if g.get("factor_alignment")
     ]
     if al:
+        basis = _bases([g["factor_alignment"].get("basis") for _, _, g in groups
+                        if g.get("factor_alignment")])  # fmt: skip
+        n_cont = [g["factor_alignment"].get("contentious", {}).get("n_items")
+                  for _, _, g in groups if g.get("factor_alignment")]  # fmt: skip
+        ordinal = any("levels" in str(g["factor_alignment"].get("method", ""))
+                      for _, _, g in groups if g.get("factor_alignment"))  # fmt: skip
+        rule = ("pass rate within the bounds" if ordinal else
+                "yes-rate and pass-rate within the bounds")  # fmt: skip
         out.append(
-            f"Confidence factor vs capability factor over items ({where}; {_basis(groups)}): "
+            f"Confidence factor vs capability factor over items ({where}; {basis}): "
             f"Pearson r "
             f"{_range([a for a, _ in al])} on all items, {_range([c for _, c in al])} on the "
-            f"contentious items (yes-rate and pass-rate within the bounds)."
+            f"{_range(n_cont, digits=0)} contentious items ({rule})."
         )
     return out
 
@@ -278,10 +330,15 @@ def _structure_figure(g: GroupAnalysis) -> Figure | None:
                 label=f"quadratic fit, R$^2$ = {q.r2:.2f}",
             )
     ax1.axhline(1.0, color="0.6", lw=0.8, ls=":")
-    ax1.set(xlabel="component", ylabel="eigenvalue", title="Scree of the tetrachoric matrices")
+    ax1.set(xlabel="component", ylabel="eigenvalue", title="Scree of the correlation matrices")
     ax1.legend(fontsize=8)
     ax2.set(
-        xlabel=r"response threshold $\tau = \Phi^{-1}(P(x=0))$",
+        xlabel=r"response threshold $\tau = \Phi^{-1}(P(x=0))$"
+        + (
+            "\n(numeric confidence: x = 0 below the pooled median, ties half)"
+            if g.confidence is not None and g.confidence.method == "polychoric"
+            else ""
+        ),
         ylabel="PC1 loading",
         title="PC1 loadings against thresholds",
     )
@@ -307,7 +364,7 @@ def _heatmap_figure(g: GroupAnalysis) -> Figure | None:
         size = 7 if len(names) <= 25 else 5
         ax.set_xticks(ticks, names, rotation=90, fontsize=size)
         ax.set_yticks(ticks, names, fontsize=size)
-        ax.set_title(f"Tetrachoric {name} (models by threshold)")
+        ax.set_title(f"{sec.method.capitalize()} {name} (models by threshold)")
         fig.colorbar(im, ax=ax, shrink=0.8)
     return fig
 
@@ -328,7 +385,7 @@ def _null_figure(g: GroupAnalysis) -> Figure | None:
                 color=_NULL_COLORS.get(null),
                 label=f"{_NULL_LABELS.get(null, null)} ({_p(res.p_value)})",
             )
-    st = g.stratified
+    st = g.private_signal
     if st is not None:
         sdraws = np.asarray(st.draws, dtype=float)
         sdraws = sdraws[np.isfinite(sdraws)]
@@ -337,8 +394,8 @@ def _null_figure(g: GroupAnalysis) -> Figure | None:
                 sdraws,
                 bins=40,
                 alpha=0.55,
-                color=_NULL_COLORS["stratified"],
-                label=f"{_NULL_LABELS['stratified']} (one-sided {_p(st.p_value)})",
+                color=_NULL_COLORS["private_signal"],
+                label=f"{_NULL_LABELS['private_signal']} (one-sided {_p(st.p_value)})",
             )
     if np.isfinite(pw.mean_tau):
         ax1.axvline(
@@ -463,28 +520,42 @@ def _key_figures(group: Mapping[str, Any]) -> pd.DataFrame:
     pw = group.get("pairwise", {})
     al = group.get("factor_alignment", {})
     nulls = pw.get("nulls", {})
+    pb = pw.get("basis") or {}
+    per = pb.get("n_items_per_pair") or {}
     rows = [
-        ("models x items (complete case)", f"{group.get('n_models')} x {group.get('n_items')}"),
-        ("items dropped (missing for some model)", group.get("n_items_dropped")),
-        ("first-factor share, confidence", _fmt(conf.get("eigen", {}).get("first_share"))),
-        ("first-factor share, correctness", _fmt(corr.get("eigen", {}).get("first_share"))),
+        ("models in the cross-model analyses", f"{group.get('n_models')} of "
+         f"{len(group.get('coverage') or {}) or group.get('n_models')}"),
+        ("items (any included model)", group.get("n_items_union")),
+        ("items per pair (pairwise sections): min / median / max",
+         f"{per.get('min')} / {_fmt(per.get('median'), 0)} / {per.get('max')}"),
+        ("complete-case items (factor scores, alignment, private-signal test)",
+         group.get("n_items")),
+        (f"first-factor share, confidence ({conf.get('method', 'tetrachoric')}, "
+         f"{(conf.get('basis') or {}).get('n_models')} models)",
+         _fmt(conf.get("eigen", {}).get("first_share"))),
+        (f"first-factor share, correctness (tetrachoric, "
+         f"{(corr.get('basis') or {}).get('n_models')} models)",
+         _fmt(corr.get("eigen", {}).get("first_share"))),
         (
             "quadratic R^2 of loadings on thresholds, confidence",
             _fmt(conf.get("eigen", {}).get("quadratic_r2")),
         ),
         ("mean pairwise tau-b", _fmt(pw.get("mean_tau"))),
-    ]
-    for null in ("base_rate", "calibration_preserving", "stratified"):
+    ]  # fmt: skip
+    for null in ("base_rate", "calibration_preserving", "private_signal"):
         if null in nulls:
             n = nulls[null]
             label = f"  {_NULL_LABELS[null]}: mean, {_p(n.get('p_value'))}"
             rows.append((label, _fmt(n.get("mean"))))
+    by_dir = (nulls.get("base_rate") or {}).get("fdr_significant_share_by_direction") or {}
     rows += [
         ("share of pairs significant after FDR (base-rate)", _fmt(pw.get("fdr_significant_share"))),
-        ("factor alignment r, all items", _fmt(al.get("all", {}).get("r"))),
+        ("  of them above / below the null", f"{_fmt(by_dir.get('above'))} / "
+         f"{_fmt(by_dir.get('below'))}"),
+        ("factor alignment r, all complete-case items", _fmt(al.get("all", {}).get("r"))),
         ("factor alignment r, contentious items", _fmt(al.get("contentious", {}).get("r"))),
         ("contentious items", al.get("contentious", {}).get("n_items")),
-    ]
+    ]  # fmt: skip
     return pd.DataFrame(rows, columns=["figure", "value"]).astype(str)
 
 
@@ -507,6 +578,17 @@ def _group_html(g: GroupAnalysis, group: Mapping[str, Any]) -> str:
         ):
             parts.append(_img(builder(g), alt))
     parts.append(_img(_calibration_figure(g), "per-model calibration"))
+    if g.coverage is not None and not g.coverage.empty:
+        cov = g.coverage[["model", "n_items", "share", "included", "reason"]].copy()
+        cov["included"] = cov["included"].map({True: "yes", False: "no"})
+        parts.append(
+            "<h3>Item coverage</h3>"
+            f'<p class="muted">Items of the group with a confidence and a grade, per model. '
+            f"Models below min_coverage are left out of the cross-model analyses; the "
+            f"correlation matrices and the pairwise section use each pair's shared items, the "
+            f"factor scores, alignment and private-signal test the "
+            f"{group.get('n_items')} items every included model answered.</p>" + _table(cov)
+        )
     per = pd.DataFrame.from_dict(group.get("per_model", {}), orient="index")
     if not per.empty:
         keep = [

@@ -32,9 +32,10 @@ between a model's confidence and its own correctness beyond the item's difficult
 the private signal. The test is one-sided (``greater``) with ``p = (1 + #{null >= obs}) /
 (B + 1)``.
 
-:func:`metacog_metrics.power.power_analysis` measures its size and power on simulated
-populations; :func:`metacog_metrics.analyze.analyze_records` reports it beside the paper's two
-nulls (``pairwise.nulls.stratified``).
+:func:`metacog_metrics.power.power_analysis` measures its size beside the test that replaced it
+in the analysis, :mod:`metacog_metrics.private_signal` (which also holds the item's
+ability-weighted score fixed); :func:`metacog_metrics.analyze.analyze_records` reports only that
+one (``pairwise.nulls.private_signal``).
 """
 
 from __future__ import annotations

@@ -93,18 +93,28 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--fdr-alpha", type=float, default=0.05, help="BH level (default 0.05)")
     p.add_argument(
+        "--numeric-levels",
+        type=int,
+        default=5,
+        help="numeric confidence enters the factor sections as at most this many ordered "
+        "levels per model, with polychoric correlations (default 5); 0 binarises it at "
+        "--binarize-at (tetrachoric)",
+    )
+    p.add_argument(
         "--binarize-at",
         type=float,
         default=0.5,
-        help="continuous confidence >= this is 'yes' in the factor sections (default 0.5)",
+        help="with --numeric-levels 0: numeric confidence >= this is 'yes' in the factor "
+        "sections (default 0.5)",
     )
     p.add_argument(
         "--min-coverage",
         type=float,
-        default=None,
+        default=0.5,
         help="leave out of the cross-model analyses any model with usable items for less than "
-        "this share of a group's items (e.g. 0.9), instead of dropping the items it lacks for "
-        "every model",
+        "this share of a group's items (default 0.5; 0 keeps every model); correlations and "
+        "pairs use each pair's shared items, the complete-case analyses the items every "
+        "included model answered",
     )
     p.add_argument(
         "--engine",

@@ -46,8 +46,9 @@ def _get(d, path):
 
 
 REQUIRED = [
-    "confidence.tetrachoric.rho",
-    "confidence.tetrachoric.tau",
+    "confidence.{method}.rho",
+    "confidence.{method}.tau",
+    "confidence.basis.n_models",
     "confidence.eigen.first_share",
     "confidence.eigen.loadings",
     "confidence.eigen.quadratic_r2",
@@ -56,8 +57,11 @@ REQUIRED = [
     "correctness.eigen.first_share",
     "correctness.eigen.loadings",
     "correctness.eigen.quadratic_r2",
+    "correctness.basis.n_items_per_pair",
     "factor_alignment.all.r",
     "factor_alignment.contentious.r",
+    "factor_alignment.basis.n_items",
+    "pairwise.basis.n_items_per_pair",
     "pairwise.mean_tau",
     "pairwise.nulls.base_rate.mean",
     "pairwise.nulls.base_rate.p_value",
@@ -111,9 +115,10 @@ def test_analyze_files_end_to_end(tmp_path):
     assert set(groups) == {"prospective", "counterfactual"}
     for group in groups.values():
         assert group["status"] == "ok", group["reason"]
+        method = group["confidence"]["method"]
         for key in REQUIRED:
-            _get(group, key)
-        rho = np.array(_get(group, "confidence.tetrachoric.rho"), dtype=float)
+            _get(group, key.format(method=method))
+        rho = np.array(_get(group, f"confidence.{method}.rho"), dtype=float)
         assert rho.shape == (5, 5) and group["models"] == summary["models"]
         assert len(_get(group, "confidence.eigen.loadings")) == 5
         for model in summary["models"]:
@@ -122,9 +127,11 @@ def test_analyze_files_end_to_end(tmp_path):
         curve = _get(group, "pairwise.delta_curve")
         assert len(curve["delta"]) == len(curve["mean_tau"]) == len(curve["n_pairs"])
         assert set(_get(group, "pairwise.pair_types")) == {"R-R", "R-NR", "NR-NR"}
-    # continuous confidence: binarised for the factor part, real values elsewhere
-    assert groups["counterfactual"]["confidence"]["binarized_at"] == 0.5
+    # numeric confidence: polychoric over its levels for the factor part, real values elsewhere
+    assert groups["counterfactual"]["confidence"]["method"] == "polychoric"
+    assert groups["counterfactual"]["confidence"]["binarized_at"] is None
     assert groups["counterfactual"]["pairwise"]["continuous"] is True
+    assert groups["prospective"]["confidence"]["method"] == "tetrachoric"
     assert groups["prospective"]["confidence"]["binarized_at"] is None
     # tables
     names = {p.name for p in (out / "tables").iterdir()}
@@ -138,9 +145,11 @@ def test_analyze_files_end_to_end(tmp_path):
         "tetrachoric_correctness",
         "factor_scores",
         "pair_types",
+        "coverage",
     ):
         assert f"all__prospective__{stem}.csv" in names, stem
-    assert "per_model.csv" in names
+    assert "all__counterfactual__polychoric_confidence.csv" in names
+    assert "per_model.csv" in names and "coverage.csv" in names
     pairs = pd.read_csv(out / "tables" / "all__prospective__pairs.csv")
     assert len(pairs) == 10
     for col in (
@@ -151,6 +160,7 @@ def test_analyze_files_end_to_end(tmp_path):
         "calibration_preserving_q",
         "pair_type",
         "accuracy_gap",
+        "n_items",
     ):
         assert col in pairs.columns
     assert not any(p.name.endswith(".tmp") for p in out.rglob("*"))
@@ -216,7 +226,12 @@ def test_dropped_items_and_unparseable_reported():
     assert g["per_model"]["model-1"]["n_unparseable"] == 2
     assert g["per_model"]["model-1"]["n_items"] == 48  # its own graded items, not 47
     joined = " ".join(res.summary["warnings"])
-    assert "3 of 50 items dropped" in joined and "unparseable" in joined
+    assert "use 47 of 50 items" in joined and "unparseable" in joined
+    # the pairwise-complete sections keep every item: a pair lacks only its own models' gaps
+    assert g["n_items_union"] == 50
+    pairs = res.tables["all__prospective__pairs"].set_index(["model_a", "model_b"])["n_items"]
+    assert pairs[("model-0", "model-3")] == 50
+    assert pairs[("model-1", "model-2")] == 47 and pairs[("model-0", "model-1")] == 48
 
 
 def test_bad_records_raise():
@@ -332,7 +347,7 @@ def test_cli_analyze(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("preset", "detects"), [("paper", False), ("individuated", True)])
-def test_stratified_null_separates_private_signal_from_shared_difficulty(preset, detects):
+def test_private_signal_test_separates_private_signal_from_shared_difficulty(preset, detects):
     from metacog_metrics.report import headline_findings
     from metacog_metrics.simulate import get_preset, simulate_records
 
@@ -341,18 +356,20 @@ def test_stratified_null_separates_private_signal_from_shared_difficulty(preset,
     )
     res = analyze_records(df, permutations=200, joint_permutations=300, seed=0)
     group = res.summary["results"]["squad"]["prospective"]
-    st = group["pairwise"]["nulls"]["stratified"]
-    assert st["alternative"] == "greater" and st["n_draws"] == 300 and st["n_strata"] > 5
-    assert st["ci"][0] < st["mean"] < st["ci"][1]
-    assert (st["p_value"] < 0.05) is detects
+    ps = group["pairwise"]["nulls"]["private_signal"]
+    assert ps["alternative"] == "greater" and ps["n_draws"] == 300 and ps["n_strata"] > 5
+    assert ps["basis"] == {"models": group["models"], "n_models": 12, "items": "complete-case",
+                           "n_items": 400}  # fmt: skip
+    assert ps["ci"][0] < ps["mean"] < ps["ci"][1]
+    assert (ps["p_value"] < 0.05) is detects
     g = res.groups[("squad", "prospective", "verbal_binary")]
-    assert g.stratified.observed == pytest.approx(group["pairwise"]["mean_tau"])
+    assert g.private_signal.observed == pytest.approx(group["pairwise"]["mean_tau"])
     finding = headline_findings(res.summary)[1]
-    assert ("not above the difficulty-stratified null" in finding) is not detects
-    assert "no test of private signal" in finding and "evidence of" not in finding
+    assert "12 models x 400 complete-case items" in finding
+    assert ("no evidence of private signal" in finding) is not detects
 
 
-def test_stratified_null_is_reported_as_not_run_for_continuous_confidence():
+def test_private_signal_test_is_reported_as_not_run_for_numeric_confidence():
     from metacog_metrics.simulate import get_preset, simulate_records
 
     df = simulate_records(
@@ -361,33 +378,152 @@ def test_stratified_null_is_reported_as_not_run_for_continuous_confidence():
     )  # fmt: skip
     res = analyze_records(df, permutations=50, joint_permutations=50, seed=0)
     (group,) = res.summary["results"]["squad"].values()
-    assert "stratified" not in group["pairwise"]["nulls"]
-    assert any("difficulty-stratified null: binary confidence only" in w for w in group["warnings"])
+    assert "private_signal" not in group["pairwise"]["nulls"]
+    assert any("private-signal test: binary confidence only" in w for w in group["warnings"])
 
 
-def test_min_coverage_leaves_out_partial_models_instead_of_their_missing_items():
+def _ragged(seed=2):
+    """6 simulated models x 200 items; m05 answered 120 items (60%), m06 60 (30%)."""
     from metacog_metrics.simulate import get_preset, simulate_records
 
     df = simulate_records(
-        get_preset("paper"), n_models=6, items_per_benchmark=200, benchmarks=["squad"], seed=2
+        get_preset("paper"), n_models=6, items_per_benchmark=200, benchmarks=["squad"], seed=seed
     )
     ids = sorted(df["item_id"].unique())
-    partial = df[(df["model"] == "m06") & ~df["item_id"].isin(ids[:60])].index
-    df = df.drop(partial)  # m06 answered only 60 of 200 items
-    plain = analyze_records(df, permutations=50, joint_permutations=50, seed=0)
-    g = plain.summary["results"]["squad"]["prospective"]
-    assert g["n_items"] == 60 and g["n_items_dropped"] == 140 and g["n_models"] == 6
-    assert g["coverage_excluded"] == {}
+    rng = np.random.default_rng(seed)
+    keep5 = set(rng.choice(ids, 120, replace=False))
+    keep6 = set(ids[:60])
+    drop = ((df["model"] == "m05") & ~df["item_id"].isin(keep5)) | (
+        (df["model"] == "m06") & ~df["item_id"].isin(keep6)
+    )
+    return df[~drop].reset_index(drop=True), keep5, keep6
 
-    res = analyze_records(df, permutations=50, joint_permutations=50, seed=0, min_coverage=0.9)
+
+def test_coverage_default_leaves_out_a_partial_run_and_reports_every_model():
+    df, _, _ = _ragged()
+    res = analyze_records(df, permutations=50, joint_permutations=50, seed=0)
     g = res.summary["results"]["squad"]["prospective"]
-    assert g["n_items"] == 200 and g["n_items_dropped"] == 0 and g["n_models"] == 5
-    assert g["coverage_excluded"] == {"m06": pytest.approx(0.3)}
-    assert "m06" not in g["models"] and "m06" in g["per_model"]  # own calibration still there
-    assert any("below min_coverage 0.9" in w for w in g["warnings"])
-    assert res.summary["parameters"]["min_coverage"] == 0.9
-    with pytest.raises(ValueError, match="min_coverage must be in"):
-        analyze_records(df, permutations=10, joint_permutations=10, min_coverage=1.5)
+    assert res.summary["parameters"]["min_coverage"] == 0.5
+    cov = g["coverage"]
+    assert cov["m06"] == {"n_items": 60, "share": pytest.approx(0.3), "included": False,
+                          "reason": "coverage 30.0% below min_coverage 0.5"}  # fmt: skip
+    assert cov["m05"]["included"] and cov["m05"]["n_items"] == 120
+    assert cov["m01"] == {"n_items": 200, "share": 1.0, "included": True, "reason": None}
+    assert g["models"] == ["m01", "m02", "m03", "m04", "m05"] and "m06" in g["per_model"]
+    # m05 costs the complete-case analyses its 80 gaps, the pairwise sections nothing else
+    assert g["n_items"] == 120 and g["n_items_union"] == 200
+    assert g["factor_alignment"]["basis"]["n_items"] == 120
+    assert g["confidence"]["basis"]["n_models"] == 5
+    assert g["confidence"]["basis"]["n_items_per_pair"] == {"min": 120, "median": 200.0,
+                                                            "max": 200}  # fmt: skip
+    table = res.tables["coverage"]
+    assert list(table["model"]) == [f"m0{j}" for j in range(1, 7)]
+    assert list(table["included"]) == [True] * 5 + [False]
+    assert any("m06 30%" in w for w in g["warnings"])
+
+
+def test_pairwise_complete_items_match_independent_computations():
+    from scipy import stats
+
+    from tests.refstats import twostep_ml_rho
+
+    df, keep5, keep6 = _ragged()
+    res = analyze_records(df, permutations=200, joint_permutations=100, seed=0, min_coverage=0)
+    g = res.summary["results"]["squad"]["prospective"]
+    both = len(keep5 & keep6)  # the complete-case items of all six
+    assert g["n_models"] == 6 and g["n_items"] == both and g["n_items_union"] == 200
+    assert g["factor_alignment"]["basis"]["n_items"] == both
+    conf = df.pivot(index="item_id", columns="model", values="confidence")
+    corr = df.pivot(index="item_id", columns="model", values="correct")
+    # tetrachoric: thresholds from each model's own items (psych global=TRUE), tables from the
+    # items both answered
+    tet = g["confidence"]["tetrachoric"]
+    rho = np.array(tet["rho"], dtype=float)
+    raw = np.array(res.groups[("squad", "prospective", "verbal_binary")].confidence
+                   .tetrachoric.raw_rho)  # fmt: skip
+    models = g["models"]
+    for a, b in (("m01", "m05"), ("m05", "m06"), ("m02", "m06"), ("m01", "m02")):
+        x, y = conf[a], conf[b]
+        ok = x.notna() & y.notna()
+        counts = [((x[ok] == u) & (y[ok] == v)).sum() for u in (0, 1) for v in (0, 1)]
+        counts = [0.5 if c == 0 else c for c in counts]
+        tau = (stats.norm.ppf(1 - x.mean()), stats.norm.ppf(1 - y.mean()))
+        i, j = models.index(a), models.index(b)
+        assert raw[i, j] == pytest.approx(twostep_ml_rho(counts, tau), abs=1e-6)
+        assert np.isfinite(rho[i, j])
+    # pairwise: tau-b on the shared items, accuracy gap on them too
+    pairs = res.tables["squad__prospective__pairs"].set_index(["model_a", "model_b"])
+    for a, b, n in (("m01", "m05", 120), ("m05", "m06", len(keep5 & keep6)), ("m01", "m06", 60),
+                    ("m02", "m03", 200)):  # fmt: skip
+        ok = conf[a].notna() & conf[b].notna()
+        dc, dp = conf[a][ok] - conf[b][ok], corr[a][ok] - corr[b][ok]
+        row = pairs.loc[(a, b)]
+        assert row["n_items"] == n == ok.sum()
+        assert row["tau"] == pytest.approx(stats.kendalltau(dc, dp).statistic, abs=1e-12)
+        assert row["accuracy_gap"] == pytest.approx(abs(dp.mean()), abs=1e-12)
+        # the per-pair base-rate null is drawn on those items: its sd is the permutation sd of
+        # tau-b over them (SciPy's permutation test, 1000 pairings)
+        ref = stats.permutation_test(
+            (dc.to_numpy(), dp.to_numpy()), lambda u, v: stats.kendalltau(u, v).statistic,
+            permutation_type="pairings", n_resamples=1000, rng=1,
+        )  # fmt: skip
+        assert row["base_rate_null_sd"] == pytest.approx(ref.null_distribution.std(), rel=0.2)
+    pw = g["pairwise"]
+    assert pw["basis"]["n_models"] == 6 and pw["basis"]["n_pairs"] == 15
+    assert pw["basis"]["n_items_per_pair"]["min"] == len(keep5 & keep6)
+
+
+def test_numeric_confidence_keeps_every_model_with_variance():
+    """Verbalised confidence mostly above 0.5 (as on real runs): binarised at 0.5 most models
+    have no variance; over its levels (polychoric) every model that varies stays in."""
+    rng = np.random.default_rng(3)
+    n_items, n_models = 300, 8
+    diff = rng.normal(size=(n_items, 1))
+    correct = (rng.normal(size=(n_items, n_models)) - diff > -0.3).astype(float)
+    latent = -diff + rng.normal(size=(n_items, n_models))
+    conf = np.clip(np.round(0.8 + 0.06 * latent, 2), 0.55, 1.0)  # never below 0.55
+    df = pd.DataFrame({
+        "model": np.repeat([f"m{j}" for j in range(n_models)], n_items),
+        "item_id": np.tile([f"q{i}" for i in range(n_items)], n_models),
+        "confidence": conf.T.ravel(), "correct": correct.T.ravel(),
+        "confidence_kind": "verbal_numeric",
+    })  # fmt: skip
+    res = analyze_records(df, permutations=0, joint_permutations=0, seed=0, n_boot=0)
+    g = res.summary["results"]["all"]["prospective"]
+    sec = g["confidence"]
+    assert sec["method"] == "polychoric" and len(sec["polychoric"]["models"]) == n_models
+    assert sec["basis"]["n_models"] == n_models
+    assert sec["eigen"]["first_share"] > 0.3 and "threshold_rule" in sec["polychoric"]
+    assert set(sec["polychoric"]["n_levels"].values()) <= {2, 3, 4, 5}
+    assert g["factor_alignment"]["all"]["n_models_confidence"] == n_models
+    binarised = analyze_records(df, permutations=0, joint_permutations=0, seed=0, n_boot=0,
+                                numeric_levels=0)  # fmt: skip
+    b = binarised.summary["results"]["all"]["prospective"]["confidence"]
+    assert b["method"] == "tetrachoric" and b["binarized_at"] == 0.5
+    assert b["tetrachoric"]["models"] == [] and b["eigen"]["first_share"] is None
+
+
+def test_realruns_atlas_keeps_models_and_items(realruns_dir):
+    """33 models x 1,500 MMLU items, verbalised 0-100 confidence; 12 partial runs (GLM-5 has
+    598 items). Complete-case kept 129 items and, binarised at 0.5, 8 models."""
+    from metacog_metrics.records import read_records
+    from metacog_metrics.report import headline_findings
+
+    df = read_records(realruns_dir / "cacioli_atlas_mmlu" / "tidy.csv")
+    res = analyze_records(df, permutations=0, joint_permutations=9, seed=0, n_boot=0)
+    g = res.summary["results"]["all"]["prospective"]
+    assert len(g["coverage"]) == 33 and g["coverage"]["zai/glm-5"]["included"] is False
+    conf = g["confidence"]
+    assert conf["method"] == "polychoric" and conf["basis"]["n_models"] >= 30
+    assert g["pairwise"]["basis"]["n_items"] >= 1000
+    assert g["pairwise"]["basis"]["n_items_per_pair"]["median"] >= 1000
+    assert g["pairwise"]["n_pairs_valid"] == 496
+    assert g["factor_alignment"]["basis"]["n_items"] > 129
+    findings = headline_findings(res.summary)
+    assert f"{conf['basis']['n_models']} models, each pair on the items both answered" in (
+        findings[0])  # fmt: skip
+    assert "496 pairs" in findings[1] and "of 1500 items" in findings[1]
+    assert f"x {g['n_items']} complete-case items" in findings[2]
 
 
 def test_second_run_into_the_same_out_leaves_only_its_own_outputs(tmp_path):
@@ -430,7 +566,7 @@ def test_analysis_options_are_checked_when_built():
     assert opts.deltas == (0.0, 0.5) and opts.contentious_bounds == (0.2, 0.8)
     for bad in ({"permutations": -1}, {"alternative": "both"}, {"fdr_alpha": 0.0},
                 {"min_coverage": 1.5}, {"engine": "cuda"}, {"contentious_bounds": (0.9, 0.1)},
-                {"n_boot": 2.5}):  # fmt: skip
+                {"n_boot": 2.5}, {"numeric_levels": 1}):  # fmt: skip
         with pytest.raises(ValueError, match=next(iter(bad))):
             AnalysisOptions(**bad)
     with pytest.raises(TypeError, match="permutation"):  # a misspelt option fails at once
@@ -462,7 +598,8 @@ def test_cli_options_are_analysis_options():
     args = build_parser().parse_args(
         ["analyze", "r.csv", "--out", "o", "--permutations", "7", "--joint-permutations", "5",
          "--seed", "3", "--alternative", "greater", "--fdr-alpha", "0.1", "--binarize-at",
-         "0.7", "--min-coverage", "0.9", "--engine", "numpy", "--pool", "--quiet"]
+         "0.7", "--min-coverage", "0.9", "--engine", "numpy", "--pool", "--quiet",
+         "--numeric-levels", "4"]
     )  # fmt: skip
     fields = {f.name for f in dataclasses.fields(AnalysisOptions)}
     assert set(vars(args)) - {"command", "func", *_ANALYZE_FILE_OPTIONS} <= fields
@@ -471,6 +608,7 @@ def test_cli_options_are_analysis_options():
     assert opts == AnalysisOptions(
         permutations=7, joint_permutations=5, seed=3, alternative="greater", fdr_alpha=0.1,
         binarize_at=0.7, min_coverage=0.9, engine="numpy", pool=True, progress=False,
+        numeric_levels=4,
     )  # fmt: skip
 
 
@@ -525,3 +663,32 @@ def test_summary_values_match_independent_computations():
     ]
     assert g["pairwise"]["n_pairs"] == len(taus) == 10
     assert g["pairwise"]["mean_tau"] == pytest.approx(float(np.mean(taus)), abs=1e-12)
+
+
+def test_pooled_private_signal_test_exchanges_items_within_their_benchmark():
+    from metacog_metrics.simulate import get_preset, simulate_records
+
+    df = simulate_records(
+        get_preset("paper"), n_models=5, items_per_benchmark=60, benchmarks=["squad", "mmlu_pro"],
+        seed=3,
+    ).drop(columns=["question", "probe_text", "solve_text"], errors="ignore")  # fmt: skip
+    res = analyze_records(df, permutations=0, joint_permutations=20, seed=0, n_boot=0, pool=True)
+    pooled = res.summary["results"]["pooled"]["prospective"]["pairwise"]["nulls"]
+    assert pooled["private_signal"]["n_groups"] == 2
+    single = res.summary["results"]["squad"]["prospective"]["pairwise"]["nulls"]
+    assert single["private_signal"]["n_groups"] == 1
+
+
+def test_realruns_mmlu500_keeps_models_and_items(realruns_dir):
+    """16 models x 500 MMLU items, verbalised confidence; complete-case kept 186 items."""
+    from metacog_metrics.records import read_records
+
+    df = read_records(realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv")
+    res = analyze_records(df, permutations=0, joint_permutations=9, seed=0, n_boot=0)
+    g = res.summary["results"]["all"]["prospective"]
+    assert [m for m, c in g["coverage"].items() if not c["included"]] == ["zai/glm-5"]  # 37%
+    assert g["confidence"]["method"] == "polychoric"
+    assert g["confidence"]["basis"]["n_models"] == 15
+    per = g["pairwise"]["basis"]["n_items_per_pair"]
+    assert g["pairwise"]["basis"]["n_items"] == 500 and per["median"] == 500 and per["min"] > 300
+    assert g["n_items"] > 186  # the complete-case sections without the partial run

@@ -171,3 +171,19 @@ def test_power_on_the_independent_generator():
     rng = np.random.default_rng(5)
     conf, perf = _logistic_population(1500, 12, rng, slope_sd=1.0, guess=0.2, private=0.6)
     assert private_signal_test(conf, perf, permutations=99, rng=0).p_value <= 0.02
+
+
+def test_groups_keep_strata_within_each_group_with_their_own_abilities():
+    _, perf = _sim(m=8, n=600, seed=6)
+    groups = np.repeat(["a", "b", "c"], 200)
+    labels = pattern_strata(perf, 10, groups)
+    for lab in np.unique(labels):
+        assert np.unique(groups[labels == lab]).size == 1
+    # within a group the strata are that group's own: its items and its abilities
+    np.testing.assert_array_equal(
+        np.unique(labels[200:400], return_inverse=True)[1],
+        np.unique(pattern_strata(perf[200:400], 10), return_inverse=True)[1],
+    )
+    np.testing.assert_array_equal(pattern_strata(perf, 10, ["x"] * 600), pattern_strata(perf, 10))
+    with pytest.raises(ValueError, match="one entry per item"):
+        pattern_strata(perf, 10, groups[:5])

@@ -29,6 +29,8 @@ def test_report_has_every_section_and_valid_images(result, tmp_path: Path) -> No
     assert 'id="squad-prospective"' in text
     for needle in ("Findings", "Per model", "first-factor share, confidence", "m01", "m08"):
         assert needle in text
+    assert "Item coverage" in text and "min_coverage" in text
+    assert text.count("<td>yes</td>") >= 8  # every simulated model is included
     images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
     # structure, heatmaps, nulls + delta curve, calibration + alignment
     assert len(images) == 4
@@ -105,7 +107,39 @@ def test_findings_name_their_basis_and_the_threshold_convention(result) -> None:
     group = summary["results"]["squad"]["prospective"]
     findings = headline_findings(summary)
     n_conf = len(group["confidence"]["tetrachoric"]["models"])
+    assert group["confidence"]["basis"]["n_models"] == n_conf
     assert f"{n_conf} models x {group['n_items']} items" in findings[0]
     assert "Phi^-1(P(confidence = 0))" in findings[0]
-    basis = f"{group['n_models']} models x {group['n_items']} items"
-    assert basis in findings[1] and basis in findings[2]
+    n_pairs = group["pairwise"]["n_pairs_valid"]
+    assert f"{group['n_models']} models x {group['n_items']} items, {n_pairs} pairs" in findings[1]
+    assert f"{group['n_models']} models x {group['n_items']} complete-case items" in findings[2]
+
+
+def test_findings_on_ragged_runs_name_each_figures_own_basis() -> None:
+    summary = {"results": {"b": {"p": {
+        "status": "ok", "n_models": 5, "n_items": 120,
+        "confidence": {
+            "method": "polychoric",
+            "polychoric": {"tau": [-1, -0.5, 0, 0.5, 1], "models": list("abcde")},
+            "eigen": {"first_share": 0.6, "quadratic_coef": [0.5, 0, -0.2],
+                      "quadratic_r2": 0.9, "quadratic_p_value": 0.01, "quadratic_vertex": 0},
+            "basis": {"n_models": 5, "items": "pairwise-complete", "n_items": 200,
+                      "n_items_per_pair": {"min": 120, "median": 200.0, "max": 200}},
+        },
+        "pairwise": {"mean_tau": 0.03, "nulls": {}, "n_pairs_valid": 10,
+                     "basis": {"n_models": 5, "n_pairs": 10, "items": "pairwise-complete",
+                               "n_items": 200,
+                               "n_items_per_pair": {"min": 120, "median": 180.0, "max": 200}}},
+        "factor_alignment": {"all": {"r": 0.4}, "contentious": {"r": 0.2, "n_items": 30},
+                             "method": "minres; confidence polychoric over levels",
+                             "basis": {"n_models": 5, "items": "complete-case",
+                                       "n_items": 120}},
+    }}}}  # fmt: skip
+    f = headline_findings(summary)
+    assert "5 models, each pair on the items both answered: 120 to 200 (median 200) of 200" in f[0]
+    assert "polychoric confidence variance" in f[0] and "pooled median" in f[0]
+    assert "no shape named, only 5 distinct thresholds" in f[0]
+    assert "5 models, 10 pairs, each pair on the items both answered: 120 to 200 (median 180)" in (
+        f[1])  # fmt: skip
+    assert "5 models x 120 complete-case items" in f[2] and "30 contentious items" in f[2]
+    assert "(pass rate within the bounds)" in f[2]

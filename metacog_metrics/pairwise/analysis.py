@@ -16,6 +16,7 @@ from metacog_metrics.pairwise.common import (
     Alternative,
     Engine,
     SeedLike,
+    _bh,
     _check,
     _check_alternative,
     _check_engine,
@@ -23,7 +24,13 @@ from metacog_metrics.pairwise.common import (
     _p_values,
     _pairs,
 )
-from metacog_metrics.pairwise.joint import _joint_plan
+from metacog_metrics.pairwise.joint import _joint_plan, _masked_joint_plan
+from metacog_metrics.pairwise.masked import (
+    check_ragged,
+    observed_tables_or_taus,
+    pair_item_groups,
+    shared_counts,
+)
 from metacog_metrics.pairwise.pair import _pair_plan
 from metacog_metrics.pairwise.results import (
     DeltaCurve,
@@ -73,6 +80,33 @@ def _mean_null(null: str, observed: float, draws: NDArray, alternative: str) -> 
     )
 
 
+def _merge_pair_results(
+    null: str, alternative: str, permutations: int, tau: NDArray,
+    parts: Sequence[tuple[NDArray, PairTestResult]],
+) -> PairTestResult:  # fmt: skip
+    """One :class:`PairTestResult` over all pairs from the tests of groups of pairs (pairs in
+    no group, too few shared items, stay NaN); BH across all of them."""
+    nan = np.full(tau.shape, np.nan)
+    out = {k: nan.copy() for k in ("p_value", "p_greater", "p_less", "null_mean", "null_sd")}
+    n_valid = np.zeros(tau.shape, dtype=np.int64)
+    engines = set()
+    for idx, res in parts:
+        for k, arr in out.items():
+            arr[idx] = getattr(res, k)
+        n_valid[idx] = res.n_valid
+        engines.add(res.engine)
+    return PairTestResult(
+        null=null,
+        alternative=alternative,
+        permutations=permutations,
+        tau=tau,
+        q_value=_bh(out["p_value"]),
+        n_valid=n_valid,
+        engine=engines.pop() if len(engines) == 1 else "numpy",
+        **out,
+    )
+
+
 def _subset_mean(taus: NDArray, mask: NDArray) -> NDArray:
     """Mean over the masked pairs of (..., P) taus, ignoring NaN draws."""
     sub = taus[..., mask]
@@ -96,12 +130,20 @@ def pairwise_calibration(
     progress: bool = False,
     workers: int | None = None,
     engine: Engine = "auto",
+    min_pair_items: int = 2,
 ) -> PairwiseResult:
     """Pairwise calibration with both nulls, per pair and for the mean over pairs.
 
+    Missing items (NaN) are allowed: each pair is analysed on the items both models answered
+    (its tau-b, its per-pair nulls and its accuracy gap), and the joint draws shuffle each model
+    among its own items and recompute every pair on its shared items
+    (:mod:`metacog_metrics.pairwise.masked`). Without missing items this is the complete-data
+    analysis, draw for draw.
+
     Args:
-        conf: ``(items, models)`` confidence, complete (0/1 takes the fast engine).
-        perf: ``(items, models)`` 0/1 correctness, complete.
+        conf: ``(items, models)`` confidence, NaN where a model lacks an item (0/1 takes the
+            fast engine).
+        perf: ``(items, models)`` 0/1 correctness, NaN where a model lacks an item.
         models: Model names (default ``"0", "1", ...``).
         reasoning: Per-model reasoning flag (None when unknown), for the pair-type breakdown.
         permutations: Per-pair draws (0 skips the per-pair tests).
@@ -115,6 +157,7 @@ def pairwise_calibration(
         progress: Progress bars on the permutation steps.
         workers: Threads for the per-pair tests.
         engine: Engine of the per-pair draws (see :func:`pair_permutation_test`).
+        min_pair_items: Fewest shared items for a pair's tau-b (fewer: NaN, left out).
 
     Returns:
         A :class:`PairwiseResult`.
@@ -124,9 +167,10 @@ def pairwise_calibration(
     """
     _check_alternative(alternative)
     _check_engine(engine)
-    c, p, binary = _check(conf, perf)
-    if c.ndim != 2:
-        raise ValueError("pairwise_calibration takes 2-D (items, models) arrays")
+    c, p, present, binary = check_ragged(conf, perf)
+    complete = bool(present.all())
+    if complete:
+        c, p, binary = _check(c, p)
     n_items, m = c.shape
     names = tuple(str(v) for v in (models if models is not None else range(m)))
     if len(names) != m:
@@ -134,36 +178,67 @@ def pairwise_calibration(
     if reasoning is not None and len(reasoning) != m:
         raise ValueError(f"{len(reasoning)} reasoning flags for {m} models")
     ia, ib = _pairs(m)
-    tau = pairwise_taus(c, p)
+    if complete:
+        tau = pairwise_taus(c, p)
+        n_pair = np.full(ia.size, n_items, dtype=np.int64)
+        correct_counts = p.sum(axis=0)
+        accuracy = correct_counts / n_items
+        gap_counts = np.abs(correct_counts[ia] - correct_counts[ib])
+    else:
+        n_pair = shared_counts(present)[ia, ib]
+        tau = observed_tables_or_taus(c, p, present, binary, ia, ib)
+        # correct[a, b]: a's correct answers on the items b answered too
+        correct = np.rint((p * present).T.astype(np.float32) @ present.astype(np.float32))
+        accuracy = (p * present).sum(axis=0) / np.maximum(present.sum(axis=0), 1)
+        gap_counts = np.abs(correct[ia, ib] - correct[ib, ia])
+    tau = np.where(n_pair >= max(2, int(min_pair_items)), tau, np.nan)
     valid = np.isfinite(tau)
     mean_tau = float(tau[valid].mean()) if valid.any() else float("nan")
-    correct_counts = p.sum(axis=0)
-    accuracy = correct_counts / n_items
-    gap_counts = np.abs(correct_counts[ia] - correct_counts[ib])
     types = _pair_types(reasoning, ia, ib)
 
     root = seed_sequence(rng)
     pair_seeds = dict(zip(NULLS, root.spawn(2)))
     joint_seeds = dict(zip(NULLS, root.spawn(2)))
-    ia_all, ib_all = _pairs(m)
     plans = []
+    pieces: dict[str, list[NDArray]] = {}
     if permutations > 0:
-        plans += [
-            _pair_plan(c, p, binary, ia_all, ib_all, null, int(permutations), alternative,
-                       pair_seeds[null], engine)
-            for null in NULLS
-        ]  # fmt: skip
+        for null in NULLS:
+            if complete:
+                pieces[null] = [np.arange(ia.size)]
+                plans.append(_pair_plan(c, p, binary, ia, ib, null, int(permutations),
+                                        alternative, pair_seeds[null], engine))  # fmt: skip
+                continue
+            groups = pair_item_groups(present, ia[valid], ib[valid])
+            pieces[null] = []
+            for (rows, sub), ss in zip(groups, pair_seeds[null].spawn(len(groups))):
+                idx = np.flatnonzero(valid)[sub]
+                used, local = np.unique(np.concatenate([ia[idx], ib[idx]]), return_inverse=True)
+                la, lb = local[: idx.size], local[idx.size :]
+                pieces[null].append(idx)
+                plans.append(_pair_plan(c[np.ix_(rows, used)], p[np.ix_(rows, used)], binary,
+                                        la, lb, null, int(permutations), alternative, ss,
+                                        engine))  # fmt: skip
     if joint_permutations > 0:
         plans += [
-            _joint_plan(c, p, binary, ia_all, ib_all, null, int(joint_permutations),
-                        joint_seeds[null])
+            _joint_plan(c, p, binary, ia, ib, null, int(joint_permutations), joint_seeds[null])
+            if complete
+            else _masked_joint_plan(
+                c, p, present, binary, ia, ib, null, int(joint_permutations), joint_seeds[null]
+            )
             for null in NULLS
-        ]  # fmt: skip
-    done = iter(_execute(plans, workers, progress))
+        ]
+    done = iter(_execute(plans, workers, progress)) if plans else iter(())
     per_pair: dict[str, PairTestResult] = {}
     if permutations > 0:
         for null in NULLS:
-            per_pair[null] = next(done)
+            parts = [next(done) for _ in pieces[null]]
+            per_pair[null] = (
+                parts[0]
+                if complete
+                else _merge_pair_results(
+                    null, alternative, int(permutations), tau, list(zip(pieces[null], parts))
+                )
+            )
     else:
         nan = np.full(tau.shape, np.nan)
         for null in NULLS:
@@ -186,7 +261,7 @@ def pairwise_calibration(
         k: {null: np.full(delta.size, np.nan) for null in NULLS} for k in ("m", "lo", "hi", "p")
     }
     for i, d in enumerate(delta):
-        mask = valid & (gap_counts <= np.floor(d * n_items + 1e-9))
+        mask = valid & (gap_counts <= np.floor(d * n_pair + 1e-9))
         n_d[i] = int(mask.sum())
         if n_d[i] < min_pairs:
             continue
@@ -223,7 +298,7 @@ def pairwise_calibration(
         model_b=tuple(names[i] for i in ib),
         tau=tau,
         accuracy=accuracy,
-        accuracy_gap=gap_counts / n_items,
+        accuracy_gap=gap_counts / np.maximum(n_pair, 1),
         pair_type=tuple(types),
         n_items=int(n_items),
         continuous=not binary,
@@ -239,5 +314,7 @@ def pairwise_calibration(
         alternative=alternative,
         permutations=int(permutations),
         joint_permutations=int(joint_permutations),
+        n_items_pair=n_pair,
+        min_pair_items=max(2, int(min_pair_items)),
     )
     return dataclasses.replace(result, fdr_significant_share=result.fdr_share("base_rate"))

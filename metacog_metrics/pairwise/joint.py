@@ -18,6 +18,15 @@ from metacog_metrics.pairwise.common import (
     _pairs,
     _Plan,
 )
+from metacog_metrics.pairwise.masked import (
+    masked_binary_tables,
+    masked_category_counts,
+    masked_code_taus,
+    masked_grid,
+    masked_taus,
+    shuffled_binary_masked,
+    shuffled_values_masked,
+)
 from metacog_metrics.pairwise.samplers import _category_counts, _shuffled_binary, _shuffled_values
 from metacog_metrics.pairwise.tau import _grid, _tables_from_bits, _tau_b_tables, _taus_chunked
 
@@ -97,5 +106,64 @@ def _joint_plan(
         f"joint {null}",
         [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
         [min(batch, n - s) * ia.size for s in starts],  # progress counts pair-draws
+        finish,
+    )
+
+
+def _masked_joint_plan(
+    c: NDArray, p: NDArray, present: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str,
+    n: int, seed: SeedLike,
+) -> _Plan:  # fmt: skip
+    """:func:`_joint_plan` on pairwise-complete items: each model is shuffled among the items
+    it answered (its missing items stay missing), on the union of items, and every pair is
+    recomputed on its own shared items (:mod:`metacog_metrics.pairwise.masked`)."""
+    n_items, m = c.shape
+    per_draw = n_items * m * (7 if binary else 3 * max(1, ia.size // max(m, 1)))
+    batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
+    starts = list(range(0, n, batch))
+    seeds = seed_sequence(seed).spawn(len(starts))
+    pres_t = np.ascontiguousarray(present.T)
+    cn = np.where(present, c, np.nan)
+    pn = np.where(present, p, np.nan)
+    grid = None if binary else masked_grid(cn)
+    if grid is not None and 3 * (2 * grid[1] + 1) > n_items:
+        grid = None  # few items a level: the sort path (as for complete data)
+    counts = masked_category_counts(c, p, present) if binary else None
+    if grid is not None:  # grid-coded confidence: shuffle small integer codes, not floats
+        codes_t = np.ascontiguousarray(grid[0].T, dtype=np.int32)
+        y_t = np.ascontiguousarray(np.rint(p.T), dtype=np.int8)
+        both = pres_t[ia] & pres_t[ib]
+        base = np.argsort(~pres_t, axis=-1, kind="stable")  # own items first, in item order
+
+    def permutation(rng: np.random.Generator, b: int) -> NDArray:
+        keys = np.where(pres_t[None], rng.random((b, m, n_items)), np.inf)
+        order = np.argsort(keys, axis=-1, kind="stable")
+        idx = np.empty((b, m, n_items), dtype=np.intp)
+        np.put_along_axis(idx, np.broadcast_to(base, idx.shape), order, axis=-1)
+        return idx
+
+    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+        rng = np.random.default_rng(ss)
+        b = min(batch, n - start)
+        if binary:
+            cs, ps = shuffled_binary_masked(counts, pres_t, null, b, rng)
+            return _tau_b_tables(masked_binary_tables(cs, ps, pres_t, ia, ib))
+        if grid is not None:
+            idx = permutation(rng, b)
+            cs = np.take_along_axis(np.broadcast_to(codes_t, idx.shape), idx, axis=-1)
+            if null == "base_rate":
+                idx = permutation(rng, b)
+            ys = np.take_along_axis(np.broadcast_to(y_t, idx.shape), idx, axis=-1)
+            return masked_code_taus(cs, ys, both, ia, ib, grid[1])
+        cs, ps = shuffled_values_masked(cn, pn, present, null, b, rng)
+        return masked_taus(cs, ps, ia, ib, None)
+
+    def finish(parts: list[NDArray]) -> NDArray:
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
+
+    return _Plan(
+        f"joint {null}",
+        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
+        [min(batch, n - s) * ia.size for s in starts],
         finish,
     )

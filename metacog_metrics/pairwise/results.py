@@ -152,7 +152,7 @@ class PairwiseResult(Result):
         accuracy: Per model.
         accuracy_gap: ``|acc_A - acc_B|`` per pair.
         pair_type: Per pair ``"R-R"``, ``"R-NR"``, ``"NR-NR"`` or None (flag unknown).
-        n_items: Items.
+        n_items: Items (with missing items: the union of the items any model answered).
         continuous: Whether the exact path for real-valued confidence was used.
         mean_tau: Mean tau-b over pairs with a defined tau.
         n_pairs: All pairs.
@@ -167,6 +167,10 @@ class PairwiseResult(Result):
         alternative: Alternative of the p-values.
         permutations: Per-pair draws.
         joint_permutations: Joint draws.
+        n_items_pair: Per pair, the items both models answered, on which its tau-b, its
+            per-pair nulls and its accuracy gap are computed (all ``n_items`` without missing
+            items).
+        min_pair_items: Fewest shared items for a pair to have a tau-b (fewer: NaN).
     """
 
     models: tuple[str, ...]
@@ -190,6 +194,8 @@ class PairwiseResult(Result):
     alternative: str
     permutations: int
     joint_permutations: int
+    n_items_pair: NDArray[np.int64] | None = None
+    min_pair_items: int = 2
 
     def fdr_share(self, null: str = "base_rate") -> float:
         """Share of pairs (with a p-value) whose q-value under ``null`` is below ``fdr_alpha``."""
@@ -225,6 +231,8 @@ class PairwiseResult(Result):
             "accuracy_gap": self.accuracy_gap,
             "pair_type": list(self.pair_type),
         }
+        if self.n_items_pair is not None:
+            data["n_items"] = self.n_items_pair
         for null, res in self.per_pair.items():
             data[f"{null}_p"] = res.p_value
             data[f"{null}_q"] = res.q_value

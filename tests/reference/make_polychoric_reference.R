@@ -18,6 +18,27 @@ for (s in specs) {
   r <- suppressWarnings(polychoric(x, smooth = FALSE, correct = 0.5, global = TRUE))$rho
   cases[[length(cases) + 1]] <- list(levels = x, rho = unname(r))
 }
+# Unequal numbers of levels (psych then sets global = FALSE: each pair's thresholds from its own
+# table, zero cells replaced by correct = 0.5), skewed with sparse end levels, and NA: the shape
+# of per-model levels of verbalised confidence.
+skewed_cut <- function(z, probs) as.integer(cut(z, c(-Inf, quantile(z, probs), Inf))) - 1L
+mixed <- list()
+mspecs <- list(
+  list(n = 400, na = 0.3, probs = list(c(0.02, 0.06, 0.2), c(0.1), c(0.2, 0.4, 0.6, 0.8),
+                                       c(0.01, 0.5), c(0.05, 0.15))),
+  list(n = 250, na = 0.0, probs = list(c(0.5), c(0.03, 0.1, 0.3, 0.6), c(0.9), c(0.25, 0.75))),
+  list(n = 600, na = 0.45, probs = list(c(0.005, 0.02, 0.08), c(0.04), c(0.3, 0.7), c(0.15),
+                                        c(0.01, 0.03, 0.1, 0.4), c(0.6))))
+for (s in mspecs) {
+  m <- length(s$probs)
+  f <- rnorm(s$n)
+  load <- seq(0.4, 0.85, length.out = m)
+  x <- sapply(seq_len(m), function(j)
+    skewed_cut(load[j] * f + sqrt(1 - load[j]^2) * rnorm(s$n), s$probs[[j]]))
+  x[matrix(runif(s$n * m) < s$na, s$n, m)] <- NA
+  r <- suppressWarnings(polychoric(x, smooth = FALSE, correct = 0.5))$rho
+  mixed[[length(mixed) + 1]] <- list(levels = x, rho = unname(r))
+}
 tables <- list(matrix(c(58, 52, 1, 26, 58, 3, 8, 12, 9), 3, byrow = TRUE),
                matrix(c(20, 10, 5, 4, 8, 12, 9, 6, 2, 7, 15, 22), 3, byrow = TRUE),
                matrix(c(30, 12, 9, 25), 2, byrow = TRUE))
@@ -37,4 +58,4 @@ to_json <- function(v) {
 }
 cat(to_json(list(
   source = paste("psych", packageVersion("psych"), "polycor", packageVersion("polycor")),
-  psych_polychoric = cases, polycor_polychor = tabout)), "\n")
+  psych_polychoric = cases, polycor_polychor = tabout, psych_polychoric_mixed = mixed)), "\n")

@@ -1,0 +1,227 @@
+"""Pairwise calibration on pairwise-complete items: tables, shuffles and taus with missing items,
+checked against brute force and SciPy on each pair's shared items."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from metacog_metrics.pairwise import pairwise_calibration
+from metacog_metrics.pairwise.masked import (
+    check_ragged,
+    masked_binary_tables,
+    masked_category_counts,
+    masked_grid,
+    masked_taus,
+    pair_item_groups,
+    shuffled_binary_masked,
+    shuffled_values_masked,
+)
+
+
+def _ragged(n_items=80, m=5, *, binary=True, seed=0, missing=0.25):
+    rng = np.random.default_rng(seed)
+    p = (rng.random((n_items, m)) < 0.6).astype(float)
+    c = (rng.random((n_items, m)) < 0.5).astype(float) if binary else np.round(
+        rng.random((n_items, m)), 1)  # fmt: skip
+    gone = rng.random((n_items, m)) < missing
+    gone[:, 0] = False  # one complete model
+    c[gone] = np.nan
+    p[gone] = np.nan
+    return c, p
+
+
+def _brute_table(c, p, a, b):
+    ok = ~np.isnan(c[:, a]) & ~np.isnan(c[:, b])
+    dc = (c[ok, a] - c[ok, b]).astype(int) + 1
+    dp = (p[ok, a] - p[ok, b]).astype(int) + 1
+    t = np.zeros((3, 3), dtype=np.int64)
+    np.add.at(t, (dc, dp), 1)
+    return t
+
+
+def _scipy_tau(c, p, a, b):
+    ok = ~np.isnan(c[:, a]) & ~np.isnan(c[:, b])
+    return stats.kendalltau(np.round(c[ok, a] - c[ok, b], 12), p[ok, a] - p[ok, b]).statistic
+
+
+def test_masked_tables_equal_brute_force_tables():
+    c, p = _ragged(n_items=130, m=6, seed=1)  # 130 items: bits span three words
+    cz, pz, present, binary = check_ragged(c, p)
+    assert binary and present.sum() < present.size
+    ia, ib = np.triu_indices(6, k=1)
+    t = masked_binary_tables((cz > 0.5).T, (pz > 0.5).T, present.T, ia, ib)
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        np.testing.assert_array_equal(t[k], _brute_table(c, p, a, b))
+    # a batch axis broadcasts against the one presence mask
+    both = np.stack([(cz > 0.5).T, (pz > 0.5).T & present.T])
+    tb = masked_binary_tables(both, both[::-1], present.T, ia, ib)
+    np.testing.assert_array_equal(tb[0], t)
+
+
+@pytest.mark.parametrize("n_items", [40, 700])  # sorted path; grid-code path (3 * 21 <= 700)
+def test_masked_real_valued_taus_equal_scipy(n_items):
+    c, p = _ragged(n_items=n_items, m=4, binary=False, seed=2)
+    ia, ib = np.triu_indices(4, k=1)
+    got = masked_taus(c, p, ia, ib, masked_grid(c))
+    want = [_scipy_tau(c, p, a, b) for a, b in zip(ia, ib)]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    np.testing.assert_allclose(masked_taus(c, p, ia, ib, None), want, atol=1e-12)
+
+
+def test_pairs_are_grouped_by_their_shared_items():
+    present = np.array([[1, 1, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0], [1, 1, 1, 1]], dtype=bool)
+    ia, ib = np.triu_indices(4, k=1)  # (0,1) (0,2) (0,3) (1,2) (1,3) (2,3)
+    groups = pair_item_groups(present, ia, ib)
+    found = {tuple(pairs): tuple(mask) for mask, pairs in groups}
+    assert found == {
+        (0,): (True, True, True, True),
+        (1, 3): (True, False, True, True),
+        (2, 4): (True, True, False, True),
+        (5,): (True, False, False, True),
+    }
+
+
+def test_binary_shuffles_keep_each_models_items_and_counts():
+    c, p = _ragged(n_items=90, m=4, seed=3)
+    cz, pz, present, _ = check_ragged(c, p)
+    counts = masked_category_counts(cz, pz, present)
+    rng = np.random.default_rng(0)
+    for null in ("base_rate", "calibration_preserving"):
+        cs, ps = shuffled_binary_masked(counts, present.T, null, 400, rng)
+        assert not (cs & ~present.T).any() and not (ps & ~present.T).any()
+        np.testing.assert_array_equal(cs.sum(axis=2), np.tile(counts["kc"], (400, 1)))
+        np.testing.assert_array_equal(ps.sum(axis=2), np.tile(counts["kp"], (400, 1)))
+        if null == "calibration_preserving":  # each model keeps its (conf, perf) categories
+            np.testing.assert_array_equal((cs & ps).sum(axis=2), np.tile(counts["n11"], (400, 1)))
+        # uniform over the model's own items: every present item is "yes" at the model's rate
+        freq = cs[:, 1, :].mean(axis=0)[present[:, 1]]
+        rate = counts["kc"][1] / counts["n"][1]
+        chi2 = ((freq - rate) ** 2 / (rate * (1 - rate) / 400)).sum()
+        assert stats.chi2.sf(chi2, freq.size - 1) > 1e-3
+
+
+def test_value_shuffles_permute_each_model_among_its_own_items():
+    c, p = _ragged(n_items=50, m=3, binary=False, seed=4)
+    present = ~np.isnan(c)
+    rng = np.random.default_rng(1)
+    for null in ("base_rate", "calibration_preserving"):
+        cs, ps = shuffled_values_masked(c, p, present, null, 200, rng)
+        assert (np.isnan(cs) == ~present[None]).all() and (np.isnan(ps) == ~present[None]).all()
+        for j in range(3):
+            np.testing.assert_array_equal(
+                np.sort(cs[:, :, j], axis=1)[:, : present[:, j].sum()],
+                np.tile(np.sort(c[present[:, j], j]), (200, 1)),
+            )
+        if null == "calibration_preserving":  # (conf, perf) pairs move together
+            pairs = {(x, y) for x, y in zip(c[present[:, 2], 2], p[present[:, 2], 2])}
+            drawn = set(zip(cs[:, :, 2][:, present[:, 2]].ravel(),
+                            ps[:, :, 2][:, present[:, 2]].ravel()))  # fmt: skip
+            assert drawn <= pairs
+
+
+def _reference_joint(c, p, null, n, rng):
+    """Joint draws by brute force: each model permuted among its own items (NumPy), every
+    pair's tau-b on its shared items (SciPy)."""
+    m = c.shape[1]
+    ia, ib = np.triu_indices(m, k=1)
+    out = np.empty(n)
+    for k in range(n):
+        cs, ps = c.copy(), p.copy()
+        for j in range(m):
+            rows = np.flatnonzero(~np.isnan(c[:, j]))
+            perm = rng.permutation(rows)
+            cs[rows, j] = c[perm, j]
+            ps[rows, j] = p[rng.permutation(rows) if null == "base_rate" else perm, j]
+        out[k] = np.nanmean([_scipy_tau(cs, ps, a, b) for a, b in zip(ia, ib)])
+    return out
+
+
+def test_three_column_tau_equals_the_generic_table_formula():
+    from metacog_metrics.pairwise import tau_b_from_table
+    from metacog_metrics.pairwise.masked import _tau_b_columns
+
+    rng = np.random.default_rng(11)
+    t = rng.integers(0, 6, size=(50, 7, 3)) * (rng.random((50, 7, 3)) < 0.6)
+    t[0] = 0  # an empty table: NaN
+    t[1, :, 1:] = 0  # one dperf column: NaN
+    got = _tau_b_columns(np.swapaxes(t, -1, -2))
+    np.testing.assert_allclose(got, tau_b_from_table(t), atol=1e-13, equal_nan=True)
+    assert np.isnan(got[:2]).all()
+
+
+@pytest.mark.parametrize(
+    ("binary", "n_items"), [(True, 60), (False, 60), (False, 200)]
+)  # 200 items of a 0.1 grid: the integer-code path
+@pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
+def test_joint_draws_on_ragged_items_match_a_brute_force_reference(binary, n_items, null):
+    c, p = _ragged(n_items=n_items, m=4, binary=binary, seed=5)
+    res = pairwise_calibration(c, p, permutations=0, joint_permutations=400, rng=3, workers=1)
+    got = res.nulls[null].draws
+    ref = _reference_joint(c, p, null, 400, np.random.default_rng(9))
+    assert stats.ks_2samp(got, ref).pvalue > 1e-3
+    assert got.mean() == pytest.approx(ref.mean(), abs=4 * ref.std() / np.sqrt(200))
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_per_pair_tests_run_on_each_pairs_shared_items(binary):
+    c, p = _ragged(n_items=120, m=4, binary=binary, seed=6)
+    res = pairwise_calibration(c, p, permutations=300, joint_permutations=20, rng=0, workers=1,
+                               engine="numpy", min_pair_items=10)  # fmt: skip
+    ia, ib = np.triu_indices(4, k=1)
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        ok = ~np.isnan(c[:, a]) & ~np.isnan(c[:, b])
+        assert res.n_items_pair[k] == ok.sum()
+        assert res.tau[k] == pytest.approx(_scipy_tau(c, p, a, b), abs=1e-12)
+        # the pair's base-rate null: dperf permuted against dconf on its shared items
+        dc, dp = np.round(c[ok, a] - c[ok, b], 12), p[ok, a] - p[ok, b]
+        rng = np.random.default_rng(k)
+        null = [stats.kendalltau(dc, rng.permutation(dp)).statistic for _ in range(600)]
+        per = res.per_pair["base_rate"]
+        assert per.null_sd[k] == pytest.approx(np.std(null), rel=0.2)
+        assert abs(per.null_mean[k]) < 4 * np.std(null) / np.sqrt(300)
+    for null in ("base_rate", "calibration_preserving"):
+        q = res.per_pair[null].q_value
+        assert np.isfinite(q).all() and (res.per_pair[null].n_valid == 300).all()
+    table = res.table
+    assert list(table["n_items"]) == list(res.n_items_pair)
+
+
+def test_pairs_with_too_few_shared_items_are_left_out():
+    c, p = _ragged(n_items=60, m=3, seed=7, missing=0.0)
+    c[:45, 1] = p[:45, 1] = np.nan  # model 1 answered 15 items ...
+    c[30:, 2] = p[30:, 2] = np.nan  # ... model 2 the first 30: they share none
+    res = pairwise_calibration(c, p, permutations=50, joint_permutations=20, rng=0,
+                               min_pair_items=10)  # fmt: skip
+    assert list(res.n_items_pair) == [15, 30, 0]
+    assert np.isnan(res.tau[2]) and np.isfinite(res.tau[:2]).all()
+    assert res.n_pairs_valid == 2
+    assert np.isnan(res.per_pair["base_rate"].p_value[2])
+    assert res.mean_tau == pytest.approx(np.mean(res.tau[:2]))
+
+
+def test_complete_data_take_the_complete_path_unchanged():
+    c, p = _ragged(n_items=50, m=4, seed=8, missing=0.0)
+    a = pairwise_calibration(c, p, permutations=99, joint_permutations=49, rng=2)
+    assert (a.n_items_pair == 50).all()
+    from metacog_metrics.pairwise import joint_null_draws, pair_permutation_test
+    from metacog_metrics.pairwise.common import _pairs
+
+    root = np.random.SeedSequence(2)
+    pair_seeds, joint_seeds = root.spawn(2), root.spawn(2)
+    direct = pair_permutation_test(c, p, null="base_rate", permutations=99, rng=pair_seeds[0])
+    np.testing.assert_array_equal(a.per_pair["base_rate"].p_value, direct.p_value)
+    draws = joint_null_draws(c, p, null="base_rate", n=49, rng=joint_seeds[0],
+                             pairs=_pairs(4))  # fmt: skip
+    np.testing.assert_array_equal(a.nulls["base_rate"].draws, draws.mean(axis=1))
+
+
+def test_ragged_input_errors():
+    c, p = _ragged(n_items=20, m=3)
+    bad = p.copy()
+    bad[0, 0] = 0.5
+    with pytest.raises(ValueError, match="perf must hold only 0 and 1"):
+        pairwise_calibration(c, bad, permutations=5, joint_permutations=5)
+    with pytest.raises(ValueError, match="same shape"):
+        pairwise_calibration(c[:, :2], p, permutations=5, joint_permutations=5)
