@@ -6,6 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.stats import norm
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from metacog_metrics import calibration
@@ -14,6 +17,7 @@ from metacog_metrics.gate import (
     GateConfig,
     GateConfigError,
     _holm,
+    _p_beyond,
     _side,
     _weights,
     gate_records,
@@ -110,8 +114,71 @@ def test_a_run_against_itself_passes(baseline: pd.DataFrame) -> None:
     verdict = gate_records(baseline, baseline)
     assert verdict.status == "pass" and verdict.exit_code == 0
     assert all(t.verdict == "pass" and t.change == 0 for t in verdict.tests)
-    # 2 benchmarks x 2 probes x (5 per-kind metrics) + accuracy per benchmark x probe
-    assert len(verdict.tests) == 2 * 2 * 5 + 4
+    # 2 benchmarks x (numeric: 5 per-kind metrics, binary: 4, ECE = Brier) + accuracy per
+    # benchmark x probe
+    assert len(verdict.tests) == 2 * (5 + 4) + 4
+    binary = {t.metric for t in verdict.tests if t.confidence_kind == "verbal_binary"}
+    assert binary == {"auroc", "brier", "yes_rate", "unparseable"}
+
+
+def test_the_ece_of_binary_confidence_is_its_brier_score() -> None:
+    # why the gate tests one of them on 0/1 confidence: equal on every resample
+    rng = np.random.default_rng(5)
+    conf = (rng.random(300) < 0.6).astype(float)
+    conf[:9] = np.nan
+    y = (rng.random(300) < 0.5).astype(float)
+    w = next(_weights(300, 50, seed=1, key="b", chunk=50))
+    assert np.allclose(_side("ece", w, conf, y, None, 10), _side("brier", w, conf, y, None, 10))
+
+
+@pytest.mark.parametrize(
+    ("change", "se", "direction", "margin", "expected"),
+    [
+        # P(Z <= (change + margin) / se), by the normal CDF
+        (-0.10, 0.05, "higher", 0.03, norm.cdf((-0.10 + 0.03) / 0.05)),
+        (0.00, 0.05, "higher", 0.03, norm.cdf(0.03 / 0.05)),
+        # P(Z >= (change - margin) / se)
+        (0.08, 0.02, "lower", 0.02, norm.sf((0.08 - 0.02) / 0.02)),
+        (-0.02, 0.02, "lower", 0.02, norm.sf(-0.04 / 0.02)),
+        # twice the smaller side
+        (-0.15, 0.04, "two-sided", 0.05, 2 * norm.cdf((-0.15 + 0.05) / 0.04)),
+        (0.12, 0.04, "two-sided", 0.05, 2 * norm.sf((0.12 - 0.05) / 0.04)),
+        (0.0, 0.04, "two-sided", 0.05, 1.0),
+        # a zero standard error: certain either way
+        (-0.05, 0.0, "higher", 0.03, 0.0),
+        (0.0, 0.0, "higher", 0.03, 1.0),
+    ],
+)
+def test_p_value_of_a_change_beyond_the_margin(change, se, direction, margin, expected) -> None:
+    assert _p_beyond(change, se, direction, margin) == pytest.approx(expected, rel=1e-9, abs=1e-15)
+
+
+@given(
+    change=st.floats(-0.5, 0.5),
+    se=st.floats(1e-4, 0.2),
+    margin=st.sampled_from([0.0, 0.02, 0.05]),
+    level=st.floats(1e-5, 0.2),
+    direction=st.sampled_from(["higher", "lower", "two-sided"]),
+)
+def test_p_value_and_interval_agree(change, se, margin, level, direction) -> None:
+    # a failure at Holm level `level` <=> the interval of that level lies beyond the margin
+    tail = level / 2 if direction == "two-sided" else level
+    lo, hi = change - norm.isf(tail) * se, change + norm.isf(tail) * se
+    beyond = {"higher": hi < -margin, "lower": lo > margin}.get(
+        direction, hi < -margin or lo > margin
+    )
+    p = _p_beyond(change, se, direction, margin)
+    if abs(p - level) > 1e-9:  # not on the boundary itself
+        assert (p < level) == beyond
+
+
+def test_a_large_family_can_still_fail(baseline) -> None:
+    # more than alpha * (n_boot + 1) gated tests: a percentile p-value of 200 resamples is at
+    # least 1/201, above Holm's first level alpha / m, so no percentile test could fail
+    candidate = _side_records(ss=7, reading_noise_sd=4.0)
+    verdict = gate_records(baseline, candidate, GateConfig(n_boot=200))
+    assert sum(t.gated for t in verdict.tests) > 0.05 * 201
+    assert verdict.exit_code == 1 and any(t.metric == "auroc" for t in verdict.failed)
 
 
 def test_degraded_confidence_fails_on_auroc_with_a_readable_reason(baseline) -> None:
@@ -268,3 +335,42 @@ def test_config_errors_name_the_key() -> None:
         GateConfig.from_mapping({"margins": {"aucroc": 0.1}})
     assert GateConfig().fingerprint() != GateConfig(margins={"auroc": 0.05}).fingerprint()
     assert GateConfig().fingerprint() == GateConfig(max_annotations=3).fingerprint()
+
+
+def test_a_small_group_is_inconclusive_unless_unchanged(baseline) -> None:
+    few = baseline[baseline["item_id"].str.endswith(("1", "2"))]  # 80 of 400 items per group
+    few = few[few["item_id"] < "squad-00100"].copy()  # 20 squad items, mmlu_pro kept at 80
+    cand = few.copy()
+    cand.loc[cand.index[:3], "confidence"] = 1 - cand.loc[cand.index[:3], "confidence"]
+    verdict = gate_records(few, cand, GateConfig(n_boot=200, min_items=30))
+    squad = [t for t in verdict.tests if t.benchmark == "squad"]
+    assert {t.n_items for t in squad} == {20}
+    changed = [t for t in squad if t.change != 0]
+    assert changed and all(t.verdict == "inconclusive" for t in changed)
+    assert all("only 20 matched item(s), fewer than min_items (30)" in t.reason for t in changed)
+    same = [t for t in squad if t.metric in ("unparseable", "accuracy")]
+    assert same and all(t.verdict == "pass" and "unchanged on every item" in t.reason for t in same)
+    assert gate_records(few, few, GateConfig(n_boot=200)).status == "pass"
+
+
+def test_runs_of_different_harnesses_are_refused_naming_them(baseline) -> None:
+    base = baseline.assign(harness="lm-eval", prompt_hash="lm", task_version="1.0")
+    cand = baseline.assign(harness="inspect", prompt_hash="in", task_version="1.0")
+    verdict = gate_records(base, cand, GateConfig(n_boot=200))
+    assert verdict.exit_code == 2
+    assert "the baseline was logged by 'lm-eval', the candidate by 'inspect'" in verdict.refusals[0]
+    assert not any("prompt_hash" in r for r in verdict.refusals)  # not the misleading cause
+    shared = gate_records(base, cand, GateConfig(n_boot=200, allow_shared_items=True))
+    assert shared.exit_code == 0
+    assert any("prompt_hash not checked" in w for w in shared.warnings)
+    # the task version still is: a different grader is refused across harnesses too
+    other = gate_records(base, cand.assign(task_version="2.0"), GateConfig(allow_shared_items=True))
+    assert other.exit_code == 2 and any("task_version" in r for r in other.refusals)
+
+
+def test_a_two_sided_failure_names_its_direction(baseline) -> None:
+    verdict = gate_records(baseline, _side_records(ss=7, threshold_mean=0.6))
+    (first, *_) = verdict.failed
+    assert first.metric == "yes_rate" and first.change < 0
+    assert "shows a drop of more than 0.05 (either way is a regression)" in first.reason
+    assert "Holm-adjusted p = " in first.reason
