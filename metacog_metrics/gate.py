@@ -385,12 +385,16 @@ def match_records(
     benches_b = set(baseline["benchmark"].astype(str))
     benches_c = set(candidate["benchmark"].astype(str))
     for bench in config.benchmarks or ():
-        for side, present in (("baseline", benches_b), ("candidate", benches_c)):
-            if bench not in present:
-                mismatches.append(
-                    f"benchmark {bench!r} (required by the config) is missing from the {side}; "
-                    f"it holds {sorted(present)}"
-                )
+        lacking = [
+            f"the {side} (which holds {', '.join(sorted(present)) or 'nothing'})"
+            for side, present in (("baseline", benches_b), ("candidate", benches_c))
+            if bench not in present
+        ]
+        if lacking:
+            mismatches.append(
+                f"benchmark {bench!r} (required by the config) is missing from "
+                + " and ".join(lacking)
+            )
     keep = set(config.benchmarks) if config.benchmarks else None
     check = list(config.check)
     harness_b, harness_c = _harnesses(baseline), _harnesses(candidate)
@@ -852,6 +856,8 @@ def _draft_group(
         if not (math.isfinite(base) and math.isfinite(cand)):
             side = "baseline" if not math.isfinite(base) else "candidate"
             problem = f"{m} is undefined on the {side} ({_undefined_why(m)})"
+        elif unchanged:  # the same on every item: no change, however few or odd the items
+            pass
         elif n_undef > config.max_undefined * config.n_boot:
             problem = (
                 f"{m} is undefined in {n_undef} of {config.n_boot} resamples "
@@ -860,7 +866,7 @@ def _draft_group(
             )
         elif deltas.size < 2:
             problem = f"{m}: too few defined resamples"
-        elif n < config.min_items and not unchanged:
+        elif n < config.min_items:
             problem = (
                 f"{m}: only {n} matched item(s), fewer than min_items ({config.min_items}) for "
                 f"the bootstrap to decide"
@@ -894,6 +900,10 @@ def _draft_group(
 def _undefined_why(metric: str) -> str:
     if metric in ("auroc", "internal_pop_gap"):
         return "it needs both right and wrong items"
+    if metric == "yes_rate":
+        return "no parsed confidence"
+    if metric == "accuracy":
+        return "no graded item"
     return "no item with a parsed confidence and a grade"
 
 

@@ -455,13 +455,13 @@ def github_annotations(verdict: GateVerdict, *, limit: int | None = None) -> lis
     def capped(items: list[tuple[str, str]], kind: str, what: str) -> list[str]:
         if len(items) > cap:
             rest = items[cap - 1 :]
-            items = [
-                *items[: cap - 1],
-                (
-                    f"metacog gate: {len(rest)} more {what}",
-                    "; ".join(title.removeprefix("metacog gate: ") for title, _ in rest),
-                ),
-            ]
+            parts = [title.removeprefix("metacog gate: ") for title, _ in rest]
+            if len(set(parts)) < len(parts):  # the titles do not tell them apart
+                parts = [message for _, message in rest]
+            summary = "; ".join(parts)
+            if len(summary) > 2000:
+                summary = summary[:2000] + " ..."
+            items = [*items[: cap - 1], (f"metacog gate: {len(rest)} more {what}", summary)]
         return [_command(kind, title, message) for title, message in items]
 
     errors: list[tuple[str, str]] = []

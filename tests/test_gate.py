@@ -259,7 +259,8 @@ def test_undefined_auroc_resamples_are_counted() -> None:
             {"model": "m", "item_id": [str(i) for i in range(n)], "confidence": conf, "correct": y}
         )
     )
-    verdict = gate_records(df, df, GateConfig(n_boot=1000))
+    other = df.assign(confidence=np.r_[conf[:5][::-1], conf[5:]])  # changed: not identical
+    verdict = gate_records(df, other, GateConfig(n_boot=1000))
     auroc = next(t for t in verdict.tests if t.metric == "auroc")
     assert 250 < auroc.n_undefined < 480  # (29/30)^30 = 0.362 of 1000
     assert auroc.n_boot + auroc.n_undefined == 1000
@@ -304,7 +305,9 @@ def test_a_missing_benchmark_or_several_models_are_refused(baseline) -> None:
     verdict = gate_records(baseline, cand, GateConfig(benchmarks=("squad", "mmlu_pro")))
     assert verdict.exit_code == 2
     assert any(
-        "benchmark 'mmlu_pro' (required by the config) is missing" in r for r in verdict.refusals
+        r == "benchmark 'mmlu_pro' (required by the config) is missing from the candidate "
+        "(which holds squad)"
+        for r in verdict.refusals
     )
     two = pd.concat([baseline, baseline.assign(model="m09")])
     refused = gate_records(two, baseline)
@@ -374,3 +377,22 @@ def test_a_two_sided_failure_names_its_direction(baseline) -> None:
     assert first.metric == "yes_rate" and first.change < 0
     assert "shows a drop of more than 0.05 (either way is a regression)" in first.reason
     assert "Holm-adjusted p = " in first.reason
+
+
+def test_metrics_undefined_on_both_sides_stay_inconclusive() -> None:
+    # every probe unparseable and every item wrong (a random tiny checkpoint): nothing to
+    # compare, even though both runs are the same
+    df = validate_records(
+        pd.DataFrame(
+            {"model": "m", "item_id": [str(i) for i in range(40)], "confidence": np.nan,
+             "correct": 0.0, "confidence_kind": "verbal_binary"}
+        )
+    )  # fmt: skip
+    verdict = gate_records(df, df, GateConfig(n_boot=200))
+    by = {t.metric: t for t in verdict.tests}
+    assert (
+        by["auroc"].verdict == "inconclusive" and "needs both right and wrong" in by["auroc"].reason
+    )
+    assert by["yes_rate"].reason == "yes_rate is undefined on the baseline (no parsed confidence)"
+    assert by["unparseable"].verdict == by["accuracy"].verdict == "pass"
+    assert verdict.exit_code == 0 and verdict.status == "inconclusive"

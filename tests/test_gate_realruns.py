@@ -62,3 +62,18 @@ def test_close_versions_need_shared_items_and_do_not_fail(atlas) -> None:
     shared = gate_records(old, new, GateConfig(allow_shared_items=True))
     assert shared.exit_code == 0 and not shared.failed
     assert {t.n_items for t in shared.tests} == {1499}
+
+
+@pytest.mark.parametrize(
+    ("baseline", "candidate", "status", "failing"),
+    [
+        ("anthropic/claude-sonnet-4-5@20250929", "anthropic/claude-sonnet-4-6@default",
+         "inconclusive", set()),
+        ("openai/gpt-5.4-2026-03-05", "openai/gpt-5.4-nano-2026-03-17", "fail",
+         {"accuracy", "brier", "ece"}),
+    ],
+)  # fmt: skip
+def test_the_other_pairs_of_the_docs(atlas, baseline, candidate, status, failing) -> None:
+    df, _ = atlas
+    verdict = gate_records(_model(df, baseline), _model(df, candidate))
+    assert verdict.status == status and {t.metric for t in verdict.failed} == failing

@@ -234,6 +234,13 @@ def test_refusals_and_inconclusive_tests_are_annotated(verdicts) -> None:
     assert len(errors) == len(verdicts["error"].refusals) == 3  # both squad probes, the hint
     assert all(e.startswith("::error title=metacog gate%3A unusable input::") for e in errors)
     assert "'squad-00004'" in errors[0] and "allow_shared_items" in errors[2]
+    many = dataclasses.replace(verdicts["error"], refusals=tuple(f"problem {i}" for i in range(15)))
+    lines = github_annotations(many)
+    assert len(lines) == 10 and lines[8].endswith("::problem 8")
+    assert lines[9] == (
+        "::error title=metacog gate%3A 6 more problem(s)::"
+        "problem 9; problem 10; problem 11; problem 12; problem 13; problem 14"
+    )
     soft = github_annotations(verdicts["inconclusive"])
     assert soft[0].startswith("::warning title=metacog gate%3A ")
     assert "inconclusive test(s)" in soft[0] and "set inconclusive: fail to exit 3" in soft[0]
