@@ -153,7 +153,7 @@ class GateConfig(Result):
         benchmarks: Benchmarks both sides must hold (missing: exit 2); default any.
         power: Power at which the smallest detectable change is reported.
         max_undefined: Largest share of resamples where a metric may be undefined (AUROC with
-            one class) before the metric is inconclusive.
+            one class) before the metric is inconclusive; at most 0.5.
         n_bins: Equal-width bins of the ECE.
         min_items: Fewest matched items of a group for its tests to decide; a smaller group's
             tests are inconclusive unless nothing changed on it.
@@ -186,8 +186,8 @@ class GateConfig(Result):
             raise bad("n_boot", f"must be an integer >= 100, got {self.n_boot!r}")
         if not 0 < self.power < 1:
             raise bad("power", f"must lie in (0, 1), got {self.power!r}")
-        if not 0 <= self.max_undefined < 1:
-            raise bad("max_undefined", f"must lie in [0, 1), got {self.max_undefined!r}")
+        if not 0 <= self.max_undefined <= 0.5:
+            raise bad("max_undefined", f"must lie in [0, 0.5], got {self.max_undefined!r}")
         if int(self.n_bins) != self.n_bins or self.n_bins < 1:
             raise bad("n_bins", f"must be a positive integer, got {self.n_bins!r}")
         if int(self.min_items) != self.min_items or self.min_items < 2:
@@ -850,7 +850,8 @@ def _draft_group(
         n_undef = int((~defined).sum())
         base, cand = point[m]
         change = cand - base
-        se = float(np.std(deltas, ddof=1)) if deltas.size >= 2 else math.nan
+        # at least half the resamples are defined when no problem stops the test
+        se = float(np.std(deltas, ddof=1)) if deltas.size > 1 else math.nan
         unchanged = deltas.size > 0 and change == 0 and bool(np.all(deltas == 0))
         problem = None
         if not (math.isfinite(base) and math.isfinite(cand)):
@@ -864,8 +865,6 @@ def _draft_group(
                 f"({100 * n_undef / config.n_boot:.1f}% > {100 * config.max_undefined:g}%: "
                 f"{_undefined_why(m)})"
             )
-        elif deltas.size < 2:
-            problem = f"{m}: too few defined resamples"
         elif n < config.min_items:
             problem = (
                 f"{m}: only {n} matched item(s), fewer than min_items ({config.min_items}) for "

@@ -3,6 +3,8 @@ simulated population (itself, sampling reruns, degraded confidence, mismatched i
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,12 +15,20 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from metacog_metrics import calibration
 from metacog_metrics.gate import (
+    DEFAULT_MARGINS,
     EXIT_CODES,
     GateConfig,
     GateConfigError,
+    GateVerdict,
+    _bad_word,
+    _examples,
+    _fmt,
     _holm,
+    _mcnemar,
     _p_beyond,
+    _short,
     _side,
+    _undefined_why,
     _weights,
     gate_records,
     match_records,
@@ -41,6 +51,243 @@ def _side_records(ss: int | None = None, items: int = 400, model: str = "m03", *
 @pytest.fixture(scope="module")
 def baseline() -> pd.DataFrame:
     return _side_records()
+
+
+def _records(conf, correct, ids=None, model="m", **cols) -> pd.DataFrame:
+    ids = ids if ids is not None else [f"q{i:03d}" for i in range(len(conf))]
+    frame = pd.DataFrame({"model": model, "item_id": ids, "confidence": conf, "correct": correct})
+    return validate_records(frame.assign(**cols))
+
+
+# ------------------------------------------------------------------ small helpers, exactly
+
+
+def test_the_words_of_the_reasons() -> None:
+    assert [_bad_word(d) for d in ("higher", "lower", "two-sided")] == [
+        "a drop",
+        "a rise",
+        "a change",
+    ]
+    assert _undefined_why("auroc") == _undefined_why("internal_pop_gap")
+    assert _undefined_why("auroc") == "it needs both right and wrong items"
+    assert _undefined_why("yes_rate") == "no parsed confidence"
+    assert _undefined_why("accuracy") == "no graded item"
+    assert _undefined_why("brier") == _undefined_why("ece")
+    assert _undefined_why("brier") == "no item with a parsed confidence and a grade"
+    letters = list("abcdefg")
+    assert _examples(letters) == "'a', 'b', 'c', 'd', 'e' and 2 more"
+    assert _examples(letters[:5]) == "'a', 'b', 'c', 'd', 'e'"
+    assert _examples(["x"], 9) == "'x' and 4 more"
+    assert _short("abcdefghijklm") == "abcdefghijklm"  # 13 characters: kept
+    assert _short("abcdefghijklmn") == "abcdefghij..."
+    assert _short(12) == "12"
+    assert [_fmt(None), _fmt(math.nan), _fmt(math.inf)] == ["n/a"] * 3
+    assert [_fmt(0.12345), _fmt(0.12345, True), _fmt(-0.5, True)] == ["0.123", "+0.123", "-0.500"]
+
+
+def test_mcnemar_counts_discordant_graded_pairs_only() -> None:
+    base = np.array([1, 1, 0, 0, np.nan, 1, 1, 0])
+    cand = np.array([0, 1, 1, 0, 0, np.nan, 0, 0])
+    got = _mcnemar(base, cand)  # right->wrong: items 0 and 6; wrong->right: item 2
+    assert (got["worse"], got["better"]) == (2, 1)
+    assert got["p"] == pytest.approx(1.0)  # two-sided binomial of 2 of 3
+    assert got["p_worse"] == pytest.approx(0.5)  # P(X >= 2), X ~ Bin(3, 1/2)
+    none = _mcnemar(np.array([1.0, 0.0]), np.array([1.0, 0.0]))
+    assert none == {"worse": 0, "better": 0, "p": 1.0, "p_worse": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"alpha": 0.0}, "alpha must lie in (0, 0.5), got 0.0"),
+        ({"alpha": 0.5}, "alpha must lie in (0, 0.5), got 0.5"),
+        ({"n_boot": 99}, "n_boot must be an integer >= 100, got 99"),
+        ({"n_boot": 100.5}, "n_boot must be an integer >= 100, got 100.5"),
+        ({"power": 1.0}, "power must lie in (0, 1), got 1.0"),
+        ({"power": 0.0}, "power must lie in (0, 1), got 0.0"),
+        ({"max_undefined": 0.51}, "max_undefined must lie in [0, 0.5], got 0.51"),
+        ({"max_undefined": -0.1}, "max_undefined must lie in [0, 0.5], got -0.1"),
+        ({"n_bins": 0}, "n_bins must be a positive integer, got 0"),
+        ({"n_bins": 2.5}, "n_bins must be a positive integer, got 2.5"),
+        ({"min_items": 1}, "min_items must be an integer >= 2, got 1"),
+        ({"min_items": 2.5}, "min_items must be an integer >= 2, got 2.5"),
+        ({"max_annotations": 0}, "max_annotations must be a positive integer, got 0"),
+        ({"max_annotations": 1.5}, "max_annotations must be a positive integer, got 1.5"),
+        ({"inconclusive": "maybe"}, "inconclusive must be 'pass' or 'fail', got 'maybe'"),
+        ({"metrics": ()}, "metrics is empty"),
+        ({"metrics": ("auroc",), "primary": "brier"}, "primary 'brier' is not among the tested"),
+        ({"primary": "auroc_x"}, "unknown metric 'auroc_x' (did you mean 'auroc'?)"),
+        ({"metrics": ("zzz",)}, "unknown metric 'zzz'; known: ['auroc',"),
+        ({"margins": {"auroc": -0.01}}, "margins.auroc must be a number >= 0, got -0.01"),
+        ({"margins": {"brier": float("inf")}}, "margins.brier must be a number >= 0, got inf"),
+        ({"check": ("doc_hash", "nope")}, "check names unknown column(s) ['nope']; use"),
+    ],
+)
+def test_bad_settings_are_refused_naming_the_key(settings, message) -> None:
+    with pytest.raises(GateConfigError) as err:
+        GateConfig(**settings)
+    assert str(err.value).startswith("gate config: ") and message in str(err.value)
+    with pytest.raises(GateConfigError) as err:
+        GateConfig.from_mapping(settings, source="ci/gate.yaml")
+    assert str(err.value).startswith("ci/gate.yaml: gate config: ")
+
+
+def test_settings_from_a_mapping() -> None:
+    assert GateConfig.from_mapping(None) == GateConfig() == GateConfig.from_mapping({})
+    cfg = GateConfig.from_mapping(
+        {"metrics": "auroc", "check": "task_version", "benchmarks": ["squad", 7],
+         "margins": {"auroc": 0.05}, "min_items": 2, "max_undefined": 0.5, "alpha": 0.49},
+        source="g.yaml",
+    )  # fmt: skip
+    assert cfg.metrics == ("auroc",) and cfg.check == ("task_version",)
+    assert cfg.benchmarks == ("squad", "7")
+    assert cfg.margins == {**DEFAULT_MARGINS, "auroc": 0.05}  # the rest keep their defaults
+    assert GateConfig(metrics=["auroc"], check=["doc_hash"]).metrics == ("auroc",)
+    with pytest.raises(GateConfigError, match=r"^g.yaml: margins must be a mapping metric"):
+        GateConfig.from_mapping({"margins": [0.1]}, source="g.yaml")
+    with pytest.raises(GateConfigError, match=r"^g.yaml: unknown key\(s\) 'qqq_rrr', 'zzz'$"):
+        GateConfig.from_mapping({"zzz": 1, "qqq_rrr": 2}, source="g.yaml")
+    with pytest.raises(GateConfigError, match=r"^g.yaml: .*'<' not supported"):
+        GateConfig.from_mapping({"alpha": "x"}, source="g.yaml")  # a TypeError, named
+
+
+def test_a_refusal_is_a_verdict_with_exit_2() -> None:
+    cfg = GateConfig(n_boot=300)
+    v = GateVerdict.refused(
+        ["a", "b"], cfg, warnings=["w"], baseline_model="B", candidate_model="C"
+    )
+    assert (v.status, v.exit_code, v.tests, v.refusals, v.warnings) == (
+        "error",
+        2,
+        (),
+        ("a", "b"),
+        ("w",),
+    )
+    assert (v.baseline_model, v.candidate_model, v.config) == ("B", "C", cfg)
+    assert v.config_fingerprint == cfg.fingerprint()
+    assert v.headline() == "metacog gate: ERROR (exit 2): 2 problem(s) with the input"
+    plain = GateVerdict.refused(["x"])
+    assert plain.config == GateConfig() and plain.baseline_model is None and plain.warnings == ()
+    assert plain.with_warnings(["y"]).warnings == ("y",)
+
+
+def test_the_numbers_of_a_test_are_the_bootstrap_s() -> None:
+    # the change, its standard error, p-value, Holm level, interval and detectable change,
+    # recomputed here from the resamples and the normal distribution
+    rng = np.random.default_rng(8)
+    n = 60
+    y_b = (rng.random(n) < 0.6).astype(float)
+    y_c = y_b.copy()
+    y_c[rng.random(n) < 0.15] = 1 - y_c[rng.random(n) < 0.15][0]
+    c_b = np.clip(np.round(0.5 * y_b + rng.random(n) * 0.6, 1), 0, 1)
+    c_c = np.clip(np.round(0.3 * y_c + rng.random(n) * 0.7, 1), 0, 1)
+    cfg = GateConfig(n_boot=300, seed=5, metrics=("auroc", "brier", "yes_rate", "accuracy"))
+    verdict = gate_records(_records(c_b, y_b), _records(c_c, y_c), cfg)
+    tests = {t.metric: t for t in verdict.tests}
+    w = next(_weights(n, 300, 5, "all/prospective/verbal_numeric", chunk=300))
+    p = {}
+    for m in ("auroc", "brier", "yes_rate"):
+        t = tests[m]
+        deltas = _side(m, w, c_c, y_c, None, 10) - _side(m, w, c_b, y_b, None, 10)
+        assert t.se == pytest.approx(np.std(deltas, ddof=1), rel=1e-12)
+        assert t.n_boot == 300 and t.n_undefined == 0
+        one = np.ones((1, n))
+        assert t.baseline == pytest.approx(_side(m, one, c_b, y_b, None, 10)[0])
+        assert t.change == pytest.approx(t.candidate - t.baseline)
+        margin = DEFAULT_MARGINS[m]
+        if m == "auroc":
+            p[m] = norm.cdf((t.change + margin) / t.se)
+        elif m == "brier":
+            p[m] = norm.sf((t.change - margin) / t.se)
+        else:
+            p[m] = 2 * min(
+                norm.cdf((t.change + margin) / t.se), norm.sf((t.change - margin) / t.se)
+            )
+        assert t.p_value == pytest.approx(min(1.0, p[m]), rel=1e-9)
+    p["accuracy"] = tests["accuracy"].p_value
+    ranked = sorted(p, key=p.get)
+    for rank, m in enumerate(ranked):
+        t = tests[m]
+        level = 0.05 / (len(ranked) - rank)
+        tail = level / 2 if m == "yes_rate" else level
+        assert t.ci_level == pytest.approx(1 - 2 * tail)
+        z = norm.isf(tail)
+        assert (t.ci_low, t.ci_high) == pytest.approx((t.change - z * t.se, t.change + z * t.se))
+        assert t.detectable == pytest.approx(t.margin + (z + norm.ppf(0.8)) * t.se)
+        holm = max(min(1.0, (len(ranked) - r) * p[ranked[r]]) for r in range(rank + 1))
+        assert t.p_holm == pytest.approx(holm)
+
+
+def test_accuracy_needs_mcnemar_to_confirm_a_drop() -> None:
+    ids = [f"q{i}" for i in range(40)]
+    y_base = np.array([1.0] * 20 + [0.0] * 20)
+    y_cand = y_base.copy()
+    y_cand[:3] = 0.0  # three right -> wrong: the bootstrap sees a drop, McNemar p = 1/8
+    conf = np.tile([1.0, 0.0], 20)
+    cfg = GateConfig(n_boot=500, alpha=0.1, metrics=("accuracy",), margins={"accuracy": 0.0})
+    (acc,) = gate_records(_records(conf, y_base, ids), _records(conf, y_cand, ids), cfg).tests
+    assert acc.ci_high < 0  # beyond the margin 0 by the bootstrap alone
+    assert acc.verdict == "inconclusive" and acc.p_value == pytest.approx(0.125)
+    assert (
+        "McNemar's exact test does not confirm it (3 right->wrong vs 0 wrong->right, p = 0.125)"
+        in acc.reason
+    )
+    assert "right->wrong, 0 wrong->right)" not in acc.reason  # the counts are said once
+
+
+def test_undefined_resamples_up_to_the_allowed_share_do_not_stop_a_test() -> None:
+    n = 30
+    y = np.ones(n)
+    y[:4] = 0.0  # four wrong items: (26/30)^30 = 1.4% of resamples lack a wrong one
+    conf = np.linspace(0, 1, n)
+    other = np.r_[conf[:6][::-1], conf[6:]]
+    auroc = next(
+        t
+        for t in gate_records(_records(conf, y), _records(other, y), GateConfig(n_boot=1000)).tests
+        if t.metric == "auroc"
+    )
+    assert 0 < auroc.n_undefined < 50 and "undefined" not in auroc.reason
+    assert auroc.n_boot == 1000 - auroc.n_undefined
+    strict = GateConfig(n_boot=1000, max_undefined=0.0)
+    auroc0 = next(
+        t for t in gate_records(_records(conf, y), _records(other, y), strict).tests
+        if t.metric == "auroc"
+    )  # fmt: skip
+    pct = 100 * auroc0.n_undefined / 1000
+    assert auroc0.reason == (
+        f"auroc is undefined in {auroc0.n_undefined} of 1000 resamples ({pct:.1f}% > 0%: "
+        "it needs both right and wrong items)"
+    )
+    assert math.isnan(auroc0.p_value) and auroc0.detectable is None
+    # none undefined, max_undefined 0: decides
+    y2 = np.r_[np.zeros(15), np.ones(15)]
+    fine = gate_records(_records(conf, y2), _records(other, y2), strict)
+    assert all(t.n_undefined == 0 and "undefined" not in t.reason for t in fine.tests)
+
+
+def test_a_metric_undefined_on_the_candidate_only_is_named() -> None:
+    conf = np.linspace(0, 1, 40)
+    y = np.r_[np.zeros(20), np.ones(20)]
+    verdict = gate_records(_records(conf, y), _records(conf, np.ones(40)), GateConfig(n_boot=200))
+    auroc = next(t for t in verdict.tests if t.metric == "auroc")
+    assert (
+        auroc.reason == "auroc is undefined on the candidate (it needs both right and wrong items)"
+    )
+    assert auroc.verdict == "inconclusive" and math.isnan(auroc.ci_low)
+
+
+def test_exactly_min_items_decides() -> None:
+    conf = np.linspace(0, 1, 30)
+    y = np.r_[np.zeros(15), np.ones(15)]
+    other = np.r_[conf[:4][::-1], conf[4:]]
+    at = gate_records(_records(conf, y), _records(other, y), GateConfig(n_boot=200, min_items=30))
+    assert not any("min_items" in t.reason for t in at.tests)
+    below = gate_records(
+        _records(conf, y), _records(other, y), GateConfig(n_boot=200, min_items=31)
+    )
+    assert any(
+        "only 30 matched item(s), fewer than min_items (31)" in t.reason for t in below.tests
+    )
 
 
 # ------------------------------------------------------------------ metrics vs references
