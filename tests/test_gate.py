@@ -37,6 +37,7 @@ from metacog_metrics.records import validate_records
 from metacog_metrics.simulate import get_preset, simulate_records
 
 BENCHES = ["squad", "mmlu_pro"]
+FAST = GateConfig(n_boot=400)  # the default settings with fewer resamples
 
 
 def _side_records(ss: int | None = None, items: int = 400, model: str = "m03", **overrides):
@@ -430,7 +431,7 @@ def test_a_large_family_can_still_fail(baseline) -> None:
 
 def test_degraded_confidence_fails_on_auroc_with_a_readable_reason(baseline) -> None:
     candidate = _side_records(ss=7, reading_noise_sd=4.0)
-    verdict = gate_records(baseline, candidate)
+    verdict = gate_records(baseline, candidate, FAST)
     assert verdict.status == "fail" and verdict.exit_code == EXIT_CODES["fail"] == 1
     failed = {(t.benchmark, t.metric) for t in verdict.failed}
     assert ("squad", "auroc") in failed
@@ -443,7 +444,7 @@ def test_degraded_confidence_fails_on_auroc_with_a_readable_reason(baseline) -> 
 
 
 def test_a_shifted_threshold_fails_on_the_yes_rate(baseline) -> None:
-    verdict = gate_records(baseline, _side_records(ss=7, threshold_mean=0.6))
+    verdict = gate_records(baseline, _side_records(ss=7, threshold_mean=0.6), FAST)
     assert verdict.exit_code == 1
     assert {t.metric for t in verdict.failed} == {"yes_rate"}
     assert all(t.change < -t.margin for t in verdict.failed)
@@ -519,7 +520,7 @@ def test_undefined_auroc_resamples_are_counted() -> None:
 
 def test_missing_items_are_refused_naming_them(baseline) -> None:
     cand = baseline[~baseline["item_id"].isin(["squad-00007", "squad-00009"])]
-    verdict = gate_records(baseline, cand)
+    verdict = gate_records(baseline, cand, FAST)
     assert verdict.status == "error" and verdict.exit_code == 2
     text = " ".join(verdict.refusals)
     assert "squad/prospective/verbal_binary: 2 item(s) only in the baseline" in text
@@ -535,7 +536,7 @@ def test_changed_templates_and_grader_versions_are_refused(baseline) -> None:
     hit = (cand["benchmark"] == "mmlu_pro") & (cand["item_id"] == "mmlu_pro-00003")
     cand.loc[hit, "prompt_hash"] = "bbbb"
     cand.loc[cand["benchmark"] == "squad", "task_version"] = "2.0"
-    verdict = gate_records(base, cand)
+    verdict = gate_records(base, cand, FAST)
     assert verdict.exit_code == 2
     text = "\n".join(verdict.refusals)
     assert "prompt_hash (prompt template) differs on 1 of 400 item(s) ('mmlu_pro-00003')" in text
@@ -557,7 +558,7 @@ def test_a_missing_benchmark_or_several_models_are_refused(baseline) -> None:
         for r in verdict.refusals
     )
     two = pd.concat([baseline, baseline.assign(model="m09")])
-    refused = gate_records(two, baseline)
+    refused = gate_records(two, baseline, FAST)
     assert refused.exit_code == 2 and "the baseline holds 2 models" in refused.refusals[0]
 
 
@@ -619,7 +620,7 @@ def test_runs_of_different_harnesses_are_refused_naming_them(baseline) -> None:
 
 
 def test_a_two_sided_failure_names_its_direction(baseline) -> None:
-    verdict = gate_records(baseline, _side_records(ss=7, threshold_mean=0.6))
+    verdict = gate_records(baseline, _side_records(ss=7, threshold_mean=0.6), FAST)
     (first, *_) = verdict.failed
     assert first.metric == "yes_rate" and first.change < 0
     assert "shows a drop of more than 0.05 (either way is a regression)" in first.reason
