@@ -392,9 +392,11 @@ def test_the_ece_of_binary_confidence_is_its_brier_score() -> None:
         (-0.15, 0.04, "two-sided", 0.05, 2 * norm.cdf((-0.15 + 0.05) / 0.04)),
         (0.12, 0.04, "two-sided", 0.05, 2 * norm.sf((0.12 - 0.05) / 0.04)),
         (0.0, 0.04, "two-sided", 0.05, 1.0),
-        # a zero standard error: certain either way
+        # a zero standard error: certain either way, even on the boundary itself
         (-0.05, 0.0, "higher", 0.03, 0.0),
         (0.0, 0.0, "higher", 0.03, 1.0),
+        (-0.03, 0.0, "higher", 0.03, 0.5),
+        (0.05, 0.0, "lower", 0.02, 0.0),
     ],
 )
 def test_p_value_of_a_change_beyond_the_margin(change, se, direction, margin, expected) -> None:
@@ -644,3 +646,159 @@ def test_metrics_undefined_on_both_sides_stay_inconclusive() -> None:
     assert by["yes_rate"].reason == "yes_rate is undefined on the baseline (no parsed confidence)"
     assert by["unparseable"].verdict == by["accuracy"].verdict == "pass"
     assert verdict.exit_code == 0 and verdict.status == "inconclusive"
+
+
+# ------------------------------------------------------------------ matching, exactly
+
+
+def _two_groups(n: int = 40, model: str = "m", **cols) -> pd.DataFrame:
+    conf = np.linspace(0, 1, n)
+    y = np.r_[np.zeros(n // 2), np.ones(n - n // 2)]
+    ids = [f"q{i:03d}" for i in range(n)]
+    return pd.concat(
+        [
+            _records(conf, y, ids, model, benchmark="b1", **cols),
+            _records(np.round(conf), y, ids, model, benchmark="b2", **cols),
+        ],
+        ignore_index=True,
+    )
+
+
+def test_match_messages_name_sides_groups_fields_and_items() -> None:
+    base = _two_groups(doc_hash="d", prompt_hash="p", task_version="1")
+    with pytest.raises(Exception, match=r"^the baseline holds no records$"):
+        match_records(base.iloc[:0], base)
+    two = pd.concat([base, base.assign(model="z")])
+    msg = (
+        "the candidate holds 2 models ('m', 'z'); the gate compares one model with one model "
+        "(choose one with --candidate-model)"
+    )
+    assert gate_records(base, two, FAST).refusals == (msg,)
+    # a group only one side has
+    only = match_records(base, base[base["benchmark"] == "b1"])
+    assert only.mismatches == (
+        "b2/prospective/verbal_binary: only in the baseline (40 items); the candidate has no "
+        "such benchmark/probe/confidence kind",
+    )
+    # item content, with more than three distinct pairs, and an unrecorded (NaN) hash
+    cand = base.copy()
+    b1 = cand["benchmark"] == "b1"
+    cand.loc[b1, "doc_hash"] = [f"new{i}" for i in range(40)]
+    cand.loc[b1 & (cand["item_id"] == "q000"), "doc_hash"] = None  # not recorded: no mismatch
+    got = match_records(base, cand)
+    (line,) = got.mismatches
+    assert line.startswith(
+        "b1/prospective/verbal_numeric: doc_hash (item content) differs on 39 of 40 item(s) "
+        "('q001', 'q002', 'q003', 'q004', 'q005' and 34 more): baseline vs candidate "
+        "d vs new1; d vs new10; d vs new11 and 36 more"
+    )
+    assert [g.n_items for g in got.groups] == [1, 40]  # only q000 is comparable in b1
+    # every item differs: the group is left out of the comparison
+    cand.loc[b1, "doc_hash"] = "x"
+    assert [g.benchmark for g in match_records(base, cand).groups] == ["b2"]
+
+
+def test_a_population_without_the_items_is_a_warning() -> None:
+    base = _two_groups()
+    pop = base.assign(model="p1", item_id=base["item_id"] + "-other")
+    got = match_records(base, base, population=pop)
+    assert got.warnings == (
+        "b1/prospective/verbal_numeric: the reference population has none of these items",
+        "b2/prospective/verbal_binary: the reference population has none of these items",
+    )
+    assert all(g.pop_confidence is None for g in got.groups)
+    # the compared models themselves are never part of the population
+    assert match_records(base, base, population=base).groups[0].pop_confidence is None
+
+
+# ------------------------------------------------------------------ assembling the verdict
+
+
+def test_accuracy_once_per_benchmark_and_probe_from_its_largest_group() -> None:
+    n = 40
+    y = np.r_[np.zeros(20), np.ones(20)]
+    ids = [f"q{i:03d}" for i in range(n)]
+    conf = np.linspace(0, 1, n)
+    both = pd.concat(
+        [
+            _records(conf, y, ids, confidence_kind="verbal_numeric"),
+            _records(conf[:35], y[:35], ids[:35], confidence_kind="logprob"),
+        ],
+        ignore_index=True,
+    )
+    verdict = gate_records(both, both, GateConfig(n_boot=200))
+    acc = [t for t in verdict.tests if t.metric == "accuracy"]
+    assert len(acc) == 1 and acc[0].n_items == 40 and acc[0].confidence_kind is None
+    assert acc[0].name == "all/prospective: accuracy"
+    auroc = next(t for t in verdict.tests if t.metric == "auroc" and t.n_items == 35)
+    assert auroc.name == "all/prospective/logprob: auroc"
+
+
+def test_the_ece_of_binary_confidence_is_tested_when_brier_is_not() -> None:
+    base = _two_groups()
+    only_ece = gate_records(base, base, GateConfig(n_boot=200, metrics=("ece",)))
+    assert sorted(t.benchmark for t in only_ece.tests) == ["b1", "b2"]
+    both = gate_records(base, base, GateConfig(n_boot=200, metrics=("ece", "brier")))
+    assert sorted((t.benchmark, t.metric) for t in both.tests) == [
+        ("b1", "brier"),
+        ("b1", "ece"),
+        ("b2", "brier"),
+    ]
+
+
+def test_a_primary_metric_that_cannot_be_tested_is_refused() -> None:
+    base = _two_groups()
+    verdict = gate_records(base, base, GateConfig(n_boot=200, primary="internal_pop_gap"))
+    assert verdict.exit_code == 2
+    assert verdict.refusals == ("no test of the primary metric 'internal_pop_gap' could be made",)
+    assert (verdict.baseline_model, verdict.candidate_model) == ("m", "m")
+
+
+def test_the_verdict_orders_its_tests_and_says_its_counts() -> None:
+    base = _two_groups()
+    cand = base.copy()
+    flip = (cand["benchmark"] == "b1") & (cand["item_id"] < "q020")
+    cand.loc[flip, "confidence"] = 1.0  # b1: confidence of the wrong half up, AUROC falls
+    verdict = gate_records(base, cand, GateConfig(n_boot=300, inconclusive="pass"))
+    order = {"fail": 0, "inconclusive": 1, "pass": 2}
+    ranks = [order[t.verdict] for t in verdict.tests]
+    assert ranks == sorted(ranks)
+    counts = {v: sum(t.verdict == v for t in verdict.tests) for v in order}
+    assert verdict.headline() == (
+        f"metacog gate: {verdict.status.upper()} (exit {verdict.exit_code}): m vs baseline m; "
+        f"{len(verdict.tests)} gated test(s): {counts['fail']} failed, "
+        f"{counts['inconclusive']} inconclusive, {counts['pass']} passed"
+    )
+    assert verdict.failed == tuple(t for t in verdict.tests if t.verdict == "fail")
+    assert verdict.inconclusive == tuple(t for t in verdict.tests if t.verdict == "inconclusive")
+    if verdict.status == "inconclusive":
+        assert verdict.warnings[-1] == (
+            f"{counts['inconclusive']} gated test(s) inconclusive; passing (set inconclusive: "
+            "fail in the config to exit 3)"
+        )
+
+
+def test_weights_are_fixed_by_seed_and_group_and_do_not_depend_on_chunking() -> None:
+    one = next(_weights(50, 40, seed=3, key="g", chunk=40))
+    chunks = np.concatenate(list(_weights(50, 40, seed=3, key="g", chunk=7)))
+    assert np.array_equal(one, chunks)  # why the chunk size is not a setting
+    assert not np.array_equal(one, next(_weights(50, 40, seed=3, key="h", chunk=40)))
+    assert not np.array_equal(one, next(_weights(50, 40, seed=4, key="g", chunk=40)))
+    assert [w.shape for w in _weights(50, 40, seed=3, key="g", chunk=16)] == [
+        (16, 50),
+        (16, 50),
+        (8, 50),
+    ]
+
+
+def test_metrics_without_usable_items_are_undefined() -> None:
+    conf = np.array([np.nan, np.nan, 0.5])
+    y = np.array([np.nan, 1.0, np.nan])
+    one = np.ones((1, 3))
+    for m in ("auroc", "brier", "ece"):
+        assert np.isnan(_side(m, one, conf, y, None, 10)[0]), m
+    assert _side("yes_rate", one, conf, y, None, 10)[0] == 1.0
+    assert _side("accuracy", one, conf, y, None, 10)[0] == 1.0
+    assert _side("unparseable", one, conf, y, None, 10)[0] == pytest.approx(2 / 3)
+    with pytest.raises(KeyError):
+        _side("nope", one, conf, y, None, 10)
