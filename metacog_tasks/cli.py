@@ -366,7 +366,7 @@ def _add_gate(sub: argparse._SubParsersAction) -> None:
     b.add_argument("run", help="the run to bless (lm-eval/Inspect logs or a record table)")
     _option(b, "out", dest="output", required=True, help="baseline file to write (.json)")
     b.add_argument("--model", help="model to take from a run with several")
-    b.add_argument("--config", dest="bless_config", help="gate.yaml to record")
+    b.add_argument("--config", dest="bless_config", metavar="CONFIG", help="gate.yaml to record")
     p.set_defaults(func=_run_gate, parser=p)
 
 
