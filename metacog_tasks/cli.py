@@ -380,17 +380,24 @@ def _run_gate(args: argparse.Namespace) -> int:
     missing = [f"--{k}" for k in ("baseline", "candidate") if not getattr(args, k)]
     if missing:
         args.parser.error(f"the following arguments are required: {', '.join(missing)}")
-    verdict = run_gate(
-        args.baseline,
-        args.candidate,
-        config=args.config,
-        junit=args.junit,
-        markdown=args.markdown,
-        json_path=args.json_path,
-        baseline_model=args.baseline_model,
-        candidate_model=args.candidate_model,
-        population=args.population,
-    )
+    try:
+        verdict = run_gate(
+            args.baseline,
+            args.candidate,
+            config=args.config,
+            junit=args.junit,
+            markdown=args.markdown,
+            json_path=args.json_path,
+            baseline_model=args.baseline_model,
+            candidate_model=args.candidate_model,
+            population=args.population,
+        )
+    except Exception:  # a crash must not read as a regression (exit 1) in CI
+        import traceback
+
+        traceback.print_exc()
+        print("metacog gate: internal error (exit 2); the traceback is above", file=sys.stderr)
+        return 2
     return verdict.exit_code
 
 

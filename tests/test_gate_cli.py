@@ -225,6 +225,13 @@ def test_unusable_inputs_exit_2_and_still_write_the_reports(runs: Path, tmp_path
     assert unknown.returncode == 2 and "no model 'm3' (did you mean 'm03'?)" in unknown.stdout
     usage = metacog("gate", "--baseline", str(runs / "base.parquet"), cwd=tmp_path)
     assert usage.returncode == 2 and "--candidate" in usage.stderr
+    (tmp_path / "afile").write_text("")  # a report that cannot be written: 2, not 1
+    crash = metacog(
+        "gate", "--baseline", str(runs / "base.parquet"), "--candidate",
+        str(runs / "base.parquet"), "--json", str(tmp_path / "afile" / "v.json"),
+        "--config", str(runs / "gate.yaml"), cwd=tmp_path,
+    )  # fmt: skip
+    assert crash.returncode == 2 and "internal error (exit 2)" in crash.stderr
 
 
 def test_github_actions_get_annotations_and_the_step_summary(runs: Path, tmp_path, metacog) -> None:
