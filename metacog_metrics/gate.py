@@ -805,9 +805,9 @@ def _p_beyond(change: float, se: float, direction: str, margin: float) -> float:
 
 
 def _mcnemar(base: np.ndarray, cand: np.ndarray) -> dict[str, float]:
-    both = ~np.isnan(base) & ~np.isnan(cand)
-    worse = int(np.sum((base == 1) & (cand == 0) & both))
-    better = int(np.sum((base == 0) & (cand == 1) & both))
+    # an ungraded (NaN) item compares unequal to 0 and 1, so only graded pairs count
+    worse = int(np.sum((base == 1) & (cand == 0)))
+    better = int(np.sum((base == 0) & (cand == 1)))
     n = worse + better
     if n == 0:
         return {"worse": 0, "better": 0, "p": 1.0, "p_worse": 1.0}
@@ -986,8 +986,9 @@ def _finish(
         verdict, reason = "info", f"{what}; not gated (primary metric: {config.primary})"
     elif beyond and may_fail:
         verdict = "fail"
-        reason = f"regression: {what} shows {bad}, beyond the non-inferiority margin" + (
-            f" (Holm-adjusted p = {p_holm:.2g})" if p_holm is not None else ""
+        reason = (  # only a test of the Holm family may fail, so p_holm is set
+            f"regression: {what} shows {bad}, beyond the non-inferiority margin "
+            f"(Holm-adjusted p = {p_holm:.2g})"
         )
     elif beyond:
         verdict = "inconclusive"

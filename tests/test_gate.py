@@ -20,8 +20,11 @@ from metacog_metrics.gate import (
     GateConfig,
     GateConfigError,
     GateVerdict,
+    PairedGroup,
     _bad_word,
+    _Draft,
     _examples,
+    _finish,
     _fmt,
     _holm,
     _mcnemar,
@@ -514,7 +517,10 @@ def test_undefined_auroc_resamples_are_counted() -> None:
     auroc = next(t for t in verdict.tests if t.metric == "auroc")
     assert 250 < auroc.n_undefined < 480  # (29/30)^30 = 0.362 of 1000
     assert auroc.n_boot + auroc.n_undefined == 1000
-    assert auroc.verdict == "inconclusive" and "undefined in" in auroc.reason
+    assert auroc.verdict == "inconclusive" and auroc.reason == (
+        f"auroc is undefined in {auroc.n_undefined} of 1000 resamples "
+        f"({auroc.n_undefined / 10:.1f}% > 5%: it needs both right and wrong items)"
+    )
 
 
 # ------------------------------------------------------------------ matching and refusals
@@ -802,3 +808,145 @@ def test_metrics_without_usable_items_are_undefined() -> None:
     assert _side("unparseable", one, conf, y, None, 10)[0] == pytest.approx(2 / 3)
     with pytest.raises(KeyError):
         _side("nope", one, conf, y, None, 10)
+
+
+# ------------------------------------------------------------------ the decision rule, by hand
+
+LEVEL = 0.1  # one-sided tail 0.1 (an 80% interval); two-sided 0.05 per side (90%)
+CFG = GateConfig(n_boot=500)
+
+
+def _draft(metric, base, cand, se, *, mcnemar=None, problem=None, unchanged=False):
+    zeros = np.zeros(100)
+    group = PairedGroup("b", "p", "verbal_numeric", tuple(map(str, range(100))), *[zeros] * 4)
+    return _Draft(
+        group=group, metric=metric, kind=None if metric == "accuracy" else "verbal_numeric",
+        baseline=base, candidate=cand, se=se, n_defined=500, n_undefined=0, p_value=0.01,
+        mcnemar=mcnemar, problem=problem, unchanged=unchanged,
+    )  # fmt: skip
+
+
+def _interval(change: float, se: float, two_sided: bool = False) -> str:
+    z = norm.isf(LEVEL / 2 if two_sided else LEVEL)
+    return f"[{change - z * se:+.3f}, {change + z * se:+.3f}]"
+
+
+def test_failures_name_the_metric_the_change_and_the_direction() -> None:
+    t = _finish(_draft("auroc", 0.8, 0.7, 0.02), CFG, LEVEL, True, True, 0.04)
+    assert t.verdict == "fail" and t.ci_level == pytest.approx(0.8)
+    assert t.reason == (
+        f"regression: auroc 0.800 -> 0.700 (change -0.100, 80% interval "
+        f"{_interval(-0.1, 0.02)}, 100 items) shows a drop of more than 0.03, beyond the "
+        "non-inferiority margin (Holm-adjusted p = 0.04)"
+    )
+    brier = _finish(_draft("brier", 0.2, 0.3, 0.02), CFG, LEVEL, True, True, 0.01)
+    assert brier.verdict == "fail" and "shows a rise of more than 0.02, beyond" in brier.reason
+    yes = _finish(_draft("yes_rate", 0.5, 0.7, 0.02), CFG, LEVEL, True, True, 0.01)
+    assert yes.verdict == "fail" and yes.ci_level == pytest.approx(0.9)
+    assert yes.reason.startswith(
+        f"regression: yes_rate 0.500 -> 0.700 (change +0.200, 90% interval "
+        f"{_interval(0.2, 0.02, True)}, 100 items) shows a rise of more than 0.05 (either way is "
+        "a regression)"
+    )
+    held = _finish(_draft("auroc", 0.8, 0.7, 0.02), CFG, LEVEL, True, False, 0.04)
+    assert held.verdict == "inconclusive" and held.reason.endswith(
+        "100 items) lies beyond the margin at its Holm level, but Holm's step-down stopped at a "
+        "test ranked before it"
+    )
+
+
+def test_passes_and_straddles_say_so() -> None:
+    ok = _finish(_draft("auroc", 0.8, 0.8, 0.01), CFG, LEVEL, True, True, 0.9)
+    assert ok.verdict == "pass" and ok.reason == (
+        f"auroc 0.800 -> 0.800 (change +0.000, 80% interval {_interval(0, 0.01)}, 100 items) "
+        "lies within the margin 0.03"
+    )
+    assert (
+        _finish(_draft("yes_rate", 0.5, 0.5, 0.01), CFG, LEVEL, True, True, 0.9).verdict == "pass"
+    )
+    straddle = _finish(_draft("auroc", 0.8, 0.78, 0.02), CFG, LEVEL, True, True, 0.5)
+    detect = 0.03 + (norm.isf(LEVEL) + norm.ppf(0.8)) * 0.02
+    assert straddle.verdict == "inconclusive" and straddle.reason == (
+        f"auroc 0.800 -> 0.780 (change -0.020, 80% interval {_interval(-0.02, 0.02)}, 100 items) "
+        f"straddles the margin 0.03; this run detects a drop of {detect:.3f} or more (80% power)"
+    )
+    # one end inside the two-sided margin, the other beyond it
+    up = _finish(_draft("yes_rate", 0.5, 0.54, 0.02), CFG, LEVEL, True, True, 0.5)
+    assert up.verdict == "inconclusive" and "detects a change of" in up.reason
+
+
+@pytest.mark.parametrize(
+    ("metric", "base", "cand"),
+    [("auroc", 0.03, 0.0), ("brier", 0.0, 0.02), ("yes_rate", 0.0, 0.05), ("yes_rate", 0.05, 0.0)],
+)
+def test_an_interval_ending_on_the_margin_neither_fails_nor_passes(metric, base, cand) -> None:
+    d = _draft(metric, base, cand, 0.0)
+    assert abs(d.candidate - d.baseline) == DEFAULT_MARGINS[metric]  # exactly on it
+    assert _finish(d, CFG, LEVEL, True, True, 0.01).verdict == "inconclusive"
+
+
+def test_accuracy_reasons_carry_mcnemar() -> None:
+    flips = {"worse": 12, "better": 2, "p": 0.01, "p_worse": 0.006}
+    t = _finish(_draft("accuracy", 0.6, 0.5, 0.03, mcnemar=flips), CFG, LEVEL, True, True, 0.02)
+    assert t.verdict == "fail" and t.name == "b/p: accuracy"
+    assert f"{_interval(-0.1, 0.03)}, 100 items; 12 right->wrong, 2 wrong->right) shows" in t.reason
+    veto = {**flips, "p_worse": 0.3}
+    t = _finish(_draft("accuracy", 0.6, 0.5, 0.03, mcnemar=veto), CFG, LEVEL, True, True, 0.02)
+    assert t.verdict == "inconclusive"
+    assert (
+        f"{_interval(-0.1, 0.03)}, 100 items) straddles the margin 0.02; McNemar's exact test does "
+        "not confirm it (12 right->wrong vs 2 wrong->right, p = 0.3); this run detects a drop of"
+    ) in t.reason
+
+
+def test_unchanged_problems_and_info() -> None:
+    same = _finish(_draft("auroc", 0.8, 0.8, 0.0, unchanged=True), CFG, LEVEL, True, True, 1.0)
+    assert same.verdict == "pass"
+    assert same.reason == "auroc 0.800 on both sides: unchanged on every item"
+    for gated, verdict in ((True, "inconclusive"), (False, "info")):
+        t = _finish(_draft("auroc", 0.8, 0.7, 0.02, problem="why"), CFG, LEVEL, gated, True, None)
+        assert (t.verdict, t.reason, t.detectable) == (verdict, "why", None)
+        assert math.isnan(t.ci_low) and math.isnan(t.ci_high) and math.isnan(t.ci_level)
+    info = _finish(
+        _draft("brier", 0.2, 0.3, 0.02), GateConfig(primary="auroc"), LEVEL, False, True, None
+    )
+    assert info.verdict == "info" and info.reason.endswith("; not gated (primary metric: auroc)")
+
+
+# ------------------------------------------------------------------ more boundaries
+
+
+def test_setting_boundaries_and_types() -> None:
+    edge = GateConfig(n_boot=100, n_bins=1, max_annotations=1, min_items=2, max_undefined=0.0)
+    assert (edge.n_boot, edge.n_bins, edge.max_annotations) == (100, 1, 1)
+    assert GateConfig(check=["doc_hash"]).check == ("doc_hash",)
+    assert GateConfig.from_mapping({"benchmarks": "squad"}).benchmarks == ("squad",)
+    with pytest.raises(GateConfigError, match=r"^config: unknown key"):
+        GateConfig.from_mapping({"zz": 1})
+    with pytest.raises(GateConfigError, match=r"^gate config: metrics name an unknown metric 'zz'"):
+        GateConfig(metrics=("zz",))
+
+
+def test_the_resamples_are_the_documented_draws() -> None:
+    # numpy's Generator seeded with (seed, 64-bit little-endian BLAKE2b of the group name):
+    # a verdict in an old CI log can be reproduced by later versions
+    import hashlib
+
+    key = int.from_bytes(hashlib.blake2b(b"sq/p/k", digest_size=8).digest(), "little")
+    idx = np.random.default_rng([7, key]).integers(0, 9, size=(4, 9))
+    expected = np.stack([np.bincount(row, minlength=9) for row in idx]).astype(float)
+    assert np.array_equal(next(_weights(9, 4, seed=7, key="sq/p/k", chunk=4)), expected)
+
+
+def test_an_empty_metric_has_one_value_per_resample() -> None:
+    w = np.ones((2, 3))
+    conf, y = np.full(3, np.nan), np.array([1.0, 0.0, 1.0])
+    for m in ("auroc", "ece", "brier"):
+        assert _side(m, w, conf, y, None, 10).shape == (2,)
+    df = _records(
+        np.full(40, np.nan), np.r_[np.zeros(20), np.ones(20)], confidence_kind="verbal_numeric"
+    )
+    other = df.assign(confidence=np.linspace(0, 1, 40))
+    tests = {t.metric: t for t in gate_records(df, other, GateConfig(n_boot=200)).tests}
+    assert tests["auroc"].n_undefined == tests["ece"].n_undefined == 200
+    assert tests["auroc"].n_boot == 0
