@@ -950,3 +950,73 @@ def test_an_empty_metric_has_one_value_per_resample() -> None:
     tests = {t.metric: t for t in gate_records(df, other, GateConfig(n_boot=200)).tests}
     assert tests["auroc"].n_undefined == tests["ece"].n_undefined == 200
     assert tests["auroc"].n_boot == 0
+
+
+def test_holm_stops_at_the_first_test_it_cannot_reject() -> None:
+    # two groups, three of 400 probes newly unparseable in each: one-sided p about 0.04 each,
+    # above alpha / 2 for the first step, so neither fails although each is below alpha
+    n = 400
+    conf = np.linspace(0, 1, n)
+    y = np.r_[np.zeros(n // 2), np.ones(n // 2)]
+    ids = [f"q{i:03d}" for i in range(n)]
+    worse = conf.copy()
+    worse[[5, 100, 300]] = np.nan
+
+    def two(c):
+        return pd.concat(
+            [_records(c, y, ids, benchmark="b1"), _records(c, y, ids, benchmark="b2")],
+            ignore_index=True,
+        )
+
+    cfg = GateConfig(metrics=("unparseable",), margins={"unparseable": 0.0})
+    first, second = gate_records(two(conf), two(worse), cfg).tests
+    assert 0.025 < first.p_value <= second.p_value < 0.05
+    assert (first.verdict, second.verdict) == ("inconclusive", "inconclusive")
+    assert second.reason.endswith("but Holm's step-down stopped at a test ranked before it")
+    assert "straddles the margin 0" in first.reason
+    assert first.p_holm == pytest.approx(2 * first.p_value)
+
+
+def test_shared_items_and_required_benchmarks_are_reported_exactly() -> None:
+    base = _two_groups(prompt_hash="p")
+    cand = base[base["item_id"] != "q007"].copy()
+    cand = pd.concat([cand, _records([1.0], [1.0], ["extra"], benchmark="b2")], ignore_index=True)
+    got = match_records(base, cand)
+    assert got.mismatches == (
+        "b1/prospective/verbal_numeric: 1 item(s) only in the baseline ('q007')",
+        "b2/prospective/verbal_binary: 1 item(s) only in the baseline ('q007')",
+        "b2/prospective/verbal_binary: 1 item(s) only in the candidate ('extra')",
+    )
+    assert got.warnings == ()  # the extra item's missing hash is no item of the comparison
+    refused = gate_records(base, cand, FAST)
+    assert refused.refusals[-1] == (
+        "the gate compares only identically asked items; set allow_shared_items: true in the "
+        "config to compare on the shared ones"
+    )
+    shared = gate_records(base, cand, GateConfig(n_boot=200, allow_shared_items=True))
+    assert shared.warnings[-3:] == tuple(
+        f"compared on the 78 shared item(s) only: {m}" for m in got.mismatches
+    )
+    only_b1 = gate_records(base, cand, GateConfig(n_boot=200, benchmarks=("b1",)))
+    assert only_b1.status == "error" and len(only_b1.refusals) == 2  # b2 not looked at
+    assert {
+        t.benchmark
+        for t in gate_records(base, base, GateConfig(n_boot=200, benchmarks=["b1"])).tests
+    } == {"b1"}
+    # the baseline side unrecorded
+    assert match_records(base.drop(columns="prompt_hash"), base).warnings[0] == (
+        "b1/prospective/verbal_numeric: prompt_hash not recorded in the baseline; not checked"
+    )
+    # one side without a harness column: nothing to compare, no refusal
+    assert not match_records(base.assign(harness="lm-eval"), base).mismatches
+
+
+def test_the_population_gap_leaves_out_items_the_population_lacks() -> None:
+    rng = np.random.default_rng(3)
+    conf, y = _data(rng, 150)
+    pop = np.clip(np.nan_to_num(conf, nan=0.5) + rng.normal(0, 0.2, 150), 0, 1)
+    pop[:20] = np.nan
+    one = np.ones((1, 150))
+    ok = ~np.isnan(conf) & ~np.isnan(y) & ~np.isnan(pop)
+    expected = roc_auc_score(y[ok], conf[ok]) - roc_auc_score(y[ok], pop[ok])
+    assert _side("internal_pop_gap", one, conf, y, pop, 10)[0] == pytest.approx(expected)
