@@ -6,7 +6,8 @@ The record table (:mod:`~metacog_metrics.records`), tetrachoric correlations
 (:mod:`~metacog_metrics.pairwise`), per-model calibration (:mod:`~metacog_metrics.calibration`),
 the whole analysis (:mod:`~metacog_metrics.analyze`) and its report
 (:mod:`~metacog_metrics.report`), the generative model of confidence and correctness
-(:mod:`~metacog_metrics.simulate`) and power analysis (:mod:`~metacog_metrics.power`).
+(:mod:`~metacog_metrics.simulate`), power analysis (:mod:`~metacog_metrics.power`) and the CI
+regression gate (:mod:`~metacog_metrics.gate`, its reports and saved baselines).
 
 The public names are re-exported here lazily (PEP 562), from the one list :data:`_PUBLIC`:
 ``from metacog_metrics import Result`` (which every harness module does) stays cheap, and
@@ -163,6 +164,33 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "cross_validated_scores",
         "fit_text_probes",
         "text_features",
+    ),
+    "metacog_metrics.gate": (
+        "DEFAULT_MARGINS",
+        "GateConfig",
+        "GateConfigError",
+        "GateInputError",
+        "GateVerdict",
+        "MatchReport",
+        "MetricTest",
+        "PairedGroup",
+        "gate_records",
+        "match_records",
+    ),
+    "metacog_metrics.gate_baseline": (
+        "GateBaseline",
+        "is_baseline_file",
+        "read_baseline",
+        "template_versions",
+        "version_warnings",
+        "write_baseline",
+    ),
+    "metacog_metrics.gate_report": (
+        "github_annotations",
+        "junit_xml",
+        "markdown_summary",
+        "terminal_report",
+        "verdict_json",
     ),
     "metacog_metrics.power": (
         "PowerOutputs",

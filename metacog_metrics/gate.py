@@ -9,6 +9,14 @@ A metric *fails* when its interval lies beyond its non-inferiority margin in the
 could have detected. Failures are controlled over all metrics, benchmarks and probes together by
 Holm's step-down procedure (or only the declared primary metric gates).
 
+The interval is the bootstrap's *standard* interval, the change plus or minus a normal quantile
+times the bootstrap standard error (Efron & Tibshirani 1993, ch. 13), not a percentile interval:
+Holm's first step tests at ``alpha / m``, about 4e-4 for the 132 tests of the twelve
+``metacog_*`` tasks, a tail a percentile interval of 2,000 resamples cannot resolve (with
+``m > alpha * (n_boot + 1)`` no test could ever fail), while 2,000 resamples estimate the
+standard error to about 2%. The false-alarm rate this gives, at and away from the margins, is
+measured in ``bench/bench_gate.py`` (docs/gate.md).
+
 The verdict (:class:`GateVerdict`) is one frozen object; its ``exit_code`` is what ``metacog
 gate`` returns and its ``status`` what it prints.
 """
@@ -53,6 +61,8 @@ PROVENANCE_COLUMNS: tuple[str, ...] = ("doc_hash", "prompt_hash", "task_version"
 #: Exit status of each verdict status (``inconclusive`` exits 0 unless the config fails it).
 EXIT_CODES: Mapping[str, int] = {"pass": 0, "fail": 1, "error": 2, "inconclusive": 3}
 _GROUP = ("benchmark", "probe", "confidence_kind")
+#: Provenance each harness computes its own way (not comparable across harnesses).
+_HARNESS_HASHES = ("doc_hash", "prompt_hash")
 _MAX_EXAMPLES = 5
 
 
@@ -101,7 +111,15 @@ METRICS: Mapping[str, MetricSpec] = {
             "Internal AUROC minus the AUROC of the reference population's mean confidence",
         ),
         MetricSpec("brier", "lower", 0.02, True, False, "Brier score"),
-        MetricSpec("ece", "lower", 0.03, True, False, "expected calibration error (10 bins)"),
+        MetricSpec(
+            "ece",
+            "lower",
+            0.03,
+            True,
+            False,
+            "expected calibration error (equal-width bins; for 0/1 confidence it equals the "
+            "Brier score and is not tested separately)",
+        ),
         MetricSpec("accuracy", "higher", 0.02, False, False, "share of items answered correctly"),
         MetricSpec("yes_rate", "two-sided", 0.05, True, False, "share of confidence >= 0.5"),
         MetricSpec("unparseable", "lower", 0.02, True, False, "share of unparseable probes"),
@@ -135,8 +153,10 @@ class GateConfig(Result):
         benchmarks: Benchmarks both sides must hold (missing: exit 2); default any.
         power: Power at which the smallest detectable change is reported.
         max_undefined: Largest share of resamples where a metric may be undefined (AUROC with
-            one class) before the metric is inconclusive.
+            one class) before the metric is inconclusive; at most 0.5.
         n_bins: Equal-width bins of the ECE.
+        min_items: Fewest matched items of a group for its tests to decide; a smaller group's
+            tests are inconclusive unless nothing changed on it.
         max_annotations: Most GitHub annotations written per kind (errors, warnings).
     """
 
@@ -153,6 +173,7 @@ class GateConfig(Result):
     power: float = 0.8
     max_undefined: float = 0.05
     n_bins: int = 10
+    min_items: int = 30
     max_annotations: int = 10
 
     def __post_init__(self) -> None:
@@ -165,10 +186,12 @@ class GateConfig(Result):
             raise bad("n_boot", f"must be an integer >= 100, got {self.n_boot!r}")
         if not 0 < self.power < 1:
             raise bad("power", f"must lie in (0, 1), got {self.power!r}")
-        if not 0 <= self.max_undefined < 1:
-            raise bad("max_undefined", f"must lie in [0, 1), got {self.max_undefined!r}")
+        if not 0 <= self.max_undefined <= 0.5:
+            raise bad("max_undefined", f"must lie in [0, 0.5], got {self.max_undefined!r}")
         if int(self.n_bins) != self.n_bins or self.n_bins < 1:
             raise bad("n_bins", f"must be a positive integer, got {self.n_bins!r}")
+        if int(self.min_items) != self.min_items or self.min_items < 2:
+            raise bad("min_items", f"must be an integer >= 2, got {self.min_items!r}")
         if int(self.max_annotations) != self.max_annotations or self.max_annotations < 1:
             raise bad(
                 "max_annotations", f"must be a positive integer, got {self.max_annotations!r}"
@@ -317,6 +340,12 @@ def _present(df: pd.DataFrame, col: str) -> bool:
     return col in df.columns and bool(df[col].notna().any())
 
 
+def _harnesses(df: pd.DataFrame) -> set[str]:
+    if "harness" not in df.columns:
+        return set()
+    return {str(h) for h in df["harness"].dropna().unique() if str(h)}
+
+
 def _short(value: Any) -> str:
     text = str(value)
     return text[:10] + "..." if len(text) > 13 else text
@@ -356,13 +385,34 @@ def match_records(
     benches_b = set(baseline["benchmark"].astype(str))
     benches_c = set(candidate["benchmark"].astype(str))
     for bench in config.benchmarks or ():
-        for side, present in (("baseline", benches_b), ("candidate", benches_c)):
-            if bench not in present:
-                mismatches.append(
-                    f"benchmark {bench!r} (required by the config) is missing from the {side}; "
-                    f"it holds {sorted(present)}"
-                )
+        lacking = [
+            f"the {side} (which holds {', '.join(sorted(present)) or 'nothing'})"
+            for side, present in (("baseline", benches_b), ("candidate", benches_c))
+            if bench not in present
+        ]
+        if lacking:
+            mismatches.append(
+                f"benchmark {bench!r} (required by the config) is missing from "
+                + " and ".join(lacking)
+            )
     keep = set(config.benchmarks) if config.benchmarks else None
+    check = list(config.check)
+    harness_b, harness_c = _harnesses(baseline), _harnesses(candidate)
+    if harness_b and harness_c and harness_b != harness_c:
+        # Each harness renders and hashes its own prompts and documents: their hashes never
+        # agree across harnesses, so only the task version is comparable.
+        mismatches.append(
+            f"the baseline was logged by {_examples(sorted(harness_b))}, the candidate by "
+            f"{_examples(sorted(harness_c))}: the items were asked through different harnesses"
+        )
+        dropped = [c for c in check if c in _HARNESS_HASHES]
+        check = [c for c in check if c not in _HARNESS_HASHES]
+        if dropped:
+            warnings.append(
+                f"{', '.join(dropped)} not checked: each harness computes its own "
+                f"(baseline {_examples(sorted(harness_b))}, candidate "
+                f"{_examples(sorted(harness_c))})"
+            )
 
     def groups_of(df: pd.DataFrame) -> dict[tuple[str, str, str], pd.DataFrame]:
         out = {}
@@ -401,7 +451,7 @@ def match_records(
             )
         shared = [i for i in b.index if i in c.index]
         ok = np.ones(len(shared), dtype=bool)
-        for col in config.check:
+        for col in check:
             has_b, has_c = _present(b, col), _present(c, col)
             if has_b != has_c:
                 side = "candidate" if has_b else "baseline"
@@ -571,11 +621,14 @@ class MetricTest(Result):
         baseline: The baseline's value.
         candidate: The candidate's value.
         change: ``candidate - baseline``.
-        ci_low: Lower end of the interval of the change.
+        se: Bootstrap standard error of the change.
+        ci_low: Lower end of the interval of the change (the change minus a normal quantile
+            times ``se``).
         ci_high: Upper end.
         ci_level: Confidence level of the interval (Holm's level for the test's rank).
-        p_value: One-sided bootstrap p-value of "a change beyond the margin in the bad
-            direction" (two one-sided for ``two-sided``), before adjustment.
+        p_value: One-sided p-value of "a change beyond the margin in the bad direction" (two
+            one-sided for ``two-sided``; for accuracy the larger of it and McNemar's), before
+            adjustment.
         p_holm: Holm-adjusted p-value (None when not in the family).
         n_boot: Resamples where the change was defined.
         n_undefined: Resamples where it was not (AUROC with a single class on a side).
@@ -598,6 +651,7 @@ class MetricTest(Result):
     baseline: float
     candidate: float
     change: float
+    se: float
     ci_low: float
     ci_high: float
     ci_level: float
@@ -713,29 +767,47 @@ class _Draft:
     kind: str | None
     baseline: float
     candidate: float
-    deltas: np.ndarray  # defined bootstrap changes
+    se: float  # bootstrap standard error of the change
+    n_defined: int  # resamples where the change was defined
     n_undefined: int
     p_value: float
     mcnemar: dict[str, float] | None
     problem: str | None  # why the test cannot decide
+    unchanged: bool  # every resample's change is exactly 0
 
 
-def _p_beyond(deltas: np.ndarray, direction: str, margin: float) -> float:
-    """Bootstrap p-value of a change beyond the margin in the bad direction."""
-    n = deltas.size
+def _upper_tail(z: float) -> float:
+    """P(Z >= z) for a standard normal Z; z may be +-inf (a zero standard error)."""
+    return float(special.ndtr(-z))
+
+
+def _z(excess: float, se: float) -> float:
+    """``excess / se`` where a zero ``se`` gives +-inf by the sign of ``excess`` (0 at 0)."""
+    if se > 0:
+        return excess / se
+    return math.inf if excess > 0 else (-math.inf if excess < 0 else 0.0)
+
+
+def _p_beyond(change: float, se: float, direction: str, margin: float) -> float:
+    """p-value of "the change lies beyond the margin in the bad direction" (normal, bootstrap SE).
+
+    Small when the data show such a change: for ``higher`` it is ``P(Z <= (change + margin) /
+    se)``, the chance of a change this low when the true change is the boundary ``-margin``;
+    ``two-sided`` doubles the smaller of its two one-sided values.
+    """
+    below = _upper_tail(_z(-(change + margin), se))  # evidence of a change below -margin
+    above = _upper_tail(_z(change - margin, se))  # evidence of a change above +margin
     if direction == "higher":
-        return (1 + int(np.sum(deltas >= -margin))) / (n + 1)
+        return below
     if direction == "lower":
-        return (1 + int(np.sum(deltas <= margin))) / (n + 1)
-    below = (1 + int(np.sum(deltas >= -margin))) / (n + 1)
-    above = (1 + int(np.sum(deltas <= margin))) / (n + 1)
+        return above
     return min(1.0, 2 * min(below, above))
 
 
 def _mcnemar(base: np.ndarray, cand: np.ndarray) -> dict[str, float]:
-    both = ~np.isnan(base) & ~np.isnan(cand)
-    worse = int(np.sum((base == 1) & (cand == 0) & both))
-    better = int(np.sum((base == 0) & (cand == 1) & both))
+    # an ungraded (NaN) item compares unequal to 0 and 1, so only graded pairs count
+    worse = int(np.sum((base == 1) & (cand == 0)))
+    better = int(np.sum((base == 0) & (cand == 1)))
     n = worse + better
     if n == 0:
         return {"worse": 0, "better": 0, "p": 1.0, "p_worse": 1.0}
@@ -751,75 +823,55 @@ def _draft_group(
     group: PairedGroup, metrics: Sequence[str], config: GateConfig, chunk: int = 256
 ) -> list[_Draft]:
     n = group.n_items
-    boot: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {m: ([], []) for m in metrics}
+    sides = {
+        "base": (group.base_confidence, group.base_correct),
+        "cand": (group.cand_confidence, group.cand_correct),
+    }
+
+    def metric_of(m: str, w: np.ndarray, side: str) -> np.ndarray:
+        conf, correct = sides[side]
+        return _side(m, w, conf, correct, group.pop_confidence, config.n_bins)
+
     ones = np.ones((1, n))
-    point = {}
-    for m in metrics:
-        point[m] = (
-            float(
-                _side(
-                    m,
-                    ones,
-                    group.base_confidence,
-                    group.base_correct,
-                    group.pop_confidence,
-                    config.n_bins,
-                )[0]
-            ),
-            float(
-                _side(
-                    m,
-                    ones,
-                    group.cand_confidence,
-                    group.cand_correct,
-                    group.pop_confidence,
-                    config.n_bins,
-                )[0]
-            ),
-        )
+    point = {
+        m: (float(metric_of(m, ones, "base")[0]), float(metric_of(m, ones, "cand")[0]))
+        for m in metrics
+    }
+    boot: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
     for w in _weights(n, config.n_boot, config.seed, group.name, chunk):
         for m in metrics:
-            boot[m][0].append(
-                _side(
-                    m,
-                    w,
-                    group.base_confidence,
-                    group.base_correct,
-                    group.pop_confidence,
-                    config.n_bins,
-                )
-            )
-            boot[m][1].append(
-                _side(
-                    m,
-                    w,
-                    group.cand_confidence,
-                    group.cand_correct,
-                    group.pop_confidence,
-                    config.n_bins,
-                )
-            )
+            boot[m].append(metric_of(m, w, "cand") - metric_of(m, w, "base"))
     drafts = []
     for m in metrics:
         spec = METRICS[m]
-        delta = np.concatenate(boot[m][1]) - np.concatenate(boot[m][0])
+        delta = np.concatenate(boot[m])
         defined = np.isfinite(delta)
         deltas = delta[defined]
         n_undef = int((~defined).sum())
         base, cand = point[m]
+        change = cand - base
+        # at least half the resamples are defined when no problem stops the test
+        se = float(np.std(deltas, ddof=1)) if deltas.size > 1 else math.nan
+        unchanged = deltas.size > 0 and change == 0 and bool(np.all(deltas == 0))
         problem = None
         if not (math.isfinite(base) and math.isfinite(cand)):
             side = "baseline" if not math.isfinite(base) else "candidate"
             problem = f"{m} is undefined on the {side} ({_undefined_why(m)})"
+        elif unchanged:  # the same on every item: no change, however few or odd the items
+            pass
         elif n_undef > config.max_undefined * config.n_boot:
             problem = (
                 f"{m} is undefined in {n_undef} of {config.n_boot} resamples "
                 f"({100 * n_undef / config.n_boot:.1f}% > {100 * config.max_undefined:g}%: "
                 f"{_undefined_why(m)})"
             )
-        elif deltas.size < 2:
-            problem = f"{m}: too few defined resamples"
-        p = _p_beyond(deltas, spec.direction, config.margins[m]) if problem is None else math.nan
+        elif n < config.min_items:
+            problem = (
+                f"{m}: only {n} matched item(s), fewer than min_items ({config.min_items}) for "
+                f"the bootstrap to decide"
+            )
+        margin = config.margins[m]
+        p = _p_beyond(change, se, spec.direction, margin) if problem is None else math.nan
         mc = None
         if m == "accuracy":
             mc = _mcnemar(group.base_correct, group.cand_correct)
@@ -827,16 +879,18 @@ def _draft_group(
                 p = max(p, mc["p_worse"])
         drafts.append(
             _Draft(
-                group,
-                m,
-                None if not spec.per_kind else group.confidence_kind,
-                base,
-                cand,
-                deltas,
-                n_undef,
-                p,
-                mc,
-                problem,
+                group=group,
+                metric=m,
+                kind=None if not spec.per_kind else group.confidence_kind,
+                baseline=base,
+                candidate=cand,
+                se=se,
+                n_defined=int(deltas.size),
+                n_undefined=n_undef,
+                p_value=p,
+                mcnemar=mc,
+                problem=problem,
+                unchanged=unchanged,
             )
         )
     return drafts
@@ -845,6 +899,10 @@ def _draft_group(
 def _undefined_why(metric: str) -> str:
     if metric in ("auroc", "internal_pop_gap"):
         return "it needs both right and wrong items"
+    if metric == "yes_rate":
+        return "no parsed confidence"
+    if metric == "accuracy":
+        return "no graded item"
     return "no item with a parsed confidence and a grade"
 
 
@@ -873,9 +931,10 @@ def _finish(
         "baseline": d.baseline,
         "candidate": d.candidate,
         "change": change,
+        "se": d.se,
         "p_value": d.p_value,
         "p_holm": p_holm,
-        "n_boot": int(d.deltas.size),
+        "n_boot": d.n_defined,
         "n_undefined": d.n_undefined,
         "mcnemar": d.mcnemar,
         "gated": gated,
@@ -891,9 +950,9 @@ def _finish(
             reason=d.problem,
         )
     tail = level / 2 if spec.direction == "two-sided" else level
-    lo, hi = (float(v) for v in np.quantile(d.deltas, [tail, 1 - tail]))
-    se = float(np.std(d.deltas, ddof=1))
-    detectable = m + (float(special.ndtri(1 - tail)) + float(special.ndtri(config.power))) * se
+    half = float(special.ndtri(1 - tail)) * d.se
+    lo, hi = change - half, change + half
+    detectable = m + (float(special.ndtri(1 - tail)) + float(special.ndtri(config.power))) * d.se
     if spec.direction == "higher":
         beyond, inside = hi < -m, lo > -m
         bad = f"a drop of more than {m:g}"
@@ -902,7 +961,9 @@ def _finish(
         bad = f"a rise of more than {m:g}"
     else:
         beyond, inside = (lo > m or hi < -m), (lo > -m and hi < m)
-        bad = f"a change of more than {m:g} either way"
+        bad = f"a {'rise' if lo > m else 'drop'} of more than {m:g} (either way is a regression)"
+    if d.unchanged:  # identical on every item: exactly no change, whatever the margin
+        beyond, inside = False, True
     if beyond and d.mcnemar is not None and d.mcnemar["p_worse"] > tail:
         beyond = False
         mc_block = (
@@ -912,17 +973,23 @@ def _finish(
     else:
         mc_block = ""
     pct = f"{100 * (1 - 2 * tail):.4g}%"
+    counts = ""
+    if d.mcnemar is not None and not mc_block:
+        counts = (
+            f"; {int(d.mcnemar['worse'])} right->wrong, {int(d.mcnemar['better'])} wrong->right"
+        )
     what = (
         f"{d.metric} {_fmt(d.baseline)} -> {_fmt(d.candidate)} (change {_fmt(change, True)}, "
-        f"{pct} interval [{_fmt(lo, True)}, {_fmt(hi, True)}], {g.n_items} items)"
+        f"{pct} interval [{_fmt(lo, True)}, {_fmt(hi, True)}], {g.n_items} items{counts})"
     )
-    if d.mcnemar is not None and not mc_block:
-        what += f"; {int(d.mcnemar['worse'])} right->wrong, {int(d.mcnemar['better'])} wrong->right"
     if not gated:
         verdict, reason = "info", f"{what}; not gated (primary metric: {config.primary})"
     elif beyond and may_fail:
         verdict = "fail"
-        reason = f"regression: {what} shows {bad}, beyond the non-inferiority margin"
+        reason = (  # only a test of the Holm family may fail, so p_holm is set
+            f"regression: {what} shows {bad}, beyond the non-inferiority margin "
+            f"(Holm-adjusted p = {p_holm:.2g})"
+        )
     elif beyond:
         verdict = "inconclusive"
         reason = (
@@ -930,7 +997,10 @@ def _finish(
             f"test ranked before it"
         )
     elif inside:
-        verdict, reason = "pass", f"{what} lies within the margin {m:g}"
+        verdict = "pass"
+        reason = f"{what} lies within the margin {m:g}"
+        if d.unchanged:
+            reason = f"{d.metric} {_fmt(d.baseline)} on both sides: unchanged on every item"
     else:
         verdict = "inconclusive"
         reason = (
@@ -951,6 +1021,13 @@ def _finish(
 
 def _bad_word(direction: str) -> str:
     return {"higher": "a drop", "lower": "a rise", "two-sided": "a change"}[direction]
+
+
+def _binary(group: PairedGroup) -> bool:
+    """Whether every confidence of the group is 0, 1 or unparseable."""
+    conf = np.concatenate([group.base_confidence, group.cand_confidence])
+    conf = conf[~np.isnan(conf)]
+    return bool(np.isin(conf, (0.0, 1.0)).all())
 
 
 def _holm(p: np.ndarray) -> np.ndarray:
@@ -1003,7 +1080,10 @@ def gate_records(
         notes += [f"compared on the {n} shared item(s) only: {m}" for m in match.mismatches]
     if not match.groups:
         return GateVerdict.refused(
-            ["no items shared by baseline and candidate"], config, warnings=notes, **models
+            ["no items shared by baseline and candidate", *match.mismatches],
+            config,
+            warnings=notes,
+            **models,
         )
 
     wanted = [m for m in config.metrics]
@@ -1024,6 +1104,8 @@ def gate_records(
                 accuracy_done.add(key)
             if m == "internal_pop_gap" and g.pop_confidence is None:
                 continue
+            if m == "ece" and "brier" in wanted and _binary(g):
+                continue  # the ECE of 0/1 confidence is its Brier score: tested once, as Brier
             ms.append(m)
         drafts.extend(_draft_group(g, ms, config))
 

@@ -13,6 +13,8 @@ only; logs are never unpickled or evaluated.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from collections import defaultdict
@@ -73,6 +75,20 @@ def _hash(line: dict[str, Any], key: str) -> str | None:
     return str(value) if value not in (None, "") else None
 
 
+def _prompt_hash(line: dict[str, Any]) -> str | None:
+    """How the item was asked: a digest of every request's arguments, else lm-eval's hash.
+
+    lm-eval's own ``prompt_hash`` covers the first request only (the probe), so a changed
+    solve prompt, chat template or generation setting would pass unseen; the logged
+    ``arguments`` hold every request's context and settings.
+    """
+    arguments = line.get("arguments")
+    if arguments:
+        text = json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return _hash(line, "prompt_hash")
+
+
 def _rows_from_line(
     line: dict[str, Any], model: str, source: str, task_version: str | None = None
 ) -> list[dict[str, Any]]:
@@ -122,7 +138,7 @@ def _rows_from_line(
                 "source": source,
                 "n_samples": _n_samples(str(kind), c.get("n_samples")),
                 "doc_hash": _hash(line, "doc_hash"),
-                "prompt_hash": _hash(line, "prompt_hash"),
+                "prompt_hash": _prompt_hash(line),
                 "task_version": task_version,
             }
         )
@@ -151,14 +167,19 @@ def _metacog_tasks(results: dict[str, Any]) -> set[str]:
 def _run_versions(
     results: dict[str, Any] | None, task: str
 ) -> tuple[str | None, tuple[tuple[str, str], ...]]:
-    """The task's version and the harness version a results file states."""
+    """The task's version and the software versions (lm-eval, metacog-eval) a results file
+    states."""
     if not results:
         return None, ()
     version = (results.get("versions") or {}).get(task)
-    harness = results.get("lm_eval_version")
+    found = [("lm_eval", results.get("lm_eval_version"))]
+    config = (results.get("configs") or {}).get(task) or {}
+    metacog = (config.get("metadata") or {}).get("metacog")
+    if isinstance(metacog, dict):
+        found.append(("metacog-eval", metacog.get("package_version")))
     return (
         None if version is None else str(version),
-        (("lm_eval", str(harness)),) if harness else (),
+        tuple((name, str(v)) for name, v in found if v),
     )
 
 

@@ -44,6 +44,17 @@ __all__ = ["LOGPROB_PREFIX", "PROBES", "MetacogTask", "TaskDataError"]
 
 log = logging.getLogger(__name__)
 
+
+def _package_version() -> str | None:
+    """The installed metacog-eval version (None when running from a checkout only)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("metacog-eval")
+    except PackageNotFoundError:
+        return None
+
+
 #: The probes a task YAML can name.
 PROBES: tuple[str, ...] = ("prospective", "counterfactual")
 #: Appended to the probe context before the " Yes" / " No" continuations are scored.
@@ -149,6 +160,8 @@ class MetacogTask(ConfigurableTask):
             "samples": self._options.samples if "sampled" in self._methods else None,
             "temperature": self._options.temperature if "sampled" in self._methods else None,
             "probe_max_tokens": self._options.probe_max_tokens,
+            # which metacog-eval wrote the log: `metacog gate` warns when it differs
+            "package_version": _package_version(),
         }
         cfg["metadata"] = meta
         cfg.setdefault("output_type", "generate_until")
