@@ -265,10 +265,11 @@ def test_ece_rounds_before_the_floor_with_several_items():
 
 
 def test_ece_last_bin_is_closed_at_one():
-    # 1.0 goes into [0.9, 1.0] with 0.95: one bin, |2 - 1.95| / 2
-    assert ece([1.0, 0.95], [1, 1]) == pytest.approx(0.05 / 2)
-    # and 0.0 into [0, 0.1) with 0.05
-    assert ece([0.0, 0.05], [0, 0]) == pytest.approx(0.05 / 2)
+    # 1.0 goes into [0.9, 1.0] with 0.95, where their errors offset: one bin, |1 - 1.95| / 2.
+    # (A bin of its own for 1.0 would give (|0 - 1| + |1 - 0.95|) / 2 = 0.525.)
+    assert ece([1.0, 0.95], [0, 1]) == pytest.approx(0.95 / 2)
+    # and 0.0 into [0, 0.1) with 0.05: |1 - 0.05| / 2, not (1 + 0.05) / 2
+    assert ece([0.0, 0.05], [1, 0]) == pytest.approx(0.95 / 2)
 
 
 def test_auroc_ties_count_one_half_without_shared():
@@ -344,17 +345,26 @@ def test_internal_equal_to_pop_has_p_value_one():
 
 
 def _item_level_diffs(conf, pop, y, n_boot, rng):
-    """Reference: the paired bootstrap drawn item by item (sklearn's AUROC per resample)."""
-    from sklearn.metrics import roc_auc_score
+    """Reference: the paired bootstrap drawn item by item (Mann-Whitney midrank AUROC).
 
-    out = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, y.size, size=y.size)
-        if y[idx].min() == y[idx].max():
-            out.append(np.nan)
-            continue
-        out.append(roc_auc_score(y[idx], conf[idx]) - roc_auc_score(y[idx], pop[idx]))
-    return np.array(out)
+    Each resample's AUROC is computed from SciPy's average ranks,
+    ``(rank sum of positives - n1 (n1 + 1) / 2) / (n1 n0)``, all resamples at once.
+    """
+    from scipy.stats import rankdata
+
+    idx = rng.integers(0, y.size, size=(n_boot, y.size))
+    yy = y[idx]
+    n1 = yy.sum(axis=1)
+    n0 = y.size - n1
+
+    def auc(score):
+        ranks = rankdata(score[idx], axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((ranks * yy).sum(axis=1) - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+    out = auc(conf) - auc(pop)
+    out[(n1 == 0) | (n0 == 0)] = np.nan
+    return out
 
 
 def _auc_from_counts(score, y, w):
