@@ -12,6 +12,10 @@ from hypothesis import strategies as st
 
 from metacog_tasks.benchmarks import DataFormatError, get_benchmark
 from metacog_tasks.benchmarks.mmlu_pro import extract_choice
+from tests.strategies import letterless_text
+
+#: Any option letter of a 10-option item.
+_LETTER_ANY = st.sampled_from(list("ABCDEFGHIJ"))
 
 
 @pytest.fixture(scope="module")
@@ -148,11 +152,25 @@ def test_extractor_agrees_with_authors_pred(bench, benchmarks_dir: Path) -> None
         )
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text())
-def test_extractor_never_raises(text: str) -> None:
-    letter, _rule = extract_choice(text)
-    assert letter is None or letter in "ABCDEFGHIJ"
+@settings(max_examples=200, deadline=None)
+@given(letterless_text())
+def test_text_without_letters_has_no_choice(text: str) -> None:
+    assert extract_choice(text) == (None, "none")
+
+
+@settings(max_examples=200, deadline=None)
+@given(letterless_text(), _LETTER_ANY, st.sampled_from(["({x})", "{x}", "({x})."]),
+       letterless_text())  # fmt: skip
+def test_answer_is_is_read_through_any_letterless_text(before, x, form, after) -> None:
+    text = f"{before} the answer is {form.format(x=x)} {after}"
+    assert extract_choice(text) == (x, "answer_is"), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(letterless_text(), _LETTER_ANY, letterless_text())
+def test_answer_colon_is_read_through_any_letterless_text(before, x, after) -> None:
+    text = f"{before}\nAnswer: {x}\n{after}"
+    assert extract_choice(text) == (x, "answer_colon"), text
 
 
 # --- extraction rules, one reason per test ------------------------------------------------
