@@ -216,6 +216,22 @@ RULES: tuple[Rule, ...] = (
         (_T_PAR + "test_confidence_beyond_the_bounds_is_no_verdict",),
     ),
     Rule(
+        "last-labelled-verdict",
+        "the last labelled verdict of a reply wins",
+        _PAR,
+        "return _yes_no(labelled[-1].group(1), labelled[-1].group(0))",
+        "return _yes_no(labelled[0].group(1), labelled[0].group(0))",
+        (_T_PAR + "test_last_labelled_verdict_wins_in_any_context",),
+    ),
+    Rule(
+        "mmlu-last-letter",
+        "MMLU-Pro: without a labelled answer, the last standalone letter is read",
+        _MMLU,
+        '_LAST_LETTER = re.compile(r"\\b[A-J]\\b(?!.*\\b[A-J]\\b)", re.DOTALL)',
+        '_LAST_LETTER = re.compile(r"\\b[A-J]\\b", re.DOTALL)',
+        (_T_MMLU + "test_last_standalone_letter_otherwise",),
+    ),
+    Rule(
         "mmlu-last-answer-colon",
         "MMLU-Pro: the last 'answer:' of its line is read (greedy '.*')",
         _MMLU,
@@ -350,12 +366,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rules", nargs="*", help="rule names (default: all)")
     parser.add_argument("--baseline", action="store_true", help="also run the tests unplanted")
     parser.add_argument("--list", action="store_true", help="list the rules and their tests")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the rules as a Markdown table (docs)"
+    )
     args = parser.parse_args(argv)
     by_name = {r.name: r for r in RULES}
     unknown = [n for n in args.rules if n not in by_name]
     if unknown:
         parser.error(f"unknown rules {unknown}; known: {', '.join(by_name)}")
     chosen = [by_name[n] for n in args.rules] if args.rules else list(RULES)
+    if args.markdown:
+        print("| rule | planted bug | test |\n|---|---|---|")
+        for r in chosen:
+            bug = f"`{r.path}`: `{r.old.strip()}` -> `{r.new.strip()}`".replace("\n", " ")
+            bug = " ".join(bug.split()).replace("|", "\\|")
+            tests = "<br>".join(f"`{t}`" for t in r.tests)
+            print(f"| {r.rule} | {bug} | {tests} |")
+        return 0
     if args.list:
         for r in chosen:
             print(f"{r.name}: {r.rule}\n    {r.path}: {r.old.strip()!r} -> {r.new.strip()!r}")
