@@ -87,6 +87,14 @@ RULES: tuple[Rule, ...] = (
         (_T_CAL + "test_yes_rate_counts_one_half_as_yes",),
     ),
     Rule(
+        "gate-yes-rate",
+        "the gate's yes-rate counts confidence 0.5 as yes",
+        "metacog_metrics/gate.py",
+        "(c0 >= 0.5).astype(float)",
+        "(c0 > 0.5).astype(float)",
+        ("tests/test_gate.py::test_unit_weights_match_sklearn_and_the_calibration_module",),
+    ),
+    Rule(
         "ece-round",
         "ECE bins round c * B (9 decimals) before the floor",
         _CAL,
