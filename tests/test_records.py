@@ -351,6 +351,9 @@ def test_repeated_columns_are_named():
     df.insert(4, "confidence", 0.5, allow_duplicates=True)
     with pytest.raises(RecordError, match=_exact("t.csv: repeated column(s) confidence")):
         validate_records(df, source="t.csv")
+    df.insert(5, "correct", 1, allow_duplicates=True)
+    with pytest.raises(RecordError, match=_exact("t.csv: repeated column(s) confidence, correct")):
+        validate_records(df, source="t.csv")
 
 
 def test_duplicate_message_keeps_file_order_and_caps_examples():
@@ -416,6 +419,10 @@ def test_read_records_file_types_and_messages(tmp_path):
     for name in ["a.csv", "a.CSV.GZ", "a.csv.bz2", "a.csv.xz", "a.csv.zst"]:
         assert _format(tmp_path / name) == "csv"
     df = validate_records(_tiny(item_id=["007", "1e3", "007", "1e3", "007", "1e3"]))
+    # Parquet holds the record columns only (no index column for other readers to trip on)
+    import pyarrow.parquet as pq
+
+    assert pq.read_schema(write_records(df, tmp_path / "s.parquet")).names == list(df.columns)
     for name in ("r.pq", "r.csv.gz", "r.csv.bz2", "r.csv.xz"):
         back = read_records(write_records(df, tmp_path / name))
         assert back["item_id"].tolist() == df["item_id"].tolist()  # "007" stays "007"
@@ -518,6 +525,31 @@ def test_models_file_messages_and_traits(tmp_path):
     listed = ", ".join(f"m{i:02d}" for i in range(10))
     assert notes[0] == f"f: 11 model(s) not in the records: {listed} ..."
     assert notes[1] == "f: no reasoning flag for 3 model(s): a, b, c"
+    ten = dict(list(many.items())[:10])
+    assert apply_model_traits(validate_records(_tiny()), ten, source="f")[0] == (
+        f"f: 10 model(s) not in the records: {listed}"
+    )
+    # the same caps for models without a flag: 11 listed as 10 and "...", 10 in full
+    for n_models, tail in ((12, " ..."), (11, "")):
+        names = [f"r{i:02d}" for i in range(n_models)]
+        records = validate_records(
+            pd.DataFrame({"model": names, "item_id": "1", "confidence": 1.0, "correct": 1.0})
+        )
+        notes = apply_model_traits(records, {"r00": {"reasoning": True}}, source="f")
+        shown = ", ".join(names[1:11])
+        assert notes == [f"f: no reasoning flag for {n_models - 1} model(s): {shown}{tail}"]
+
+
+def test_read_records_notes_name_the_models_file(tmp_path):
+    path, models = tmp_path / "r.csv", tmp_path / "models.yaml"
+    _tiny().to_csv(path, index=False)
+    models.write_text("a: {reasoning: true}\nzz: {reasoning: false}\n")
+    with pytest.warns(RecordWarning):
+        df = read_records(path, models_file=models)
+    assert df.attrs["warnings"] == [
+        f"{models}: 1 model(s) not in the records: zz",
+        f"{models}: no reasoning flag for 2 model(s): b, c",
+    ]
 
 
 def test_item_matrices_of_raw_records_and_their_messages():
@@ -543,6 +575,11 @@ def test_item_matrices_of_raw_records_and_their_messages():
     assert m.reasoning == (None, None)
     complete = item_matrices(raw)
     assert complete.item_ids == ("10",) and complete.n_items_dropped == 2
+    # any index and float ids (a NaN upcast) give the same matrices
+    shuffled = raw.assign(item_id=raw["item_id"].astype(float)).set_axis(range(70, 77))
+    again = item_matrices(shuffled.iloc[::-1], missing="keep")
+    assert again.item_ids == ("10", "1", "7") and again.models == ("1", "2")
+    np.testing.assert_array_equal(again.correct, [[0, 1], [1, np.nan], [np.nan, 0]])
     np.testing.assert_array_equal(complete.correct, [[1, 0]])
     only_dropped = item_matrices(raw, models=["3"])
     assert only_dropped.models == () and only_dropped.n_items == 0
