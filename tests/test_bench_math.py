@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metacog_tasks.benchmarks import DataFormatError, DataUnavailableError, get_benchmark
-from metacog_tasks.benchmarks._math import last_boxed, parse_number, verify_latex
+from metacog_tasks.benchmarks._math import VerifyOutcome, last_boxed, parse_number, verify_latex
 from metacog_tasks.benchmarks.mathbench import extract_cloze, extract_option, rotate
 from metacog_tasks.benchmarks.omni_math import omni_math_id
 from tests.strategies import letterless_text
@@ -326,3 +326,116 @@ def test_percent_bounds(k) -> None:
 def test_option_answer_is_last_match(prose, first, last) -> None:
     text = f"{prose} the answer is ({first}) {prose} so the answer is {last}"
     assert extract_option(text) == (last, "answer_is")
+
+
+# --- found by mutation testing (tools/mutation.py) ------------------------------------------
+
+
+def test_parse_number_forms() -> None:
+    cases = {
+        "3/4": 0.75,
+        "-6/4": -1.5,
+        "1.5/0.5": 3.0,
+        ".5": 0.5,
+        "12.": 12.0,
+        "$-7$": -7.0,
+        "12\\text{ cm}": 12.0,
+        "3\\mathrm{kg}": 3.0,
+        "1\\,000": 1000.0,
+        "1\\!000": 1000.0,
+        "1 000": 1000.0,
+        "25\\%": 0.25,
+        "\\dfrac{3}{4}": 0.75,
+    }
+    for text, value in cases.items():
+        assert parse_number(text) == pytest.approx(value), text
+    for text in ("3/0", "\\frac{3}{0}", "abc", "", None):
+        assert parse_number(text) is None, text
+
+
+def test_wrap_leaves_delimited_latex_alone() -> None:
+    from metacog_tasks.benchmarks._math import _wrap
+
+    assert _wrap(" \\boxed{2} ") == "\\boxed{2}"
+    assert _wrap("$x+1$") == "$x+1$"
+    assert _wrap(" x+1 ") == "$x+1$"
+    assert _wrap("$x") == "$$x$"  # one dollar is not a delimiter pair
+    assert _wrap("x$") == "$x$$"
+
+
+def test_verify_outcomes_and_the_calls_to_math_verify(monkeypatch: pytest.MonkeyPatch) -> None:
+    import math_verify
+
+    calls: list[tuple[str, dict]] = []
+    real_parse, real_verify = math_verify.parse, math_verify.verify
+
+    def parse(text, **kw):
+        calls.append(("parse", kw))
+        return real_parse(text, **kw)
+
+    def verify(gold, pred, **kw):
+        calls.append(("verify", kw))
+        return real_verify(gold, pred, **kw)
+
+    monkeypatch.setattr(math_verify, "parse", parse)
+    monkeypatch.setattr(math_verify, "verify", verify)
+    assert verify_latex("\\frac{1}{2}", "0.5", timeout_s=7) == VerifyOutcome(True, "ok")
+    assert calls == [
+        ("parse", {"parsing_timeout": 7, "raise_on_error": True}),
+        ("parse", {"parsing_timeout": 7, "raise_on_error": True}),
+        ("verify", {"timeout_seconds": 7, "raise_on_error": True}),
+    ]
+    assert verify_latex("2", "3") == VerifyOutcome(False, "ok")
+    assert verify_latex("", "2") == VerifyOutcome(None, "gold_unparseable", "")
+    assert verify_latex("2", "") == VerifyOutcome(None, "answer_unparseable", "")
+    # in a worker thread: no SIGALRM timeouts inside math-verify (None), the thread is joined
+    calls.clear()
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(out=verify_latex("2", "2", timeout_s=7)))
+    worker.start()
+    worker.join()
+    assert box["out"] == VerifyOutcome(True, "ok")
+    assert calls[0] == ("parse", {"parsing_timeout": None, "raise_on_error": True})
+
+
+def test_verify_errors_and_timeouts_are_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import math_verify
+    from math_verify.errors import TimeoutException
+
+    def boom(*a, **k):
+        raise ValueError("x" * 300)
+
+    monkeypatch.setattr(math_verify, "verify", boom)
+    out = verify_latex("2", "2")
+    assert (out.verdict, out.status) == (None, "error")
+    assert out.detail == ("ValueError: " + "x" * 300)[:200]
+
+    def slow(*a, **k):
+        raise TimeoutException("slow")
+
+    monkeypatch.setattr(math_verify, "verify", slow)
+    assert verify_latex("2", "2") == VerifyOutcome(None, "timeout")
+
+
+def test_a_stuck_verify_in_a_thread_times_out_on_a_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import metacog_tasks.benchmarks._math as mod
+
+    release = threading.Event()
+
+    def stuck(gold, answer, timeout_s):
+        release.wait(10)
+        return VerifyOutcome(True, "ok")
+
+    monkeypatch.setattr(mod, "_verify_now", stuck)
+    box = {}
+    started = time.monotonic()
+    t = threading.Thread(target=lambda: box.update(out=verify_latex("2", "2", timeout_s=0.05)))
+    t.start()
+    t.join(5)
+    assert box["out"] == VerifyOutcome(None, "timeout")
+    assert time.monotonic() - started < 5
+    helper = [th for th in threading.enumerate() if th.name == "metacog-math-verify"]
+    assert helper and all(th.daemon for th in helper)  # abandoned, never blocks the exit
+    release.set()
