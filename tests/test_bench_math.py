@@ -439,3 +439,249 @@ def test_a_stuck_verify_in_a_thread_times_out_on_a_daemon(monkeypatch: pytest.Mo
     helper = [th for th in threading.enumerate() if th.name == "metacog-math-verify"]
     assert helper and all(th.daemon for th in helper)  # abandoned, never blocks the exit
     release.set()
+
+
+def _mb_folder(root: Path, files: dict[str, list[dict]]) -> Path:
+    """A mathbench_v1 folder of <stage>/<name>.jsonl files."""
+    for rel, rows in files.items():
+        path = root / "mathbench_v1" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    return root
+
+
+_CHOICE = {"question": " 2 + 2 = ? ", "options": ["3", "4", "5", "6"], "answer": "B", "topic": "t"}
+_CLOZE = {"question": "1 + 1 = ?", "answer": "2"}
+
+
+def test_mathbench_items_files_and_filters(tmp_path: Path) -> None:
+    root = _mb_folder(
+        tmp_path,
+        {
+            "high/single_choice_en.jsonl": [_CHOICE],
+            "high/cloze_cn.jsonl": [_CLOZE],
+            "high_knowledge/cloze_en.jsonl": [_CLOZE, _CLOZE],
+            "high/notes.jsonl": [{"x": 1}],  # not a MathBench file name: skipped
+        },
+    )
+    items = get_benchmark("mathbench").load(root)  # the folder above mathbench_v1 works too
+    assert [it.item_id for it in items] == [
+        "high/cloze_cn:0", "high/single_choice_en:0",
+        "high_knowledge/cloze_en:0", "high_knowledge/cloze_en:1",
+    ]  # fmt: skip
+    choice = items[1]
+    assert (choice.benchmark, choice.question, choice.target, choice.kind) == (
+        "mathbench", "2 + 2 = ?", "B", "single_choice",
+    )  # fmt: skip
+    assert choice.meta == {"stage": "high", "name": "single_choice_en", "language": "en",
+                           "part": "A", "topic": "t", "options": ["3", "4", "5", "6"]}  # fmt: skip
+    assert "__file__" not in choice.record
+    assert items[0].meta["language"] == "cn" and items[0].kind == "cloze"
+    assert items[2].meta["part"] == "T" and items[2].meta["topic"] is None
+    en = get_benchmark("mathbench", languages=["en"]).load(root)
+    assert [it.item_id for it in en] == [
+        "high/single_choice_en:0", "high_knowledge/cloze_en:0", "high_knowledge/cloze_en:1",
+    ]  # fmt: skip
+    staged = get_benchmark("mathbench", stages=["high_knowledge"]).load(root)
+    assert {it.meta["stage"] for it in staged} == {"high_knowledge"}
+    one_file = get_benchmark("mathbench").load(root / "mathbench_v1" / "high" / "cloze_cn.jsonl")
+    assert [it.item_id for it in one_file] == ["high/cloze_cn:0"]
+    with pytest.raises(ValueError, match=r"^mathbench: unknown language\(s\) \['fr'\]; use"):
+        get_benchmark("mathbench", languages=["en", "fr"])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(
+        DataUnavailableError, match=f"^mathbench: no <stage>/<name>.jsonl files under {empty}$"
+    ):
+        get_benchmark("mathbench").load(empty)
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({**_CHOICE, "answer": "E"}, "answer 'E' is not A-D"),
+        ({**_CHOICE, "answer": "AB"}, "answer 'AB' is not A-D"),
+        ({**_CHOICE, "options": ["1", "2", "3", "4", "5"]}, "has 5 options, not 4"),
+    ],
+)
+def test_mathbench_bad_choice_rows(tmp_path: Path, row: dict, message: str) -> None:
+    root = _mb_folder(tmp_path, {"high/single_choice_en.jsonl": [row]})
+    path = root / "mathbench_v1" / "high" / "single_choice_en.jsonl"
+    with pytest.raises(DataFormatError, match=f"^mathbench: {path} row 0 {message}$"):
+        get_benchmark("mathbench").load(root)
+
+
+def test_mathbench_missing_options_names_the_fields(tmp_path: Path) -> None:
+    row = {k: v for k, v in _CHOICE.items() if k != "options"}
+    root = _mb_folder(
+        tmp_path, {"high/single_choice_en.jsonl": [row], "high/cloze_en.jsonl": [row]}
+    )
+    with pytest.raises(
+        DataFormatError, match=r"single_choice_en.jsonl row 0 lacks field\(s\) \['options'\]"
+    ):
+        get_benchmark("mathbench").load(root)
+    # a cloze row needs no options
+    assert (
+        len(get_benchmark("mathbench").load(root / "mathbench_v1" / "high" / "cloze_en.jsonl")) == 1
+    )
+
+
+def test_mathbench_hub_lookup_order_and_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MATHBENCH_DIR", raising=False)
+    with pytest.raises(DataUnavailableError) as info:
+        get_benchmark("mathbench").load(None)
+    assert str(info.value) == (
+        "mathbench: MathBench has no Hugging Face dataset; it is distributed only as the "
+        "release archive mathbench_v1.zip (OpenCompass id opencompass/mathbench). Unzip it "
+        "and pass the folder: get_benchmark('mathbench').load('path/to/mathbench_v1'), or "
+        "set MATHBENCH_DIR; load('bundled') gives the mini pack."
+    )
+    _mb_folder(tmp_path / "data", {"high/cloze_en.jsonl": [_CLOZE]})
+    assert [it.item_id for it in get_benchmark("mathbench").load(None)] == ["high/cloze_en:0"]
+
+
+def test_mathbench_prompts_exactly(tmp_path: Path) -> None:
+    root = _mb_folder(
+        tmp_path,
+        {
+            "high/single_choice_en.jsonl": [_CHOICE],
+            "high/single_choice_cn.jsonl": [_CHOICE],
+            "high/cloze_en.jsonl": [_CLOZE],
+            "high/cloze_cn.jsonl": [_CLOZE],
+        },
+    )
+    bench = get_benchmark("mathbench")
+    by_name = {it.meta["name"]: it for it in bench.load(root)}
+    en = bench.solve_prompts(by_name["single_choice_en"])
+    assert en[1] == (
+        "Here is a single-choice question about mathematics. Reason step by step, then end "
+        'with "Therefore, the correct answer is option X", where X is one of A, B, C, D.\n\n'
+        "Question: 2 + 2 = ?\nA. 4\nB. 5\nC. 6\nD. 3"
+    )  # rotation BCDA
+    assert bench.solve_prompt(by_name["single_choice_en"]) == en[0]
+    assert bench.solve_prompts(by_name["single_choice_cn"])[0].startswith(
+        "以下是一道关于数学的单项选择题"
+    )
+    assert bench.solve_prompts(by_name["cloze_en"]) == [
+        '1 + 1 = ?\n\nPlease reason step by step, and end with "The answer is N", where N is '
+        "your final answer."
+    ]
+    assert bench.solve_prompts(by_name["cloze_cn"]) == [
+        "1 + 1 = ?\n\n请一步一步推理，并在最后用“答案是N”的形式给出最终答案。"
+    ]
+    single = get_benchmark("mathbench", circular=False)
+    assert len(single.solve_prompts(by_name["single_choice_en"])) == 1
+
+
+def test_mathbench_grade_single_response(tmp_path: Path) -> None:
+    root = _mb_folder(tmp_path, {"high/single_choice_en.jsonl": [_CHOICE],
+                                 "high/cloze_en.jsonl": [_CLOZE]})  # fmt: skip
+    bench = get_benchmark("mathbench")
+    choice, cloze = sorted(bench.load(root), key=lambda it: it.kind)[::-1]
+    g = bench.grade(choice, "Therefore, the correct answer is option B")
+    assert (g.correct, g.status, g.extracted, g.score) == (1.0, "ok", "B", 1.0)
+    assert g.details == {"rotations": [{"pattern": "ABCD", "gold": "B", "extracted": "B",
+                                        "rule": "answer_is", "correct": 1.0}]}  # fmt: skip
+    bad = bench.grade(choice, "no idea")
+    assert (bad.correct, bad.status, bad.extracted) == (0.0, "unextractable", None)
+    c = bench.grade(cloze, "so 1 + 1 gives 2, not 3. The answer is 2")
+    assert (c.correct, c.status, c.extracted) == (1.0, "ok", "2")
+    assert c.details["rotations"] == [{"pattern": "", "gold": "2", "extracted": "2",
+                                       "rule": "answer_is", "correct": 1.0}]  # fmt: skip
+    assert bench.grade(cloze, "nothing").status == "unextractable"
+    # CE-4: one unextractable rotation makes the item unextractable
+    refs = [bench.reference_response(choice, i) for i in range(4)]
+    g4 = bench.grade_responses(choice, [*refs[:3], "no idea"])
+    assert (g4.correct, g4.status, g4.score, g4.extracted) == (0.0, "unextractable", 0.75, "B")
+    with pytest.raises(
+        ValueError,
+        match=r"^mathbench item high/single_choice_en:0: expected 4 solve responses, got 2$",
+    ):
+        bench.grade_responses(choice, refs[:2])
+
+
+@pytest.mark.parametrize(
+    ("gold", "pred", "same"),
+    [
+        ("1000", "1,000", True),
+        ("0.5", "1/2", True),
+        ("2", "2.000001", True),
+        ("2", "2.00001", False),
+        ("1000000", "1000000.9", True),  # relative tolerance 1e-6 of the gold
+        ("1000000", "1000002", False),
+        ("0", "0.0000009", True),
+        ("0", "0.000002", False),
+        ("x + 1", " X+1 。", True),
+        ("\\pi", "$\\pi$.", True),
+        ("a.b", "ab", False),
+        ("\\pi", "\\tau", False),
+        ("3", "x", False),
+    ],
+)
+def test_mathbench_cloze_answers_match(gold: str, pred: str, same: bool) -> None:
+    from metacog_tasks.benchmarks.mathbench import _same_answer
+
+    assert _same_answer(gold, pred) is same
+
+
+def test_mathbench_wrong_cloze_answers(tmp_path: Path) -> None:
+    rows = [{"question": "q", "answer": "12"}, {"question": "q", "answer": "2.5"},
+            {"question": "q", "answer": "\\sqrt{2}"}]  # fmt: skip
+    root = _mb_folder(tmp_path, {"high/cloze_en.jsonl": rows})
+    bench = get_benchmark("mathbench")
+    rng = np.random.default_rng(3)
+    whole, decimal, symbolic = bench.load(root)
+    for _ in range(5):
+        w = bench.grade(whole, bench.wrong_response(whole, rng))
+        assert w.correct == 0.0 and w.extracted in {str(12 + d) for d in range(1, 10)}
+        f = bench.grade(decimal, bench.wrong_response(decimal, rng))
+        assert f.correct == 0.0 and f.extracted in {f"{2.5 + d:g}" for d in range(1, 10)}
+    assert bench.wrong_response(symbolic, rng).endswith("The answer is -1")
+    assert bench.reference_response(whole) == (
+        "Computing step by step and checking the result.\nThe answer is 12"
+    )
+
+
+def test_mathbench_aggregate_by_hand(tmp_path: Path) -> None:
+    from metacog_tasks.benchmarks.base import Grade
+
+    root = _mb_folder(
+        tmp_path,
+        {
+            "high/single_choice_en.jsonl": [_CHOICE, _CHOICE],
+            "high/cloze_en.jsonl": [_CLOZE, _CLOZE],
+            "high_knowledge/cloze_en.jsonl": [_CLOZE],
+        },
+    )
+    bench = get_benchmark("mathbench")
+    items = bench.load(root)  # cloze x2, choice x2 (high); cloze (high_knowledge)
+    kinds = [it.kind for it in items]
+    assert kinds == ["cloze", "cloze", "single_choice", "single_choice", "cloze"]
+
+    def choice_grade(rot):  # rotations right/wrong
+        rs = [{"correct": v} for v in rot]
+        return Grade(float(all(rot)), "ok", "A", score=float(np.mean(rot)),
+                     details={"rotations": rs})  # fmt: skip
+
+    grades = [Grade(1.0), Grade(0.0), choice_grade([1, 1, 1, 1]), choice_grade([1, 0, 1, 1]),
+              Grade(1.0)]  # fmt: skip
+    agg = bench.aggregate(items, grades)
+    # files: high/cloze_en 0.5, high/single_choice_en perf_4 = 0.5 -> high 0.5; knowledge 1.0
+    assert agg == {
+        "acc_1": 1.0, "acc_4": 7 / 8, "perf_4": 0.5, "cloze_accuracy": 2 / 3,
+        "score/high": 0.5, "score/high_knowledge": 1.0,
+        "MathBench-A": 0.5, "MathBench-T": 1.0, "overall": 0.75,
+    }  # fmt: skip
+    # not circular: acc_4 undefined, a file scores acc_1, perf_4 has no item
+    flat = get_benchmark("mathbench", circular=False).aggregate(items, grades)
+    assert np.isnan(flat["acc_4"]) and np.isnan(flat["perf_4"])
+    assert flat["score/high"] == pytest.approx((0.5 + 1.0) / 2)
+    with pytest.raises(ValueError, match=r"^mathbench: 5 items but 4 grades$"):
+        bench.aggregate(items, grades[:4])
+    # only knowledge stages: MathBench-A is undefined and overall is T alone
+    only_t = bench.aggregate(items[4:], grades[4:])
+    assert np.isnan(only_t["MathBench-A"]) and only_t["overall"] == 1.0
+    assert np.isnan(only_t["acc_1"]) and np.isnan(only_t["perf_4"])
