@@ -685,3 +685,167 @@ def test_mathbench_aggregate_by_hand(tmp_path: Path) -> None:
     only_t = bench.aggregate(items[4:], grades[4:])
     assert np.isnan(only_t["MathBench-A"]) and only_t["overall"] == 1.0
     assert np.isnan(only_t["acc_1"]) and np.isnan(only_t["perf_4"])
+
+
+# --- Omni-MATH: found by mutation testing ---------------------------------------------------
+
+_OMNI = {
+    "domain": "Mathematics -> Algebra",
+    "difficulty": 3.0,
+    "problem": "  Find x if 2x = 14.  ",
+    "solution": "x = 7",
+    "answer": " $7$ ",
+    "source": "imo",
+}
+
+
+def test_omni_math_items_and_ids(tmp_path: Path) -> None:
+    import hashlib
+
+    (tmp_path / "omni_test.jsonl").write_text(json.dumps(_OMNI) + "\n")
+    bare = {"problem": "p", "answer": "1"}
+    (tmp_path / "omni_other.jsonl").write_text(json.dumps(bare) + "\n")
+    bench = get_benchmark("omni_math")
+    (item,) = bench.load(tmp_path, split="test")  # only *test* files
+    digest = hashlib.sha256(b"Find x if 2x = 14.\x1f$7$").hexdigest()[:16]
+    assert item.item_id == digest == omni_math_id(_OMNI["problem"], _OMNI["answer"])
+    assert (item.benchmark, item.question, item.target, item.kind) == (
+        "omni_math", "Find x if 2x = 14.", "$7$", "boxed_answer",
+    )  # fmt: skip
+    assert item.meta == {"difficulty": 3.0, "domain": ["Mathematics -> Algebra"], "source": "imo"}
+    assert "__file__" not in item.record
+    other = next(it for it in bench.load(tmp_path) if it.question == "p")
+    assert other.meta == {"difficulty": None, "domain": [], "source": ""}
+    assert bench.solve_prompt(item) == (
+        "Find x if 2x = 14.\n\nPlease reason step by step, and put your final answer within "
+        "\\boxed{}."
+    )
+    assert bench.reference_response(item) == (
+        "Let me work through the problem step by step and check the result.\n"
+        "So the final answer is $\\boxed{7}$."
+    )
+
+
+def test_omni_math_hub_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import metacog_tasks.benchmarks.omni_math as mod
+
+    seen = []
+
+    def fake(name, path, *, split, fields, local_hint):
+        seen.append((name, path, split, fields, local_hint))
+        return [_OMNI]
+
+    monkeypatch.setattr(mod, "load_hf", fake)
+    (item,) = get_benchmark("omni_math").load(None)
+    assert item.target == "$7$"
+    assert seen == [("omni_math", "KbsdJames/Omni-MATH", "test", ("problem", "answer"),
+                     "a JSON/JSONL file of Omni-MATH rows (domain, difficulty, problem, "
+                     "solution, answer, source), e.g. omni_math_rule.jsonl")]  # fmt: skip
+    monkeypatch.setattr(mod, "load_hf", lambda *a, **k: [{"problem": "p"}])
+    with pytest.raises(DataFormatError, match=r"^omni_math: KbsdJames/Omni-MATH test row 0 lacks"):
+        get_benchmark("omni_math").load(None)
+
+
+def test_omni_math_grade_details_and_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    import metacog_tasks.benchmarks.omni_math as mod
+
+    item = get_benchmark("omni_math").load("bundled")[0]  # gold 91
+    bench = get_benchmark("omni_math", verify_timeout_s=3)
+    seen = []
+    real = mod.verify_latex
+
+    def spy(gold, answer, *, timeout_s):
+        seen.append(timeout_s)
+        return real(gold, answer, timeout_s=timeout_s)
+
+    monkeypatch.setattr(mod, "verify_latex", spy)
+    right = bench.grade(item, "so \\boxed{91}")
+    assert (right.correct, right.status, right.extracted) == (1.0, "ok", "91")
+    assert right.details == {"rule": "math_verify"} and seen == [3]
+    none = bench.grade(item, "91")
+    assert (none.status, none.extracted, none.details) == ("unextractable", None,
+                                                          {"rule": "no_boxed"})  # fmt: skip
+    monkeypatch.setattr(mod, "verify_latex", lambda *a, **k: VerifyOutcome(None, "timeout", "t"))
+    slow = bench.grade(item, "\\boxed{91}")
+    assert (slow.correct, slow.status, slow.extracted) == (0.0, "timeout", "91")
+    assert slow.details == {"rule": "math_verify", "detail": "t"}
+
+
+def test_omni_math_judge_rules() -> None:
+    item = get_benchmark("omni_math").load("bundled")[0]  # gold 91
+    with pytest.raises(TypeError, match=r"^omni_math: judge must be callable or None$"):
+        get_benchmark("omni_math", judge="gpt")
+    with pytest.raises(
+        ValueError, match=r"^omni_math: judge_on must be 'unsettled' or 'wrong', not 'all'$"
+    ):
+        get_benchmark("omni_math", judge_on="all")
+    scored = get_benchmark("omni_math", judge=lambda it, r, x: 0.5)
+    g = scored.grade(item, "no box here")
+    assert (g.correct, g.status, g.score, g.extracted) == (1.0, "judged", 0.5, None)
+    assert g.details == {"rule": "no_boxed", "rule_status": "unextractable", "rule_correct": 0.0}
+    low = get_benchmark("omni_math", judge=lambda it, r, x: 0.49).grade(item, "no box")
+    assert (low.correct, low.score) == (0.0, 0.49)
+    # rules say right: the judge is never asked, even with judge_on="wrong"
+    asked = []
+    wrong_too = get_benchmark(
+        "omni_math", judge=lambda *a: asked.append(a) or 0.0, judge_on="wrong"
+    )
+    assert wrong_too.grade(item, "\\boxed{91}").correct == 1.0 and not asked
+    assert wrong_too.grade(item, "\\boxed{90}").status == "judged" and len(asked) == 1
+    bad = get_benchmark("omni_math", judge=lambda *a: 1.5)
+    with pytest.raises(ValueError, match=rf"^omni_math item {item.item_id}: judge returned 1.5$"):
+        bad.grade(item, "no box")
+
+
+def test_omni_math_wrong_responses(monkeypatch: pytest.MonkeyPatch) -> None:
+    import metacog_tasks.benchmarks.omni_math as mod
+
+    bench = get_benchmark("omni_math", judge=lambda *a: 1.0)  # a judge that says right
+    items = {it.target: it for it in bench.load("bundled")}
+    item = items["91"]
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        text = bench.wrong_response(item, rng)
+        boxed = last_boxed(text)
+        assert boxed in {str(91 + d) for d in range(1, 10)}, text
+        assert text.startswith("Let me work through the problem step by step")
+    assert bench.judge is not None  # restored after the rules-only check
+    decimal = dataclasses_replace(item, target="2.5")
+    assert last_boxed(bench.wrong_response(decimal, rng)) in {f"{2.5 + d:g}" for d in range(1, 10)}
+    symbolic = dataclasses_replace(item, target="\\sqrt{2}")
+    assert last_boxed(bench.wrong_response(symbolic, rng)) in {
+        f"\\sqrt{{2}}+{d}" for d in range(1, 10)
+    }
+    # when every candidate grades right the reply says so instead of lying
+    monkeypatch.setattr(mod, "verify_latex", lambda *a, **k: VerifyOutcome(True, "ok"))
+    assert bench.wrong_response(item, rng) == (
+        "I could not finish the derivation; my best guess is \\boxed{\\text{none}}."
+    )
+
+
+def test_omni_math_aggregate_by_hand() -> None:
+    from metacog_tasks.benchmarks.base import Grade
+
+    bench = get_benchmark("omni_math")
+    base = bench.load("bundled")[0]
+    items = [dataclasses_replace(base, meta={**base.meta, "difficulty": d})
+             for d in (1.0, 2.0, 3.0, 7.5, "hard", None)]  # fmt: skip
+    grades = [Grade(1.0), Grade(0.0, "unextractable"), Grade(1.0, "judged"), Grade(0.0),
+              Grade(1.0), Grade(float("nan"), "error")]  # fmt: skip
+    assert bench.aggregate(items, grades) == {
+        "accuracy": 3 / 5,
+        "unsettled": 2.0,
+        "accuracy/difficulty_0-2.5": 0.5,
+        "accuracy/difficulty_2.5-5": 1.0,
+        "accuracy/difficulty_7.5-10": 0.0,
+    }
+    empty = bench.aggregate(items[-1:], grades[-1:])
+    assert np.isnan(empty["accuracy"]) and empty["unsettled"] == 1.0
+    with pytest.raises(ValueError, match=r"^omni_math: 6 items but 5 grades$"):
+        bench.aggregate(items, grades[:5])
+
+
+def dataclasses_replace(item, **changes):
+    import dataclasses
+
+    return dataclasses.replace(item, **changes)
