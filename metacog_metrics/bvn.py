@@ -36,10 +36,11 @@ def bvn_cdf(h: ArrayLike, k: ArrayLike, rho: ArrayLike) -> NDArray[np.float64]:
         rho: Correlation in [-1, 1].
 
     Returns:
-        The probabilities, as a float array of the broadcast shape (a 0-d array for scalars).
+        The probabilities, as a float array of the broadcast shape (a 0-d array for scalars);
+        NaN wherever ``h``, ``k`` or ``rho`` is NaN (even beside an infinite limit).
 
     Raises:
-        ValueError: If any ``rho`` lies outside [-1, 1] or is NaN while ``h`` and ``k`` are not.
+        ValueError: If any ``rho`` lies outside [-1, 1].
     """
     h, k, rho = np.broadcast_arrays(
         np.asarray(h, dtype=float), np.asarray(k, dtype=float), np.asarray(rho, dtype=float)

@@ -115,9 +115,10 @@ def confidence_levels(conf: ArrayLike, *, n_levels: int = N_LEVELS) -> NDArray[n
         out[ok] = np.searchsorted(vals, x[ok])
         return out
     cuts = np.unique(np.quantile(x[ok], np.arange(1, n_levels) / n_levels))
-    cuts = cuts[cuts < vals[-1]]  # a cut at the maximum would leave the top level empty
-    if cuts.size == 0:  # one value holds every quantile: split the maximum from the rest
-        cuts = vals[-2:-1]
+    # A value equal to a cut goes above it (side="right"). A cut at the maximum is dropped
+    # (the maximum joins the level below), unless every cut is there: then the maximum is
+    # split from the rest (cutting at the second largest value would move it up as well).
+    cuts = cuts[cuts < vals[-1]] if (cuts < vals[-1]).any() else vals[-1:]
     lv = np.searchsorted(cuts, x[ok], side="right")
     out[ok] = np.unique(lv, return_inverse=True)[1]
     return out

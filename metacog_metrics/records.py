@@ -335,6 +335,9 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
 # --------------------------------------------------------------------------------------------
 
 
+_CSV_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+
+
 def _format(path: Path) -> str:
     name = path.name.lower()
     if name.endswith((".parquet", ".pq")):
@@ -516,7 +519,9 @@ def write_records(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     table = validate_records(df, source=str(path))
     if fmt == "parquet":
         return atomic_write(path, lambda tmp: table.to_parquet(tmp, index=False))
-    return atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
+    # The temporary file's name hides the suffix pandas would infer the compression from.
+    compression = _CSV_COMPRESSION.get(path.suffix.lower())
+    return atomic_write(path, lambda tmp: table.to_csv(tmp, index=False, compression=compression))
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,6 +12,10 @@ from hypothesis import strategies as st
 
 from metacog_tasks.benchmarks import DataFormatError, get_benchmark
 from metacog_tasks.benchmarks.mmlu_pro import extract_choice
+from tests.strategies import letterless_text
+
+#: Any option letter of a 10-option item.
+_LETTER_ANY = st.sampled_from(list("ABCDEFGHIJ"))
 
 
 @pytest.fixture(scope="module")
@@ -148,11 +152,25 @@ def test_extractor_agrees_with_authors_pred(bench, benchmarks_dir: Path) -> None
         )
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text())
-def test_extractor_never_raises(text: str) -> None:
-    letter, _rule = extract_choice(text)
-    assert letter is None or letter in "ABCDEFGHIJ"
+@settings(max_examples=200, deadline=None)
+@given(letterless_text())
+def test_text_without_letters_has_no_choice(text: str) -> None:
+    assert extract_choice(text) == (None, "none")
+
+
+@settings(max_examples=200, deadline=None)
+@given(letterless_text(), _LETTER_ANY, st.sampled_from(["({x})", "{x}", "({x})."]),
+       letterless_text())  # fmt: skip
+def test_answer_is_is_read_through_any_letterless_text(before, x, form, after) -> None:
+    text = f"{before} the answer is {form.format(x=x)} {after}"
+    assert extract_choice(text) == (x, "answer_is"), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(letterless_text(), _LETTER_ANY, letterless_text())
+def test_answer_colon_is_read_through_any_letterless_text(before, x, after) -> None:
+    text = f"{before}\nAnswer: {x}\n{after}"
+    assert extract_choice(text) == (x, "answer_colon"), text
 
 
 # --- extraction rules, one reason per test ------------------------------------------------
@@ -249,3 +267,98 @@ def test_answer_colon_read_without_an_answer_is(before, x, form) -> None:
 def test_last_standalone_letter_otherwise(cot, letters) -> None:
     text = " ".join(f"{cot} option {x}" for x in letters)
     assert extract_choice(text) == (letters[-1], "last_letter")
+
+
+# --- found by mutation testing (tools/mutation.py) ------------------------------------------
+
+
+_ROW = {
+    "question_id": 70,
+    "question": "  Which is prime?  ",
+    "options": ["4", "N/A", "7", "9", "N/A"],
+    "answer": "B",
+    "answer_index": 1,
+    "category": "math",
+    "src": "ori_mmlu-high_school_mathematics",
+}
+
+
+def test_items_carry_the_rows_fields(bench, tmp_path: Path) -> None:
+    folder = tmp_path / "mmlu"
+    folder.mkdir()
+    no_src = {k: v for k, v in _ROW.items() if k != "src"} | {"question_id": 71}
+    (folder / "test.jsonl").write_text(json.dumps(_ROW) + "\n" + json.dumps(no_src) + "\n")
+    (folder / "validation.jsonl").write_text(json.dumps(_ROW | {"question_id": 5}) + "\n")
+    item, other = bench.load(folder, split="test")  # the validation file is not read
+    assert (item.benchmark, item.item_id, item.question, item.target, item.kind) == (
+        "mmlu_pro", "70", "Which is prime?", "B", "multiple_choice",
+    )  # fmt: skip
+    assert item.meta == {
+        "category": "math",
+        "src": "ori_mmlu-high_school_mathematics",
+        "options": ["4", "7", "9"],
+        "n_options": 3,
+    }
+    assert "__file__" not in item.record and item.record["options"] == _ROW["options"]
+    assert other.meta["src"] == ""
+    assert [it.item_id for it in bench.load(folder)] == ["70", "71", "5"]
+    # the authors' prompt, options lettered after "N/A" is dropped
+    assert bench.solve_prompt(item) == (
+        "The following is a multiple choice question about math. Think step by step and then "
+        'finish your answer with "the answer is (X)" where X is the correct letter choice.\n\n'
+        "Question:\nWhich is prime?\nOptions:\nA. 4\nB. 7\nC. 9\nAnswer: Let's think step by step."
+    )
+
+
+def test_item_errors_name_the_benchmark_and_row(bench, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([_ROW | {"options": ["4", "N/A"]}]))
+    with pytest.raises(DataFormatError, match=rf"^mmlu_pro: {bad} row 0 has 1 options$"):
+        bench.load(bad)
+    bad.write_text(json.dumps([{"question_id": 1}]))
+    with pytest.raises(DataFormatError, match=rf"^mmlu_pro: {bad} row 0 lacks field\(s\) "):
+        bench.load(bad)
+
+
+def test_hub_rows_become_items(bench, monkeypatch: pytest.MonkeyPatch) -> None:
+    import metacog_tasks.benchmarks.mmlu_pro as mod
+
+    calls = []
+
+    def fake_load_hf(name, path, *, split, fields, local_hint):
+        calls.append((name, path, split, fields, local_hint))
+        return [_ROW, _ROW | {"question_id": 71}]
+
+    monkeypatch.setattr(mod, "load_hf", fake_load_hf)
+    items = bench.load(None, split="validation")
+    assert [it.item_id for it in items] == ["70", "71"]
+    ((name, path, split, fields, hint),) = calls
+    assert (name, path, split) == ("mmlu_pro", "TIGER-Lab/MMLU-Pro", "validation")
+    assert fields == ("question_id", "question", "options", "answer", "category")
+    assert hint.startswith("a JSON/JSONL file of MMLU-Pro rows (question_id, question, options")
+    assert bench.load(None)[0].item_id == "70" and calls[-1][2] == "test"  # default split
+    monkeypatch.setattr(mod, "load_hf", lambda *a, **k: [{"question_id": 1}])
+    with pytest.raises(DataFormatError, match=r"^mmlu_pro: TIGER-Lab/MMLU-Pro test row 0 lacks"):
+        bench.load(None)
+
+
+def test_grades_record_the_rule_and_aggregate_counts_unextractable(bench) -> None:
+    items = [it for it in bench.load("bundled") if it.meta["category"] == "math"]
+    items = [items[0], items[0]]  # the same item twice: one right, one unextractable
+    right = bench.grade(items[0], f"Answer: {items[0].target}")
+    assert right.details == {"rule": "answer_colon"} and right.correct == 1.0
+    lost = bench.grade(items[1], "no idea")
+    assert (lost.correct, lost.status, lost.extracted, lost.details) == (
+        0.0, "unextractable", None, {"rule": "none"},
+    )  # fmt: skip
+    assert bench.aggregate(items, [right, lost]) == {
+        "accuracy": 0.5,
+        "unextractable": 1.0,
+        "accuracy/math": 0.5,
+    }
+    from metacog_tasks.benchmarks.base import Grade
+
+    empty = bench.aggregate(items[:1], [Grade(float("nan"), "error")])
+    assert np.isnan(empty["accuracy"]) and empty["unextractable"] == 0.0
+    with pytest.raises(ValueError, match=r"^mmlu_pro: 2 items but 1 grades$"):
+        bench.aggregate(items, [right])

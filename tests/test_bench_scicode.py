@@ -15,6 +15,10 @@ from metacog_tasks.benchmarks import get_benchmark
 from metacog_tasks.benchmarks._scicode_support import capture_targets_source, codec
 from metacog_tasks.benchmarks.scicode import build_test_script, extract_code
 from tests.availability import unavailable
+from tests.strategies import letterless_text
+
+#: A Python identifier.
+_IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
 
 
 @pytest.fixture(scope="module")
@@ -192,16 +196,22 @@ def test_every_pack_step(bench) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text())
-def test_code_extraction_never_raises(text: str) -> None:
-    code = extract_code(text)
-    assert code is None or code.strip()
-    capture_targets_source(text)
+@given(letterless_text(exclude="`"))
+def test_reply_without_letters_or_fences_has_no_code(text: str) -> None:
+    # no letter: no "def" or "class" line; no backtick: no fenced block
+    assert extract_code(text) is None, text
+
+
+@settings(max_examples=150, deadline=None)
+@given(letterless_text(exclude="`"), _IDENT, st.integers(-1000, 1000), letterless_text(exclude="`"))
+def test_fenced_block_is_read_through_any_letterless_text(before, name, k, after) -> None:
+    body = f"def {name}(x):\n    return x + {k}\n"
+    reply = f"{before}\n```python\nimport numpy as np\n{body}```\n{after}"
+    code = extract_code(reply)
+    assert code is not None and code.strip() == body.strip(), reply
 
 
 # --- structured property tests: a fenced block with known code -----------------------------
-
-_IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
 
 
 @settings(max_examples=150, deadline=None)

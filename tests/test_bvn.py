@@ -75,3 +75,25 @@ def test_broadcasts_and_pdf_is_rho_derivative():
     eps = 1e-6
     num = (bvn_cdf(h, k, 0.4 + eps) - bvn_cdf(h, k, 0.4 - eps)) / (2 * eps)
     np.testing.assert_allclose(num, bvn_pdf(h, k, 0.4), rtol=1e-6)
+
+
+# --- found by mutation testing (tools/mutation.py) ------------------------------------------
+
+
+def test_rho_outside_the_unit_interval_is_an_error_on_both_sides():
+    for rho in (1.5, -1.5, [0.2, -1.0000001]):
+        with pytest.raises(ValueError, match=r"^bvn_cdf: rho must lie in \[-1, 1\]$"):
+            bvn_cdf(0.1, 0.2, rho)
+
+
+def test_nan_anywhere_gives_nan_even_beside_an_infinite_limit():
+    out = bvn_cdf([np.nan, -np.inf, 0.3, np.nan, 0.3], [-np.inf, np.nan, 0.4, 0.4, np.nan],
+                  [0.5, 0.5, np.nan, 1.0, -1.0])  # fmt: skip
+    assert np.isnan(out).all()
+
+
+def test_cancellation_below_zero_is_clipped():
+    # Owen's formula cancels to -1.7e-16 here; the probability (Y <= -2.35 forces X >= 2.35
+    # when rho is -1 + 1e-9) is 0 to double precision.
+    p = bvn_cdf(1.0261892805549682, -2.347803760471475, -0.999999999)
+    assert 0.0 <= p < 1e-300

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from metacog_metrics.calibration import (
     aurc,
@@ -265,10 +265,11 @@ def test_ece_rounds_before_the_floor_with_several_items():
 
 
 def test_ece_last_bin_is_closed_at_one():
-    # 1.0 goes into [0.9, 1.0] with 0.95: one bin, |2 - 1.95| / 2
-    assert ece([1.0, 0.95], [1, 1]) == pytest.approx(0.05 / 2)
-    # and 0.0 into [0, 0.1) with 0.05
-    assert ece([0.0, 0.05], [0, 0]) == pytest.approx(0.05 / 2)
+    # 1.0 goes into [0.9, 1.0] with 0.95, where their errors offset: one bin, |1 - 1.95| / 2.
+    # (A bin of its own for 1.0 would give (|0 - 1| + |1 - 0.95|) / 2 = 0.525.)
+    assert ece([1.0, 0.95], [0, 1]) == pytest.approx(0.95 / 2)
+    # and 0.0 into [0, 0.1) with 0.05: |1 - 0.05| / 2, not (1 + 0.05) / 2
+    assert ece([0.0, 0.05], [1, 0]) == pytest.approx(0.95 / 2)
 
 
 def test_auroc_ties_count_one_half_without_shared():
@@ -344,17 +345,26 @@ def test_internal_equal_to_pop_has_p_value_one():
 
 
 def _item_level_diffs(conf, pop, y, n_boot, rng):
-    """Reference: the paired bootstrap drawn item by item (sklearn's AUROC per resample)."""
-    from sklearn.metrics import roc_auc_score
+    """Reference: the paired bootstrap drawn item by item (Mann-Whitney midrank AUROC).
 
-    out = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, y.size, size=y.size)
-        if y[idx].min() == y[idx].max():
-            out.append(np.nan)
-            continue
-        out.append(roc_auc_score(y[idx], conf[idx]) - roc_auc_score(y[idx], pop[idx]))
-    return np.array(out)
+    Each resample's AUROC is computed from SciPy's average ranks,
+    ``(rank sum of positives - n1 (n1 + 1) / 2) / (n1 n0)``, all resamples at once.
+    """
+    from scipy.stats import rankdata
+
+    idx = rng.integers(0, y.size, size=(n_boot, y.size))
+    yy = y[idx]
+    n1 = yy.sum(axis=1)
+    n0 = y.size - n1
+
+    def auc(score):
+        ranks = rankdata(score[idx], axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((ranks * yy).sum(axis=1) - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+    out = auc(conf) - auc(pop)
+    out[(n1 == 0) | (n0 == 0)] = np.nan
+    return out
 
 
 def _auc_from_counts(score, y, w):
@@ -415,3 +425,243 @@ def test_cell_count_bootstrap_matches_item_bootstrap_moments(levels):
     se = np.sqrt(a.var() / a.size + b.var() / b.size)
     assert abs(a.mean() - b.mean()) < 4 * se
     assert abs(a.std() / b.std() - 1) < 0.08  # sd of an sd estimate ~ 1/sqrt(2 * 4000)
+
+
+# --- found by mutation testing (tools/mutation.py) ------------------------------------------
+
+
+def _one_model(c, y, model="a"):
+    ids = [str(i) for i in range(len(c))]
+    return pd.DataFrame({"model": model, "item_id": ids, "confidence": c, "correct": y})
+
+
+def test_per_model_metrics_by_hand_with_three_bins():
+    c = np.array([0.1, 0.4, 0.45, 0.7, 0.9, 0.95])
+    y = np.array([0, 1, 0, 1, 1, 0])
+    m = calibration_by_model(_one_model(c, y), n_boot=0, n_bins=3).per_model["a"]
+    assert m.mean_confidence == pytest.approx(3.5 / 6)
+    assert m.brier == pytest.approx(brier_score_loss(y, c))
+    # [0, 1/3): .1 vs 0; [1/3, 2/3): .85 vs 1; [2/3, 1]: 2.55 vs 2
+    assert m.ece == pytest.approx((0.1 + 0.15 + 0.55) / 6)
+    # equal mass, three bins of two levels: {.1, .4}, {.45, .7}, {.9, .95}
+    assert m.ece_equal_mass == pytest.approx((0.5 + 0.15 + 0.85) / 6)
+    # accepted in decreasing confidence: errors 1, 1, 1, 2, 2, 3 after 1..6 items
+    assert m.aurc == pytest.approx((1 + 1 / 2 + 1 / 3 + 2 / 4 + 2 / 5 + 3 / 6) / 6)
+    # the oracle accepts the three correct items first: risks 0, 0, 0, 1/4, 2/5, 3/6
+    oracle = (1 / 4 + 2 / 5 + 3 / 6) / 6
+    assert m.eaurc == pytest.approx(m.aurc - oracle)
+    # the default ten bins give another ECE on these items
+    assert calibration_by_model(_one_model(c, y), n_boot=0).per_model["a"].ece == pytest.approx(
+        (0.1 + 0.15 + 0.3 + 0.85) / 6
+    )
+
+
+def test_a_model_without_graded_items_has_nan_metrics():
+    df = pd.concat(
+        [
+            _one_model([0.2, 0.9], [0, 1]),
+            _one_model([np.nan, 1.0], [1, np.nan], model="z"),
+        ]
+    )
+    m = calibration_by_model(df, n_boot=50).per_model["z"]
+    assert m.to_dict() == {
+        "model": "z", "n_items": 0, "n_unparseable": 1, "n_ungraded": 1, "accuracy": None,
+        "yes_rate": None, "mean_confidence": None, "auroc_internal": None, "auroc_pop": None,
+        "n_items_pop": 0, "auroc_diff": None, "auroc_diff_ci": [None, None],
+        "auroc_diff_p": None, "brier": None, "ece": None, "ece_equal_mass": None,
+        "aurc": None, "eaurc": None, "auroc_internal_on_pop": None,
+    }  # fmt: skip
+    floats = [v for k, v in vars(m).items() if k not in ("model", "auroc_diff_ci")]
+    assert all(isinstance(v, int) or math.isnan(v) for v in floats)
+    assert all(math.isnan(v) for v in m.auroc_diff_ci)
+    # one graded item is a model with one item, not an empty one
+    one = calibration_by_model(_one_model([0.8], [1]), n_boot=0).per_model["a"]
+    assert (one.n_items, one.accuracy, one.brier) == (1, 1.0, pytest.approx(0.04))
+
+
+def test_no_bootstrap_leaves_nan_interval_and_one_draw_gives_one():
+    df = _two_models(30, seed=3)
+    none = calibration_by_model(df, n_boot=0).per_model["a"]
+    assert all(math.isnan(v) for v in none.auroc_diff_ci) and math.isnan(none.auroc_diff_p)
+    one = calibration_by_model(df, n_boot=1, rng=0).per_model["a"]
+    low, high = one.auroc_diff_ci
+    assert low == high and np.isfinite(low)
+    assert one.auroc_diff_p == pytest.approx(min(1.0, 2 * 1 / 2))  # 2 min(1, 2) / 2, clipped
+
+
+def test_internal_below_pop_takes_the_p_value_from_the_upper_tail():
+    # The by-hand p-value again, with the roles swapped so that Internal is mostly below Pop:
+    # the count of draws >= 0 is the smaller one.
+    import zlib
+
+    n, b, seed = 40, 199, 4
+    df = _two_models(n, seed=11)
+    a, other = (df["model"] == "a").to_numpy(), (df["model"] == "b").to_numpy()
+    conf = df["confidence"].to_numpy().copy()
+    conf[a], conf[other] = df["confidence"].to_numpy()[other], df["confidence"].to_numpy()[a]
+    df["confidence"] = conf
+    m = calibration_by_model(df, n_boot=b, rng=seed).per_model["a"]
+    c, pop, y = conf[a], conf[other], df["correct"].to_numpy()[a]
+    rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(b"a")]))
+    diffs = []
+    for row in rng.integers(0, n, size=(b, n)):
+        if 0 < y[row].sum() < n:
+            diffs.append(roc_auc_score(y[row], c[row]) - roc_auc_score(y[row], pop[row]))
+    diffs = np.array(diffs)
+    low = (1 + (diffs <= 0).sum()) / (diffs.size + 1)
+    high = (1 + (diffs >= 0).sum()) / (diffs.size + 1)
+    assert high < low  # the upper tail decides
+    assert m.auroc_diff_p == pytest.approx(min(1.0, 2 * high), abs=1e-12)
+
+
+def test_item_bootstrap_draws_are_the_documented_resamples():
+    # Real-valued scores (more cells than half the items): each draw resamples the items with
+    # rng.integers(0, n, (B, n)), in order.
+    from metacog_metrics.calibration import _paired_auroc_bootstrap
+
+    rng = np.random.default_rng(8)
+    n, b = 30, 40
+    y = (rng.random(n) < 0.5).astype(float)
+    conf, pop = rng.random(n), rng.random(n)
+    draws = _paired_auroc_bootstrap(conf, pop, y, b, np.random.default_rng(3))
+    idx = np.random.default_rng(3).integers(0, n, size=(b, n))
+    expected = [
+        roc_auc_score(y[i], conf[i]) - roc_auc_score(y[i], pop[i]) if 0 < y[i].sum() < n else np.nan
+        for i in idx
+    ]
+    np.testing.assert_allclose(draws, expected, atol=1e-12)
+
+
+def test_cell_bootstrap_draws_are_multinomial_counts_of_the_cells():
+    # Few cells: each draw is rng.multinomial(n, cell shares) over the occupied (confidence,
+    # population, correct) cells in sorted order, and the AUROCs of those counts.
+    from metacog_metrics.calibration import _paired_auroc_bootstrap
+
+    conf = np.array([0.9, 0.9, 0.6, 0.6, 0.9, 0.9, 0.3, 0.3])
+    pop = np.array([0.5, 0.5, 0.5, 0.5, 0.7, 0.7, 0.7, 0.7])
+    y = np.array([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0])
+    # the cells sorted by (confidence, population, correct), two items each
+    cell_conf = np.array([0.3, 0.6, 0.9, 0.9])
+    cell_pop = np.array([0.7, 0.5, 0.5, 0.7])
+    cell_y = np.array([0.0, 1.0, 1.0, 0.0])
+    draws = _paired_auroc_bootstrap(conf, pop, y, 60, np.random.default_rng(5))
+    counts = np.random.default_rng(5).multinomial(8, np.full(4, 0.25), size=60)
+    expected = [
+        _auc_from_counts(cell_conf, cell_y, w) - _auc_from_counts(cell_pop, cell_y, w)
+        for w in counts
+    ]
+    np.testing.assert_allclose(draws, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("cells", ["item", "cell"])
+def test_bootstrap_in_several_chunks_continues_the_stream(cells):
+    # More draws than one chunk holds (10^6 weights): the first chunk is the draw of a run
+    # that asked for that many only, and every draw is a difference of two AUROCs.
+    from metacog_metrics.calibration import _paired_auroc_bootstrap
+
+    rng = np.random.default_rng(2)
+    if cells == "item":  # 5,000 real-valued items: 200 draws a chunk
+        n, b, first = 5000, 450, 200
+        conf, pop = rng.random(n), rng.random(n)
+    else:  # 40 x 25 levels x 2 outcomes: ~2,000 cells over 4,000 items, 500 draws a chunk
+        n, b, first = 4000, 1200, 500
+        conf = np.repeat(np.arange(40), 100) / 40.0
+        pop = np.tile(np.arange(25), 160) / 25.0
+    y = (rng.random(n) < 0.5).astype(float)
+    if cells == "cell":
+        y[:80] = 1.0  # every (conf, pop) combination appears with both outcomes
+        y[80:160] = 0.0
+    many = _paired_auroc_bootstrap(conf, pop, y, b, np.random.default_rng(9))
+    few = _paired_auroc_bootstrap(conf, pop, y, first, np.random.default_rng(9))
+    assert many.shape == (b,) and np.all(np.abs(many) <= 1)
+    np.testing.assert_array_equal(many[:first], few)
+    assert np.unique(many).size > b // 2  # later chunks are fresh draws
+
+
+def test_auroc_of_one_positive_and_one_negative():
+    m = calibration_by_model(_one_model([0.2, 0.8], [0, 1]), n_boot=0).per_model["a"]
+    assert m.auroc_internal == 1.0
+
+
+def test_aurc_takes_any_real_score_and_nan_without_items():
+    # decreasing score: correct (risk 0), then wrong (risk 1/2)
+    assert aurc([-1.0, 2.0], [0, 1]) == pytest.approx(0.25)
+    assert eaurc([-1.0, 2.0], [0, 1]) == pytest.approx(0.0)
+    assert aurc([0.3], [0]) == 1.0 and eaurc([0.3], [0]) == 0.0
+    assert math.isnan(aurc([], [])) and math.isnan(eaurc([np.nan], [1]))
+
+
+def test_confidence_tetrachoric_wants_probabilities():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        confidence_tetrachoric([1.5, 0.2, 0.7], [1, 0, 1])
+
+
+def test_calibration_by_model_defaults_and_settings():
+    df = _two_models(20, seed=5)
+    res = calibration_by_model(df)
+    assert (res.n_boot, res.confidence_level, res.n_bins, res.seed) == (1000, 0.95, 10, 0)
+    m = res.per_model["a"]
+    again = calibration_by_model(df, n_boot=1000, n_bins=10, rng=0).per_model["a"]
+    assert m.auroc_diff_ci == again.auroc_diff_ci and m.ece == again.ece
+    other = calibration_by_model(df, n_boot=30, confidence_level=0.8, n_bins=4, rng=7)
+    assert (other.n_boot, other.confidence_level, other.n_bins, other.seed) == (30, 0.8, 4, 7)
+    # a Generator or a SeedSequence is accepted (no seed to record); the same SeedSequence
+    # gives the same draws
+    gen = calibration_by_model(df, n_boot=30, rng=np.random.default_rng(1))
+    assert gen.seed is None and np.isfinite(gen.per_model["a"].auroc_diff_p)
+    ss = [calibration_by_model(df, n_boot=30, rng=np.random.SeedSequence(4)) for _ in range(2)]
+    assert ss[0].seed is None
+    assert ss[0].per_model["a"].auroc_diff_ci == ss[1].per_model["a"].auroc_diff_ci
+    for level in (0.0, 1.0, 1.5):
+        with pytest.raises(
+            ValueError, match=f"^confidence_level must be in \\(0, 1\\), got {level}$"
+        ):
+            calibration_by_model(df, confidence_level=level)
+
+
+def test_calibration_by_model_names_are_strings():
+    # int and str spellings of a model or an item are the same one
+    df = pd.DataFrame(
+        {
+            "model": [1, 1, 1, "2", "2", "2"],
+            "item_id": [1, 2, 3, "1", "2", "3"],
+            "confidence": [0.9, 0.2, 0.6, 0.8, 0.3, 0.1],
+            "correct": [1, 0, 1, 1, 0, 0],
+        }
+    )
+    res = calibration_by_model(df, n_boot=0)
+    assert res.models == ("1", "2")
+    assert res.per_model["1"].n_items_pop == 3
+    # population_confidence itself groups by the items' text (1 and "1" are one item)
+    mixed = pd.DataFrame(
+        {"model": list("aabb"), "item_id": [1, "q7", "1", "q7"], "confidence": [0.9, 0.2, 0.4, 0.6]}
+    )
+    np.testing.assert_allclose(population_confidence(mixed), [0.4, 0.6, 0.9, 0.2])
+
+
+def test_calibration_by_model_repeat_message_and_object_columns():
+    df = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b", "b"],
+            "item_id": ["1", "1", "2", "2", "3"],
+            "confidence": [1, 0, 1, 0, 1],
+            "correct": [1, 0, 1, 0, 1],
+        }
+    )
+    message = (
+        "calibration_by_model: 4 rows repeat a (model, item_id), e.g. model 'a' item '1'; "
+        "pass one benchmark, probe and confidence kind at a time"
+    )
+    with pytest.raises(ValueError, match="^" + __import__("re").escape(message) + "$"):
+        calibration_by_model(df)
+    # confidences and grades as Python objects with None (as a JSON log gives them)
+    obj = pd.DataFrame(
+        {
+            "model": "a",
+            "item_id": list("1234"),
+            "confidence": pd.Series([0.9, None, 0.2, 0.7], dtype=object),
+            "correct": pd.Series([1, 1, None, 0], dtype=object),
+        }
+    )
+    m = calibration_by_model(obj, n_boot=0).per_model["a"]
+    assert (m.n_items, m.n_unparseable, m.n_ungraded) == (2, 1, 1)

@@ -229,3 +229,276 @@ def test_factor_scores_regression_formula_by_hand():
     assert np.isnan(factor_scores(with_nan, r, lam)[0])
     with pytest.raises(ValueError, match="no variance"):
         factor_scores(np.c_[x[:, :2], np.ones(4)], r, lam)
+
+
+# --- found by mutation testing (tools/mutation.py) ------------------------------------------
+
+
+def _exact(message: str) -> str:
+    import re
+
+    return "^" + re.escape(message) + "$"
+
+
+_LAMBDA = np.array([0.8, 0.7, 0.6, 0.5, 0.4])
+#: An exact one-factor correlation matrix: both methods must recover _LAMBDA.
+_R1 = np.outer(_LAMBDA, _LAMBDA) + np.diag(1 - _LAMBDA**2)
+
+
+@pytest.mark.parametrize("method", ["minres", "ml"])
+def test_exact_one_factor_matrix_is_recovered(method):
+    res = factor_analysis(_R1, method=method, names=list("abcde"))
+    assert res.names == tuple("abcde") and res.method == method
+    np.testing.assert_allclose(res.loadings, _LAMBDA, atol=1e-7)
+    np.testing.assert_allclose(res.uniquenesses, 1 - _LAMBDA**2, atol=1e-7)
+    np.testing.assert_allclose(res.communalities, _LAMBDA**2, atol=1e-7)
+    np.testing.assert_allclose(res.weights, np.linalg.solve(_R1, _LAMBDA), atol=1e-6)
+    np.testing.assert_allclose(res.variance_share, [np.sum(_LAMBDA**2) / 5], atol=1e-7)
+    assert res.objective == pytest.approx(0.0, abs=1e-12) and not res.heywood
+    if method == "minres":  # (L-BFGS-B reports a failed line search at ML's exact zero)
+        assert res.converged
+
+
+def test_objectives_are_the_fitting_functions():
+    r = np.array(
+        [
+            [1.0, 0.55, 0.40, 0.30, 0.20],
+            [0.55, 1.0, 0.45, 0.25, 0.35],
+            [0.40, 0.45, 1.0, 0.50, 0.15],
+            [0.30, 0.25, 0.50, 1.0, 0.40],
+            [0.20, 0.35, 0.15, 0.40, 1.0],
+        ]
+    )
+    ml = factor_analysis(r, method="ml")
+    sigma = np.outer(ml.loadings, ml.loadings) + np.diag(ml.uniquenesses)
+    # factanal's discrepancy: log det(Sigma) - log det(R) + tr(Sigma^-1 R) - p
+    f = (np.linalg.slogdet(sigma)[1] - np.linalg.slogdet(r)[1]
+         + np.trace(np.linalg.solve(sigma, r)) - 5)  # fmt: skip
+    assert ml.objective == pytest.approx(f, rel=1e-6) and ml.objective > 0.01
+    mr = factor_analysis(r)
+    resid = r - np.outer(mr.loadings, mr.loadings)
+    assert mr.objective == pytest.approx(np.sum(resid[~np.eye(5, dtype=bool)] ** 2), rel=1e-9)
+
+
+def test_two_factors_keep_their_columns():
+    lam = np.array([[0.8, 0.1], [0.7, 0.2], [0.6, 0.0], [0.1, 0.7], [0.2, 0.8], [0.0, 0.6]])
+    r = lam @ lam.T
+    np.fill_diagonal(r, 1.0)
+    res = factor_analysis(r, n_factors=2)
+    assert res.loadings.shape == (6, 2) and res.weights.shape == (6, 2)
+    assert (res.loadings.sum(axis=0) > 0).all()  # each factor's loadings sum positive
+    fitted = res.loadings @ res.loadings.T
+    off = ~np.eye(6, dtype=bool)
+    np.testing.assert_allclose(fitted[off], r[off], atol=1e-6)
+    np.testing.assert_allclose(res.communalities, (res.loadings**2).sum(axis=1), atol=1e-12)
+    np.testing.assert_allclose(res.variance_share, (res.loadings**2).sum(axis=0) / 6)
+
+
+@pytest.mark.parametrize("method", ["minres", "ml"])
+def test_singular_matrix_uses_the_pseudo_inverse(method):
+    # two identical variables: R is singular; weights and scores use its pseudo-inverse
+    r = np.array([[1.0, 1.0, 0.5, 0.4], [1.0, 1.0, 0.5, 0.4], [0.5, 0.5, 1.0, 0.3],
+                  [0.4, 0.4, 0.3, 1.0]])  # fmt: skip
+    res = factor_analysis(r, method=method)
+    np.testing.assert_allclose(res.weights, np.linalg.pinv(r) @ res.loadings, atol=1e-9)
+    x = np.array([[0, 0, 1, 0], [1, 1, 0, 1], [1, 1, 1, 0], [0, 0, 0, 1]], dtype=float)
+    z = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)
+    np.testing.assert_allclose(
+        factor_scores(x, r, res.loadings), z @ np.linalg.pinv(r) @ res.loadings, atol=1e-9
+    )
+
+
+def test_matrix_and_argument_messages():
+    with pytest.raises(
+        ValueError, match=_exact("need a square correlation matrix, got shape (2, 3)")
+    ):
+        eigen_decomposition(np.zeros((2, 3)))
+    with pytest.raises(
+        ValueError, match=_exact("need a square correlation matrix, got shape (3,)")
+    ):
+        factor_analysis(np.ones(3))
+    with pytest.raises(ValueError, match=_exact("the correlation matrix has missing entries")):
+        eigen_decomposition([[1, np.nan], [np.nan, 1]])
+    with pytest.raises(ValueError, match=_exact("the correlation matrix is not symmetric")):
+        eigen_decomposition([[1, 0.5], [0.6, 1]])
+    with pytest.raises(ValueError, match=_exact("n_factors must be in [1, 1] for 2 variables")):
+        factor_analysis(np.eye(2), n_factors=2)
+    with pytest.raises(ValueError, match=_exact("n_factors must be in [1, 2] for 3 variables")):
+        factor_analysis(np.eye(3), n_factors=0)
+    with pytest.raises(ValueError, match=_exact("2 names for a 3 x 3 matrix")):
+        factor_analysis(np.eye(3), names=["a", "b"])
+    with pytest.raises(ValueError, match=_exact("2 names for a 3 x 3 matrix")):
+        eigen_decomposition(np.eye(3), names=["a", "b"])
+    with pytest.raises(ValueError, match=_exact("2 thresholds for a 3 x 3 matrix")):
+        eigen_decomposition(np.eye(3), thresholds=[0.1, 0.2])
+    with pytest.raises(ValueError, match=_exact("x and y differ in length: 3 vs 2")):
+        quadratic_fit([1, 2, 3], [1, 2])
+    x = np.array([[0, 1], [1, 0], [1, 1]], dtype=float)
+    with pytest.raises(ValueError, match=_exact(
+        "shapes disagree: data (3, 2), matrix (2, 2), loadings (3,)"
+    )):  # fmt: skip
+        factor_scores(x, np.eye(2), [0.5, 0.5, 0.5])
+    with pytest.raises(ValueError, match=_exact(
+        "shapes disagree: data (3,), matrix (2, 2), loadings (2,)"
+    )):  # fmt: skip
+        factor_scores([0.0, 1.0, 1.0], np.eye(2), [0.5, 0.5])
+    with pytest.raises(
+        ValueError, match=_exact("a column has no variance; drop it before scoring")
+    ):
+        factor_scores(np.c_[x[:, 0], np.ones(3)], np.eye(2), [0.5, 0.5])
+
+
+def test_eigen_decomposition_edges_and_fields():
+    empty = eigen_decomposition(np.zeros((0, 0)))
+    assert empty.names == () and empty.eigenvalues.size == 0 and empty.loadings.size == 0
+    assert np.isnan(empty.first_share) and empty.thresholds.size == 0 and empty.quadratic is None
+    one = eigen_decomposition([[1.0]], names=["m"])
+    assert one.names == ("m",) and one.eigenvalues.tolist() == [1.0]
+    assert one.first_share == 1.0 and one.loadings.tolist() == [1.0]
+    r = np.array([[1.0, 0.5, -0.3], [0.5, 1.0, -0.3], [-0.3, -0.3, 1.0]])
+    res = eigen_decomposition(r, names=["x", "y", "z"])
+    assert res.names == ("x", "y", "z") and np.isnan(res.thresholds).all()
+    # PC1 is (a, a, -b) with 0 < 2a - b < 1: its sign makes the sum positive, not above 1
+    assert 0 < res.loadings.sum() < np.sqrt(res.eigenvalues[0])
+    values, vectors = np.linalg.eigh(r)
+    v1 = vectors[:, -1] * np.sign(vectors[:, -1].sum())
+    np.testing.assert_allclose(res.loadings, v1 * np.sqrt(values[-1]), atol=1e-12)
+    tau = [0.1, -0.2, 0.3]
+    assert eigen_decomposition(r, thresholds=tau).thresholds.tolist() == tau
+
+
+def test_quadratic_fit_against_numpy_and_the_f_test():
+    from scipy import stats
+
+    x = np.array([-1.2, -0.7, -0.1, 0.3, 0.8, 1.1, np.nan, 0.5])
+    y = np.array([0.35, 0.6, 0.72, 0.7, 0.52, 0.41, 0.9, np.nan])
+    fit = quadratic_fit(x, y)
+    ok = np.isfinite(x) & np.isfinite(y)
+    c2, c1, c0 = np.polyfit(x[ok], y[ok], 2)
+    np.testing.assert_allclose(fit.coef, [c0, c1, c2], atol=1e-12)
+    resid = y[ok] - np.polyval([c2, c1, c0], x[ok])
+    r2 = 1 - resid @ resid / np.sum((y[ok] - y[ok].mean()) ** 2)
+    n = 6
+    f = (r2 / 2) / ((1 - r2) / (n - 3))
+    assert fit.n == n and fit.r2 == pytest.approx(r2, abs=1e-12)
+    assert fit.f_statistic == pytest.approx(f) and fit.p_value == pytest.approx(stats.f.sf(f, 2, 3))
+    assert fit.vertex == pytest.approx(-c1 / (2 * c2))
+    # four points: the F test has one residual degree of freedom
+    four = quadratic_fit([0, 1, 2, 3], [0.0, 0.9, 2.1, 2.9])
+    assert np.isfinite(four.f_statistic) and 0 < four.p_value < 1
+    # three points: exact fit, no F test; c2 = 1 has a vertex
+    three = quadratic_fit([0, 1, 2], [1.0, 0.0, 3.0])
+    assert three.n == 3 and np.isnan(three.f_statistic) and np.isnan(three.p_value)
+    assert quadratic_fit([-1, 0, 1, 2], [1.0, 0.0, 1.0, 4.0]).vertex == pytest.approx(
+        0.0, abs=1e-12
+    )
+    two = quadratic_fit([0, 1], [1, 2])
+    assert two.n == 2 and all(np.isnan(v) for v in (*two.coef, two.r2, two.f_statistic,
+                                                     two.p_value, two.vertex))  # fmt: skip
+
+
+def test_contentious_items_checks():
+    conf = np.array([[0, 1], [1, 1], [0, 0]], dtype=float)
+    with pytest.raises(ValueError, match=_exact(
+        "confidence (3, 2) and correct (3, 3) must be equal 2-D shapes"
+    )):  # fmt: skip
+        contentious_items(conf, np.zeros((3, 3)))
+    nan = conf.copy()
+    nan[0, 0] = np.nan
+    for c, y in ((nan, conf), (conf, nan)):
+        with pytest.raises(ValueError, match=_exact(
+            "contentious_items needs complete matrices (no NaN)"
+        )):  # fmt: skip
+            contentious_items(c, y)
+    with pytest.raises(ValueError, match=_exact(
+        "bounds must satisfy 0 <= low <= high <= 1, got (0.2, 1.5)"
+    )):  # fmt: skip
+        contentious_items(conf, conf, bounds=(0.2, 1.5))
+    # the bounds may touch 0 and 1 and may be equal
+    np.testing.assert_array_equal(contentious_items(conf, conf, bounds=(0, 1)), [True] * 3)
+    np.testing.assert_array_equal(
+        contentious_items(conf, conf, bounds=(0.5, 0.5)), [True, False, False]
+    )
+
+
+def test_alignment_fields_reasons_and_interval():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    conf, corr = _population(120, 6, 0.9, rng)
+    res = factor_alignment(conf, corr, bounds=(0.2, 0.8))
+    expected_mask = contentious_items(conf, corr, bounds=(0.2, 0.8))
+    np.testing.assert_array_equal(res.contentious_mask, expected_mask)
+    assert res.bounds == (0.2, 0.8)
+    assert res.method == "minres, regression scores with model-matrix weights"
+    a = res.all
+    assert a.reason is None and a.r2 == pytest.approx(a.r**2)
+    assert (a.n_items, a.n_models_confidence, a.n_models_correctness) == (120, 6, 6)
+    z, se = np.arctanh(a.r), 1 / np.sqrt(120 - 3)
+    np.testing.assert_allclose(a.ci, np.tanh([z - 1.959963984540054 * se,
+                                              z + 1.959963984540054 * se]), atol=1e-9)  # fmt: skip
+    assert a.p_value == pytest.approx(stats.pearsonr(a.confidence_scores,
+                                                     a.correctness_scores).pvalue)  # fmt: skip
+    # the ML variant fits its scores with ML; the zero-cell value reaches the tetrachorics
+    ml = factor_alignment(conf, corr, method="ml").all
+    tet = tetrachoric_matrix(conf)
+    fa = factor_analysis(tet.rho, method="ml")
+    implied = np.outer(fa.loadings, fa.loadings) + np.diag(fa.uniquenesses)
+    np.testing.assert_allclose(
+        ml.confidence_scores, factor_scores(conf, implied, fa.loadings), atol=1e-8
+    )
+    zero = conf.copy()
+    zero[:40, :2] = 1.0  # models 0 and 1 agree on every item where one says 1
+    zero[40:, 1] = zero[40:, 0]
+    for cells in (0.5, 0.1):
+        got = factor_alignment(zero, corr, correct_cells=cells).all.confidence_scores
+        t = tetrachoric_matrix(zero, correct=cells)
+        f = factor_analysis(t.rho)
+        m = np.outer(f.loadings, f.loadings) + np.diag(f.uniquenesses)
+        np.testing.assert_allclose(got, factor_scores(zero, m, f.loadings), atol=1e-8)
+    assert np.array_equal(
+        factor_alignment(zero, corr).all.confidence_scores,
+        factor_alignment(zero, corr, correct_cells=0.5).all.confidence_scores,
+    )
+
+
+def test_alignment_small_and_degenerate_sets():
+    rng = np.random.default_rng(5)
+    conf, corr = _population(10, 5, 0.9, rng)
+    exactly = factor_alignment(conf, corr, min_items=10).all
+    assert exactly.reason is None and np.isfinite(exactly.r)
+    few = factor_alignment(conf, corr, min_items=11).all
+    assert few.reason == "fewer than 11 items" and few.n_items == 10
+    assert (few.n_models_confidence, few.n_models_correctness) == (0, 0)
+    assert np.isnan([few.r, few.r2, few.p_value, *few.ci]).all()
+    assert few.confidence_scores.shape == (10,) and np.isnan(few.confidence_scores).all()
+    assert np.isnan(few.correctness_scores).all()
+    # exactly three usable models are enough
+    c3, y3 = _population(40, 3, 0.9, np.random.default_rng(8))
+    three = factor_alignment(c3, y3).all
+    assert three.reason is None and three.n_models_confidence == 3 and np.isfinite(three.r)
+    # both sides failing: both reasons, in order; the scores of the side that worked are kept
+    flat_c, flat_y = conf.copy(), corr.copy()
+    flat_c[:, :3] = 1.0
+    flat_y[:, 1:4] = 0.0
+    both = factor_alignment(flat_c, flat_y).all
+    assert both.reason == ("confidence: fewer than 3 models with variance; "
+                           "correctness: fewer than 3 models with variance")  # fmt: skip
+    assert (both.n_models_confidence, both.n_models_correctness) == (2, 2)
+    one = factor_alignment(flat_c, corr).all
+    assert one.reason == "confidence: fewer than 3 models with variance"
+    assert np.isnan([one.r2, one.p_value, *one.ci]).all() and one.n_items == 10
+    assert np.isnan(one.confidence_scores).all() and np.isfinite(one.correctness_scores).all()
+    assert one.n_models_correctness == 5
+    # two items: their tetrachorics cannot be estimated
+    pair = np.array([[0, 1, 0, 1, 1], [1, 0, 1, 0, 0]], dtype=float)  # every model varies
+    two = factor_alignment(pair, pair, min_items=2).all
+    assert two.reason == ("confidence: missing tetrachoric correlations; "
+                          "correctness: missing tetrachoric correlations")  # fmt: skip
+    # four items: an interval (Fisher z needs n > 3); three: none
+    c4, y4 = _population(10, 5, 0.9, np.random.default_rng(2))
+    four = factor_alignment(c4[:4], y4[:4], min_items=4).all
+    assert four.reason is None and np.isfinite(four.ci).all()
+    three_items = factor_alignment(c4[:3], y4[:3], min_items=3).all
+    assert three_items.reason is None and np.isfinite(three_items.r)
+    assert np.isnan(three_items.ci).all()

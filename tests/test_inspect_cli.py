@@ -8,7 +8,6 @@ The commands run as subprocesses from a folder outside the repository, so the ta
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -124,8 +123,9 @@ def test_cli_eval_set_over_a_population(tmp_path) -> None:
         assert row.correct == float(cell["correct"]), (row.model, row.item_id)
         if row.confidence_kind == "verbal_binary":
             assert row.confidence == float(cell["confidence"]), (row.model, row.item_id)
-        else:
-            assert not math.isnan(row.confidence) and 0.0 <= row.confidence <= 1.0
+        else:  # the simulator writes "Confidence: N" with N its numeric state rounded
+            expected = round(cell["numeric"]) / 100
+            assert row.confidence == pytest.approx(expected, abs=1e-12), (row.model, row.item_id)
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metacog_tasks.parsing import ProbeParse, parse_confidence, parse_yes_no
+from tests.strategies import letterless_text
 
 
 @pytest.mark.parametrize(
@@ -115,16 +116,45 @@ def test_probe_parse_is_a_result() -> None:
     assert parse_yes_no("??").to_dict()["confidence"] is None
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.text())
-def test_parsers_never_raise(text: str) -> None:
-    for parser in (parse_yes_no, parse_confidence):
-        parsed = parser(text)
-        assert parsed.status in {"ok", "unparseable", "refusal", "empty"}
-        if parsed.status == "ok":
-            assert 0.0 <= parsed.confidence <= 1.0
-        else:
-            assert math.isnan(parsed.confidence)
+@settings(max_examples=200, deadline=None)
+@given(letterless_text())
+def test_text_without_letters_is_never_a_verdict(text: str) -> None:
+    # Any text without a letter (digits, punctuation, symbols, emoji, line breaks) spells no
+    # "yes", "no", label or refusal: no verdict, NaN, "empty" when nothing but space.
+    parsed = parse_yes_no(text)
+    assert parsed.status in {"unparseable", "empty"} and math.isnan(parsed.confidence), text
+    if not text.strip():
+        assert parsed.status == "empty"
+    # without digits there is no number either
+    digitless = "".join(ch for ch in text if not ch.isdigit())
+    parsed = parse_confidence(digitless)
+    assert parsed.status in {"unparseable", "empty"} and math.isnan(parsed.confidence), digitless
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    letterless_text(),
+    st.sampled_from(["Yes", "No", "yes", "NO"]),
+    letterless_text(),
+)
+def test_labelled_verdict_is_read_through_any_letterless_text(before, word, after) -> None:
+    text = f"{before}\nAnswer: {word}\n{after}"
+    parsed = parse_yes_no(text)
+    assert (parsed.status, parsed.confidence) == ("ok", float(word.lower() == "yes")), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    letterless_text(),
+    st.integers(0, 100),
+    st.sampled_from(["Confidence: {k}", "Confidence: {k}%", "**Confidence:** {k} / 100"]),
+    letterless_text(exclude="0123456789/"),
+)
+def test_labelled_confidence_is_read_through_any_letterless_text(before, k, form, after) -> None:
+    # Numbers before the label do not count; text after it (no digits, no "/") changes nothing.
+    text = f"{before}\n{form.format(k=k)}\n{after}"
+    parsed = parse_confidence(text)
+    assert parsed.status == "ok" and parsed.confidence == pytest.approx(k / 100), text
 
 
 # --- structured property tests: the inputs carry a known verdict --------------------------

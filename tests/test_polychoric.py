@@ -116,3 +116,139 @@ def test_matrix_matches_psych_with_unequal_levels_and_zero_cells(case):
     x = np.array([[np.nan if v is None else v for v in r] for r in case["levels"]], float)
     want = np.array(case["rho"], float)
     np.testing.assert_allclose(polychoric_matrix(x).rho, want, atol=1e-4)
+
+
+# --- found by mutation testing (tools/mutation.py) ------------------------------------------
+
+
+def _exact(message: str) -> str:
+    import re
+
+    return "^" + re.escape(message) + "$"
+
+
+def _inner_thresholds(t):
+    from scipy import special
+
+    n = t.sum()
+    return special.ndtri(np.cumsum(t.sum(1))[:-1] / n), special.ndtri(np.cumsum(t.sum(0))[:-1] / n)
+
+
+_TABLES = [
+    [[10, 4, 1], [3, 9, 5], [0, 2, 8]],  # positive, one empty cell
+    [[2, 7, 9], [6, 5, 1], [9, 3, 0]],  # negative, one empty cell
+    [[5, 3], [2, 6], [1, 7]],
+]
+
+
+@pytest.mark.parametrize("table", _TABLES)
+def test_table_reaches_the_likelihood_maximum(table):
+    # Against the root of the log-likelihood's derivative (tests/refstats.py, ~1e-14): the
+    # estimator's bounded search must get within 5e-8 (SciPy's default tolerance would not).
+    from tests.refstats import polychoric_ml_exact
+
+    t = np.array(table, dtype=float)
+    tx, ty = _inner_thresholds(t)
+    corrected = np.where(t == 0, 0.5, t)  # zero cells get 0.5 by default, margins do not
+    assert abs(polychoric_table(t) - polychoric_ml_exact(corrected, tx, ty)) < 5e-8
+    assert abs(polychoric_table(t, correct=0) - polychoric_ml_exact(t, tx, ty)) < 5e-8
+
+
+def test_table_drops_empty_rows_and_columns_only():
+    t = np.array(_TABLES[0], dtype=float)
+    padded = np.insert(np.insert(t, 1, 0.0, axis=0), 3, 0.0, axis=1)
+    assert polychoric_table(padded) == pytest.approx(polychoric_table(t), abs=1e-12)
+    # a row of one observation is a real row
+    one = np.vstack([t, [0, 0, 1]])
+    from tests.refstats import polychoric_ml_exact
+
+    tx, ty = _inner_thresholds(one)
+    expected = polychoric_ml_exact(np.where(one == 0, 0.5, one), tx, ty)
+    assert abs(polychoric_table(one) - expected) < 5e-8
+
+
+def test_table_validation_messages():
+    message = "table must be a 2-D array of finite counts >= 0"
+    for bad in ([1, 2, 3], [[1, -1], [2, 3]], [[1, np.nan], [2, 3]]):
+        with pytest.raises(ValueError, match=_exact(message)):
+            polychoric_table(bad)
+    with pytest.raises(ValueError, match=_exact(
+        "table needs at least 2 non-empty rows and columns, got (1, 2)"
+    )):  # fmt: skip
+        polychoric_table([[3, 4], [0, 0]])
+
+
+def test_confidence_levels_rules_by_hand():
+    # at most n_levels distinct values: each its own level, whatever their frequencies
+    x = [0.1] * 10 + [0.2, 0.3, 0.4, 0.5]
+    assert confidence_levels(x, n_levels=5).tolist() == [0] * 10 + [1, 2, 3, 4]
+    # two levels are allowed; NaN (or None) stays missing
+    out = confidence_levels([0.2, None, 0.9, 0.5], n_levels=2)
+    assert out.dtype == np.float64 and np.isnan(out[1])
+    # three distinct values, two levels: quantile cut at the median 0.5, ties go above
+    assert out[[0, 2, 3]].tolist() == [0, 1, 1]
+    with pytest.raises(ValueError, match=_exact("n_levels must be >= 2, got 1")):
+        confidence_levels([0.1, 0.2], n_levels=1)
+    # every quantile at the maximum: the maximum against the rest
+    y = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6] + [0.95] * 94
+    assert confidence_levels(y).tolist() == [0] * 6 + [1] * 94
+    # ten values, five levels: cuts at the quantiles 2.8, 4.6, 6.4, 8.2
+    z = np.arange(1.0, 11.0)
+    assert confidence_levels(z).tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    # a cut on a value puts that value above it: the median of 1, 2, 3, 5, 5, 5, 5, 9 is 5
+    w = [1.0, 2.0, 3.0, 5.0, 5.0, 5.0, 5.0, 9.0]
+    assert confidence_levels(w, n_levels=2).tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
+    # a cut at the maximum is dropped: the maximum joins the level below it (the quantiles
+    # of 1, 2, 3, 4, 9, 9, 9, 9, 9, 9 at 1/3 and 2/3 are 4 and 9)
+    v = [1.0, 2.0, 3.0, 4.0] + [9.0] * 6
+    assert confidence_levels(v, n_levels=3).tolist() == [0, 0, 0, 1, 1, 1, 1, 1, 1, 1]
+
+
+def test_matrix_rules_and_fields():
+    rng = np.random.default_rng(4)
+    latent = rng.normal(size=(60, 1)) + 0.8 * rng.normal(size=(60, 4))
+    x = np.digitize(latent, [-0.5, 0.5]).astype(float)  # three levels
+    x[:, 3] = (latent[:, 3] > 0).astype(float)  # a binary model: two levels
+    x[40:, 2] = np.nan
+    res = polychoric_matrix(x, names=["a", "b", "c", "d"])
+    assert res.names == ["a", "b", "c", "d"]
+    assert res.n_levels.tolist() == [3, 3, 3, 2] and res.n_levels.dtype == np.int64
+    assert res.n_pair.dtype == np.int64 and res.n_pair[0, 2] == 40 and res.n_pair[2, 2] == 40
+    assert np.diag(res.rho).tolist() == [1.0, 1.0, 1.0, 1.0]
+    assert np.isfinite(res.rho).all() and np.allclose(res.rho, res.rho.T)
+    # complete data: the matrix's pair equals the table of that pair (same thresholds),
+    # with the zero-cell correction passed through
+    tab = np.zeros((3, 2))
+    np.add.at(tab, (x[:, 0].astype(int), x[:, 3].astype(int)), 1.0)
+    for correct in (0.0, 0.5):
+        pair = polychoric_matrix(x[:, [0, 3]], correct=correct).rho[0, 1]
+        assert pair == pytest.approx(polychoric_table(tab, correct=correct), abs=1e-7)
+    assert polychoric_matrix(x[:, :2]).names == ["m0", "m1"]
+
+
+def test_matrix_pair_gates():
+    a = np.array([0, 1, 2, 1, 0, 2, 1, 0], dtype=float)
+    b = np.array([0, 1, 1, 2, 0, 2, 0, 1], dtype=float)
+    # min_pair: a pair with exactly min_pair shared items is estimated, fewer are not
+    b_few = b.copy()
+    b_few[5:] = np.nan
+    x = np.c_[a, b_few]
+    assert np.isfinite(polychoric_matrix(x, min_pair=5).rho[0, 1])
+    assert np.isnan(polychoric_matrix(x, min_pair=6).rho[0, 1])
+    assert np.isfinite(polychoric_matrix(np.c_[a[:2], b[:2]]).rho[0, 1])  # default: 2 items
+    # a model that varies overall but is constant on the shared items: no correlation
+    c = np.array([0, 0, 0, 0, np.nan, np.nan, np.nan, 1])
+    d = np.array([0, 1, 2, 1, 2, 0, 1, np.nan])
+    assert np.isnan(polychoric_matrix(np.c_[c, d]).rho[0, 1])
+    assert np.isnan(polychoric_matrix(np.c_[d, c]).rho[0, 1])
+
+
+def test_matrix_validation_messages():
+    with pytest.raises(ValueError, match=_exact("levels must be items x models, got shape (3,)")):
+        polychoric_matrix([0, 1, 2])
+    message = "levels must be integers >= 0 (NaN for missing)"
+    for bad in ([[0, 1], [-1, 0], [1, 1]], [[0, 1], [0.5, 0], [1, 1]]):
+        with pytest.raises(ValueError, match=_exact(message)):
+            polychoric_matrix(bad)
+    with pytest.raises(ValueError, match=_exact("1 names for 2 models")):
+        polychoric_matrix([[0, 1], [1, 0], [1, 1]], names=["a"])

@@ -266,3 +266,371 @@ def test_binary_confidence_counts_the_threshold_as_yes():
     mat = item_matrices(validate_records(df), missing="keep")
     np.testing.assert_array_equal(mat.binary_confidence()[:, 0], [1, 0, 1, np.nan, 1])
     np.testing.assert_array_equal(mat.binary_confidence(0.7)[:, 0], [0, 0, 0, np.nan, 1])
+
+
+# --- found by mutation testing (tools/mutation.py): messages, defaults, dtypes, matrices ------
+
+
+def _exact(message: str) -> str:
+    """A regex matching exactly ``message``."""
+    import re
+
+    return "^" + re.escape(message) + "$"
+
+
+def test_validation_messages_are_exact():
+    cases = [
+        (
+            _tiny().rename(columns={"confidence": "confidnce", "correct": "zzz"}),
+            "runs.csv: unknown column(s) 'confidnce' (did you mean 'confidence'?), 'zzz'. A "
+            f"record table has the columns {', '.join(RECORD_COLUMNS)} and optionally "
+            "probe_status, grade_status, answer, harness, source, epoch, n_samples, doc_hash, "
+            "prompt_hash, task_version; rename or drop the others",
+        ),
+        (
+            _tiny().drop(columns=["correct", "item_id"]),
+            "runs.csv: missing required column(s) item_id, correct; the minimal record table "
+            "is model,item_id,confidence,correct",
+        ),
+        (
+            _tiny(confidence=[1.5, 0, -0.25, 1, 2, 3]),
+            "runs.csv: confidence outside [0, 1] in 4 rows (rows 1, 3, 5, 6), e.g. 1.5, -0.25, "
+            "2; rescale percentages to [0, 1] (NaN marks an unparseable reply)",
+        ),
+        (
+            _tiny(correct=[2, 0, 1, 3, -1, 4]),
+            "runs.csv: correct must be 0 or 1 (NaN when ungraded) in 4 rows (rows 1, 4, 5, 6), "
+            "e.g. 2, 3, -1",
+        ),
+        (
+            _tiny(correct=["x", "0", "1", "y", "z", "w"]),
+            "runs.csv: correct is not a number in 4 rows (rows 1, 4, 5, 6), e.g. 'x', 'y', 'z'",
+        ),
+        (
+            _tiny(confidence_kind=["verbal", "verbal", "logits", "logits", "logits", "logits"]),
+            "runs.csv: unknown confidence_kind ['logits', 'verbal'] in 6 rows (rows 1, 2, 3, 4, "
+            "5 and 1 more); use one of verbal_binary, verbal_numeric, sampled, logprob",
+        ),
+        (
+            _tiny(probe_status=["ok", "ok", "weird", "ok", "ok", "ok"]),
+            "runs.csv: probe_status must be one of ok, unparseable, refusal, empty in 1 row "
+            "(row 3)",
+        ),
+        (
+            _tiny(epoch=["0", "x", "1", "1", "2", "2"]),
+            "runs.csv: epoch is not a number in 1 row (row 2), e.g. 'x'",
+        ),
+        (
+            _tiny(model=["a", "a", "b", "b", "a", "a"], item_id=["1", "2", "1", "2", "1", "2"]),
+            "runs.csv: 4 rows repeat a (model, benchmark, item_id, probe, confidence_kind) key "
+            "in 2 group(s): (model='a', item_id='1') at row 1, row 5; (model='a', "
+            "item_id='2') at row 2, row 6",
+        ),
+    ]
+    for df, message in cases:
+        with pytest.raises(RecordError, match=_exact(message)):
+            validate_records(df, source="runs.csv")
+
+
+def test_validation_message_defaults_to_the_dataframe_as_source():
+    with pytest.raises(RecordError, match=_exact("<DataFrame>: model is empty in 1 row (row 2)")):
+        validate_records(_tiny(model=["a", "", "b", "b", "c", "c"]))
+    with pytest.raises(
+        RecordError, match=_exact("<DataFrame>: expected a pandas DataFrame, got list")
+    ):
+        validate_records([{"model": "a"}])
+
+
+def test_five_bad_rows_are_listed_without_more():
+    with pytest.raises(RecordError, match=r"in 5 rows \(rows 1, 2, 3, 4, 5\), e\.g\."):
+        validate_records(_tiny(confidence=[2, 2, 2, 2, 2, 1]))
+
+
+def test_repeated_columns_are_named():
+    df = _tiny()
+    df.insert(4, "confidence", 0.5, allow_duplicates=True)
+    with pytest.raises(RecordError, match=_exact("t.csv: repeated column(s) confidence")):
+        validate_records(df, source="t.csv")
+    df.insert(5, "correct", 1, allow_duplicates=True)
+    with pytest.raises(RecordError, match=_exact("t.csv: repeated column(s) confidence, correct")):
+        validate_records(df, source="t.csv")
+
+
+def test_duplicate_message_keeps_file_order_and_caps_examples():
+    # five groups in order b, a, c, d, e; the first group repeated six times
+    rows = [("b", "9")] * 6 + [(m, "1") for m in "acde" for _ in range(2)]
+    df = pd.DataFrame(rows, columns=["model", "item_id"]).assign(confidence=1.0, correct=1.0)
+    with pytest.raises(RecordError) as info:
+        validate_records(df, source="s")
+    message = str(info.value)
+    assert message.startswith("s: 14 rows repeat a (model, benchmark, item_id, probe, ")
+    assert "in 5 group(s): (model='b', item_id='9') at row 1, row 2, row 3, row 4; " in message
+    assert message.endswith("(model='c', item_id='1') at row 9, row 10")  # three groups shown
+    assert "'d'" not in message
+
+
+def test_text_columns_and_flags_are_normalised():
+    out = validate_records(
+        _tiny(
+            item_id=[1.0, 2.0, 1.0, 2.0, 1.0, 2.0],  # float ids (a NaN upcast) lose ".0"
+            benchmark=["squad", "", None, "squad", "squad", " squad "],
+            confidence_kind=["", None, "", "verbal_binary", "", ""],
+            answer=pd.array([True, False, True, None, False, True], dtype="boolean"),
+            reasoning=[True, False, "", "yes", None, "0"],
+        )
+    )
+    assert out["item_id"].tolist() == ["1", "2", "1", "2", "1", "2"]
+    assert out["benchmark"].tolist() == ["squad", "all", "all", "squad", "squad", "squad"]
+    assert out["confidence_kind"].tolist() == ["verbal_binary"] * 6
+    answer = out["answer"].tolist()
+    assert answer[:3] + answer[4:] == ["true", "false", "true", "false", "true"]
+    assert pd.isna(answer[3])
+    assert str(out["reasoning"].dtype) == "boolean"
+    assert out["reasoning"].tolist() == [True, False, pd.NA, True, pd.NA, False]
+    assert str(validate_records(_tiny())["reasoning"].dtype) == "boolean"
+    # non-integral floats keep their decimals
+    assert validate_records(_tiny(item_id=[0.5, 1.5, 0.5, 1.5, 0.5, 1.5]))["item_id"][0] == "0.5"
+    with pytest.raises(RecordError, match="item_id is empty"):
+        validate_records(_tiny(item_id=[1.0, np.nan, 1.0, 2.0, 1.0, 2.0]))
+
+
+def test_numbers_from_text_bools_and_blanks():
+    out = validate_records(
+        _tiny(
+            confidence=[" 1 ", "0", "", "1.0", "0", None],
+            correct=["TRUE", "false", " True ", "0", "1", "False"],
+            epoch=[0, 1, np.nan, 2, 3, 4],
+            n_samples=[True, True, True, True, True, True],
+        )
+    )
+    assert out["confidence"].tolist()[:2] == [1.0, 0.0] and np.isnan(out["confidence"][2])
+    assert out["correct"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    assert str(out["epoch"].dtype) == "Int64" and out["epoch"].isna().tolist()[2]
+    assert out["n_samples"].tolist() == [1] * 6
+    bools = validate_records(_tiny(correct=[True, False, True, False, True, False]))
+    assert bools["correct"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+def test_read_records_file_types_and_messages(tmp_path):
+    from metacog_metrics.records import _format
+
+    for name in ["a.parquet", "a.PQ"]:
+        assert _format(tmp_path / name) == "parquet"
+    for name in ["a.csv", "a.CSV.GZ", "a.csv.bz2", "a.csv.xz", "a.csv.zst"]:
+        assert _format(tmp_path / name) == "csv"
+    df = validate_records(_tiny(item_id=["007", "1e3", "007", "1e3", "007", "1e3"]))
+    # Parquet holds the record columns only (no index column for other readers to trip on)
+    import pyarrow.parquet as pq
+
+    assert pq.read_schema(write_records(df, tmp_path / "s.parquet")).names == list(df.columns)
+    for name in ("r.pq", "r.csv.gz", "r.csv.bz2", "r.csv.xz"):
+        back = read_records(write_records(df, tmp_path / name))
+        assert back["item_id"].tolist() == df["item_id"].tolist()  # "007" stays "007"
+        assert back.attrs["inputs"] == [str(tmp_path / name)]
+    # compressed as the suffix says (the temporary file's name does not carry it)
+    assert (tmp_path / "r.csv.gz").read_bytes()[:2] == b"\x1f\x8b"
+    assert (tmp_path / "r.csv.bz2").read_bytes()[:3] == b"BZh"
+    with pytest.raises(FileNotFoundError, match=_exact(f"record file not found: {tmp_path}/x")):
+        read_records(tmp_path / "x.csv".replace(".csv", ""))
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"not parquet")
+    with pytest.raises(RecordError, match=f"^{broken}: cannot be read as a record table: "):
+        read_records(broken)
+    with pytest.raises(RecordError, match=_exact("no record files given")):
+        read_records([])
+    header = tmp_path / "h.csv"
+    header.write_text("model,item_id,confidence,correct\n")
+    with pytest.raises(
+        RecordError, match=_exact(f"{header}: no records (the file holds no data rows)")
+    ):
+        read_records(header)
+    bad = tmp_path / "bad.csv"
+    _tiny(confidence=[1, 0, 7, 1, 0, 0]).to_csv(bad, index=False)
+    with pytest.raises(RecordError, match=f"^{bad}: confidence outside"):
+        read_records(bad)
+    with pytest.raises(RecordError, match=f"^{tmp_path / 'w.csv'}: confidence outside"):
+        write_records(_tiny(confidence=[1, 0, 7, 1, 0, 0]), tmp_path / "w.csv")
+
+
+def test_read_records_concatenates_files(tmp_path):
+    one, two = tmp_path / "one.csv", tmp_path / "two.csv"
+    _tiny(reasoning=[True, True, False, False, None, None]).to_csv(one, index=False)
+    _tiny(benchmark="mmlu").to_csv(two, index=False)
+    df = read_records([one, two])
+    assert list(df.columns) == list(RECORD_COLUMNS)
+    assert df.index.tolist() == list(range(12))
+    assert str(df["reasoning"].dtype) == "boolean"
+    assert df["reasoning"].tolist()[:4] == [True, True, False, False]
+    assert df.attrs["inputs"] == [str(one), str(two)]
+    # rows are numbered per file: the repeat names row 2 of each file
+    _tiny().iloc[[1]].to_csv(two, index=False)
+    with pytest.raises(RecordError, match=_exact(
+        "2 rows repeat a (model, benchmark, item_id, probe, confidence_kind) key in 1 "
+        f"group(s): (model='a', item_id='2') at {one} row 2, {two} row 1"
+    )):  # fmt: skip
+        read_records([one, two])
+
+
+def test_read_records_warns_at_the_callers_line(tmp_path):
+    import warnings
+
+    path = tmp_path / "r.csv"
+    _tiny(confidence=[1, np.nan, 1, 1, 0, 0]).to_csv(path, index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = read_records(path)
+    assert [str(w.message) for w in caught] == ["1 record(s) with an unparseable (NaN) confidence"]
+    # the warning points at the caller, not into the package (stacklevel 2; an exact
+    # filename check would fail under mutmut, whose trampoline is the caller there)
+    assert "metacog_metrics" not in caught[0].filename
+    assert df.attrs["warnings"] == ["1 record(s) with an unparseable (NaN) confidence"]
+
+
+def test_models_file_messages_and_traits(tmp_path):
+    from metacog_metrics.records import apply_model_traits
+
+    path = tmp_path / "m.yaml"
+    with pytest.raises(FileNotFoundError, match=_exact(f"models file not found: {path}")):
+        load_models_file(path)
+    path.write_text("a: [unclosed\n")
+    with pytest.raises(RecordError, match=f"^{path}: not valid YAML: "):
+        load_models_file(path)
+    path.write_text("- a\n- b\n")
+    with pytest.raises(
+        RecordError, match=_exact(f"{path}: expected a mapping of model names to traits")
+    ):
+        load_models_file(path)
+    path.write_text("a: reasoning\n")
+    with pytest.raises(RecordError, match=_exact(
+        f"{path}: model 'a': expected a mapping of traits (e.g. reasoning: true), got 'reasoning'"
+    )):  # fmt: skip
+        load_models_file(path)
+    path.write_text("models:\n  a:\n  b: {reasoning: true}\n")
+    assert load_models_file(path) == {"a": {}, "b": {"reasoning": True}}
+    path.write_text("")
+    assert load_models_file(path) == {}
+
+    df = validate_records(_tiny(reasoning=[None, None, None, None, True, True]))
+    notes = apply_model_traits(df, {"a": {"reasoning": True}, "x": {}})
+    assert notes == [
+        "models: 1 model(s) not in the records: x",
+        "models: no reasoning flag for 2 model(s): b, c",
+    ]
+    # a model without a trait keeps the flag its records carry
+    assert df["reasoning"].tolist() == [True, True, pd.NA, pd.NA, True, True]
+    # no reasoning flag in the traits at all: nothing to report about missing flags
+    assert apply_model_traits(validate_records(_tiny()), {"a": {}}, source="f") == []
+    many = {f"m{i:02d}": {"reasoning": False} for i in range(11)}
+    notes = apply_model_traits(validate_records(_tiny()), many, source="f")
+    listed = ", ".join(f"m{i:02d}" for i in range(10))
+    assert notes[0] == f"f: 11 model(s) not in the records: {listed} ..."
+    assert notes[1] == "f: no reasoning flag for 3 model(s): a, b, c"
+    ten = dict(list(many.items())[:10])
+    assert apply_model_traits(validate_records(_tiny()), ten, source="f")[0] == (
+        f"f: 10 model(s) not in the records: {listed}"
+    )
+    # the same caps for models without a flag: 11 listed as 10 and "...", 10 in full
+    for n_models, tail in ((12, " ..."), (11, "")):
+        names = [f"r{i:02d}" for i in range(n_models)]
+        records = validate_records(
+            pd.DataFrame({"model": names, "item_id": "1", "confidence": 1.0, "correct": 1.0})
+        )
+        notes = apply_model_traits(records, {"r00": {"reasoning": True}}, source="f")
+        shown = ", ".join(names[1:11])
+        assert notes == [f"f: no reasoning flag for {n_models - 1} model(s): {shown}{tail}"]
+
+
+def test_read_records_notes_name_the_models_file(tmp_path):
+    path, models = tmp_path / "r.csv", tmp_path / "models.yaml"
+    _tiny().to_csv(path, index=False)
+    models.write_text("a: {reasoning: true}\nzz: {reasoning: false}\n")
+    with pytest.warns(RecordWarning):
+        df = read_records(path, models_file=models)
+    assert df.attrs["warnings"] == [
+        f"{models}: 1 model(s) not in the records: zz",
+        f"{models}: no reasoning flag for 2 model(s): b, c",
+    ]
+
+
+def test_item_matrices_of_raw_records_and_their_messages():
+    raw = pd.DataFrame(
+        {
+            "model": [2, 1, 2, 1, 2, 1, 3],
+            "item_id": [10, 10, 7, 7, 1, 1, 10],
+            "confidence": [0.9, 0.2, 0.6, np.nan, 0.1, 0.8, np.nan],
+            "correct": [1, 0, 0, 1, np.nan, 1, 1],
+        }
+    )
+    m = item_matrices(raw, missing="keep")
+    assert (m.benchmark, m.probe, m.confidence_kind, m.missing) == (
+        "all", "prospective", "verbal_numeric", "keep",
+    )  # fmt: skip
+    assert m.models == ("2", "1") and m.item_ids == ("10", "7", "1")
+    assert m.models_dropped == {"3": "no item with both a confidence and a grade"}
+    np.testing.assert_array_equal(m.confidence, [[0.9, 0.2], [0.6, np.nan], [np.nan, 0.8]])
+    np.testing.assert_array_equal(m.correct, [[1, 0], [0, np.nan], [np.nan, 1]])
+    assert m.unparseable_by_model == {"2": 0, "1": 1, "3": 1}
+    assert m.ungraded_by_model == {"2": 1, "1": 0, "3": 0}
+    assert m.dropped_by_model == {"2": 1, "1": 1}
+    assert m.reasoning == (None, None)
+    complete = item_matrices(raw)
+    assert complete.item_ids == ("10",) and complete.n_items_dropped == 2
+    # any index and float ids (a NaN upcast) give the same matrices
+    shuffled = raw.assign(item_id=raw["item_id"].astype(float)).set_axis(range(70, 77))
+    again = item_matrices(shuffled.iloc[::-1], missing="keep")
+    assert again.item_ids == ("10", "1", "7") and again.models == ("1", "2")
+    np.testing.assert_array_equal(again.correct, [[0, 1], [1, np.nan], [np.nan, 0]])
+    np.testing.assert_array_equal(complete.correct, [[1, 0]])
+    only_dropped = item_matrices(raw, models=["3"])
+    assert only_dropped.models == () and only_dropped.n_items == 0
+    assert only_dropped.n_items_total == 1 and only_dropped.n_items_dropped == 1
+
+    with pytest.raises(ValueError, match=_exact("missing must be 'complete' or 'keep', got 'all'")):
+        item_matrices(raw, missing="all")
+    with pytest.raises(RecordError, match=_exact("records lack column(s) item_id, correct")):
+        item_matrices(raw.drop(columns=["item_id", "correct"]))
+    with pytest.raises(RecordError, match=_exact(
+        "all/prospective/verbal_numeric: no records for model(s) ['9']"
+    )):  # fmt: skip
+        item_matrices(raw, models=[9])
+    twice = pd.concat([raw, raw.iloc[[0]].assign(confidence=0.3)])
+    with pytest.raises(RecordError, match=r"^records: 2 rows repeat a "):  # kind inference
+        item_matrices(twice)
+    with pytest.raises(RecordError, match=_exact(
+        "all/prospective/verbal_numeric: a model repeats an item_id"
+    )):  # fmt: skip
+        item_matrices(twice.assign(confidence_kind="verbal_numeric"))
+    flags = raw.assign(reasoning=[True, False, False, False, True, False, None])
+    with pytest.raises(RecordError, match=_exact(
+        "all/prospective/verbal_numeric: conflicting reasoning flags for model(s) ['2']"
+    )):  # fmt: skip
+        item_matrices(flags)
+
+
+def test_item_matrices_select_probe_and_kind():
+    base = _tiny(benchmark="squad")
+    df = validate_records(
+        pd.concat(
+            [
+                base.assign(probe="prospective"),
+                base.assign(probe="counterfactual", correct=[0, 0, 0, 0, 1, 1]),
+                base.assign(confidence_kind="logprob", confidence=[0.9, 0.1, 0.8, 0.7, 0.2, 0.3]),
+            ]
+        )
+    )
+    with pytest.raises(RecordError, match=_exact(
+        "the records hold 3 (benchmark, probe, confidence_kind) groups "
+        "(squad/prospective/verbal_binary; squad/counterfactual/verbal_binary; "
+        "squad/prospective/logprob); choose one with benchmark=, probe= and confidence_kind="
+    )):  # fmt: skip
+        item_matrices(df)
+    cf = item_matrices(df, probe="counterfactual")
+    assert cf.probe == "counterfactual"
+    np.testing.assert_array_equal(cf.correct, [[0, 0, 1], [0, 0, 1]])
+    lp = item_matrices(df, probe="prospective", confidence_kind="logprob")
+    assert lp.confidence_kind == "logprob"
+    np.testing.assert_array_equal(lp.confidence, [[0.9, 0.8, 0.2], [0.1, 0.7, 0.3]])
+    with pytest.raises(RecordError, match="no records with probe 'retro'"):
+        item_matrices(df, probe="retro")
+    with pytest.raises(RecordError, match="no records with confidence_kind 'sampled'"):
+        item_matrices(df, confidence_kind="sampled")

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from metacog_metrics.analyze import analyze_files
+from tests.availability import unavailable
 
 _CHECK = """<script>
 window.addEventListener("load", () => {
@@ -38,7 +39,7 @@ window.addEventListener("load", () => {
 def chromium() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     if path is None:
-        pytest.skip("headless Chromium (Debian package 'chromium') is not installed")
+        unavailable("headless Chromium (Debian package 'chromium') is not installed")
     return path
 
 
@@ -146,7 +147,7 @@ def test_simulated_report_with_text_sections_renders(chromium, simulated_run, tm
 def test_realruns_report_says_why_text_sections_are_absent(chromium, realruns_dir, tmp_path):
     tidy = realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv"
     if not tidy.exists():
-        pytest.skip(f"{tidy} is not in this checkout of the shared data")
+        unavailable(f"{tidy} is not in this checkout of the shared data")
     out = tmp_path / "real"
     result = analyze_files([tidy], out_dir=out, permutations=100, joint_permutations=50,
                            n_boot=50, progress=False)  # fmt: skip

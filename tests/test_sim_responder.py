@@ -16,6 +16,7 @@ from metacog_metrics.simulate import Population, get_preset
 from metacog_tasks.benchmarks import BENCHMARK_NAMES, PROBES, get_benchmark
 from metacog_tasks.parsing import parse_confidence, parse_yes_no
 from metacog_tasks.sim import FALLBACK_REPLY, UNKNOWN_LOGLIK, SimResponder, build_index
+from tests.availability import unavailable
 
 MODELS = SimResponder.models(6)
 
@@ -25,7 +26,7 @@ def _bundled(name: str):
         bench = get_benchmark(name)
         return bench, bench.load("bundled")
     except (ImportError, ValueError) as exc:  # not landed yet in this checkout
-        pytest.skip(f"benchmark {name} is not available: {exc}")
+        unavailable(f"benchmark {name} is not available: {exc}")
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +302,7 @@ def test_rationale_wording_predicts_the_models_own_confidence():
 def test_inline_solving_shows_derivations_only_when_it_happens():
     names = [n for n in ("mathbench", "omni_math") if n in build_index().benchmarks]
     if not names:
-        pytest.skip("no inline benchmark (mathbench, omni_math) in this checkout")
+        unavailable("no inline benchmark (mathbench, omni_math) in this checkout")
     sims = [SimResponder(m, seed=5) for m in SimResponder.models(12)]
     n_inline = 0
     for name in names:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -216,8 +216,7 @@ def test_matrix_symmetric_bounded(x):
 def test_pair_symmetry_and_recoding(tab):
     x, y = _raw_from_table(tab)
     r = tetrachoric(x, y)
-    if np.isnan(r.rho):
-        return
+    assume(not np.isnan(r.rho))  # (a constant margin: no correlation to check)
     assert -1.0 <= r.rho <= 1.0
     assert tetrachoric(y, x).rho == pytest.approx(r.rho, abs=1e-12)
     # flipping the coding of one variable flips the sign; flipping both keeps it
@@ -285,3 +284,182 @@ def test_count_tables_are_zero_cell_corrected():
     # correct=0 switches the correction off: the empty cell pins rho to the bound
     off = tetrachoric_table([12, 0, 7, 31], correct=0)
     assert not off.corrected and off.rho == pytest.approx(1.0, abs=1e-6)
+
+
+# --- found by mutation testing (tools/mutation.py) ------------------------------------------
+
+
+def _exact(message: str) -> str:
+    import re
+
+    return "^" + re.escape(message) + "$"
+
+
+@pytest.mark.parametrize("tab", [[12, 5, 7, 31], [40, 3, 9, 8], [3, 10, 20, 4], [1, 6, 9, 30]])
+def test_pair_and_table_reach_machine_precision(tab):
+    # The estimator's bisection leaves a 1e-10 bracket and its Newton steps must finish the
+    # job: rho and its standard error against a Brent root of the score with Owen's-T cell
+    # probabilities (tests/refstats.py), to 1e-13.
+    from scipy import special
+
+    from tests.refstats import twostep_ml_exact
+
+    x, y = _raw_from_table(tab)
+    res = tetrachoric(x, y)
+    rho, se = twostep_ml_exact(tab, (special.ndtri(1 - x.mean()), special.ndtri(1 - y.mean())))
+    assert abs(res.rho - rho) < 1e-13 and res.se == pytest.approx(se, rel=1e-12)
+    assert res.method == "raw" and res.n == sum(tab)
+    table = tetrachoric_table(tab)
+    c = np.asarray(tab, dtype=float) / sum(tab)
+    rho, se = twostep_ml_exact(tab, (special.ndtri(c[0] + c[1]), special.ndtri(c[0] + c[2])))
+    assert abs(table.rho - rho) < 1e-13 and table.se == pytest.approx(se, rel=1e-12)
+    assert table.method == "table" and table.reason is None
+
+
+def test_degenerate_pairs_are_reported_in_full():
+    few = tetrachoric([0, 1, np.nan], [1, 1, 0])
+    assert few.to_dict() == {
+        "rho": None, "tau": [None, None], "table": [0.0, 1.0, 0.0, 1.0], "n": 2,
+        "corrected": False, "se": None, "method": "raw",
+        "reason": "fewer than 3 complete pairs",
+    }  # fmt: skip
+    assert all(np.isnan(few.tau)) and isinstance(few.corrected, bool)
+    for x, y, which in (([1, 1, 1, 1], [0, 1, 0, 1], "x"), ([0, 1, 0, 1], [0, 0, 0, 0], "y")):
+        res = tetrachoric(x, y)
+        assert res.reason == f"{which} has no variance" and np.isnan(res.rho)
+        assert res.method == "raw" and res.corrected is False and np.isnan(res.se)
+        assert res.n == 4 and res.table == tuple(
+            float(np.sum((np.array(x) == a) & (np.array(y) == b))) for a in (0, 1) for b in (0, 1)
+        )
+    # the thresholds are still reported: Phi^-1(1 - mean), -inf for an all-ones x
+    assert tetrachoric([1, 1, 1, 1], [0, 1, 0, 1]).tau == (-np.inf, 0.0)
+    assert tetrachoric([0, 1, 0, 1], [0, 0, 0, 0]).tau == (0.0, np.inf)
+
+
+def test_binary_input_messages_name_the_argument():
+    with pytest.raises(ValueError, match=r"^x must be numeric 0/1 \(NaN for missing\): "):
+        tetrachoric(["a", "b", "c"], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"^y must be numeric 0/1 \(NaN for missing\): "):
+        tetrachoric([0, 1, 1], ["a", "b", "c"])
+    bad = [2, 3, 0, 4, 5, 6, 7, 1]
+    with pytest.raises(ValueError, match=_exact(
+        "y must hold only 0, 1 or NaN; 6 other value(s), e.g. [2.0, 3.0, 4.0, 5.0, 6.0] at "
+        "index [[0], [1], [3], [4], [5]]"
+    )):  # fmt: skip
+        tetrachoric([0, 1, 1, 0, 1, 0, 1, 1], bad)
+    with pytest.raises(ValueError, match=r"^x must hold only 0, 1 or NaN; 1 other value\(s\)"):
+        tetrachoric([0, 1, 2], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"^x must hold only 0, 1 or NaN; "):
+        tetrachoric_matrix(np.array([[0, 1], [2, 0], [1, 1]]))
+
+
+def test_matrix_names_reasons_and_fields():
+    import pandas as pd
+
+    x = np.array(
+        [
+            [0, 1, 1, 0, 1, np.nan, 1],
+            [1, 1, 0, 0, 1, np.nan, np.nan],
+            [1, 0, 1, 0, 1, np.nan, np.nan],
+            [0, 0, 0, 0, 1, np.nan, np.nan],
+            [1, 1, 1, 0, 1, np.nan, np.nan],
+            [0, 1, 0, 0, 1, np.nan, np.nan],
+        ]
+    )
+    frame = pd.DataFrame(x, columns=["q1", "q2", "q3", "zeros", "ones", "none", "single"])
+    res = tetrachoric_matrix(frame, correct=0.25, smooth=False)
+    assert res.names == ("q1", "q2", "q3")
+    assert res.dropped == ("zeros", "ones", "none", "single")
+    assert res.dropped_reasons == {
+        "zeros": "no variance (all 0)",
+        "ones": "no variance (all 1)",
+        "none": "no observations",
+        "single": "no variance (all 1)",
+    }
+    assert res.correct == 0.25 and res.n.dtype == np.int64
+    # pair tables: (q1, q2) = [1, 2, 2, 1], (q1, q3) = [2, 1, 1, 2], (q2, q3) = [1, 1, 2, 2]:
+    # none has a zero cell
+    assert res.n_corrected_pairs == 0
+    assert res.smoothing_note is None and res.smoothed is False
+    assert res.min_eigenvalue == pytest.approx(np.linalg.eigvalsh(res.raw_rho)[0])
+    # names given win over the frame's columns
+    named = tetrachoric_matrix(frame[["q1", "q2", "q3"]], names=["a", "b", "c"])
+    assert named.names == ("a", "b", "c")
+    with pytest.raises(ValueError, match=_exact("2 names for 3 columns")):
+        tetrachoric_matrix(frame[["q1", "q2", "q3"]], names=["a", "b"])
+    with pytest.raises(ValueError, match=_exact("column names must be unique")):
+        tetrachoric_matrix(frame[["q1", "q2", "q3"]], names=["a", "b", "a"])
+    # zero cells counted per pair: q1 and a copy of it have empty off-diagonal cells
+    dup = tetrachoric_matrix(np.c_[x[:, :3], x[:, 0]], smooth=False)
+    assert dup.n_corrected_pairs == 1
+
+
+def test_matrix_with_missing_pairs_or_one_column():
+    x = np.full((6, 3), np.nan)
+    x[:, 0] = [0, 1, 0, 1, 1, 0]
+    x[:2, 1] = [0, 1]  # two rows only: the (0, 1) and (1, 2) pairs are missing
+    x[:, 2] = [1, 1, 0, 0, 1, 0]
+    res = tetrachoric_matrix(x)
+    assert res.smoothing_note == "some correlations are missing, smoothing turned off"
+    assert res.smoothed is False and np.isnan(res.min_eigenvalue)
+    one = tetrachoric_matrix(x[:, [0]])
+    assert one.names == ("0",) and one.min_eigenvalue == 1.0 and one.smoothing_note is None
+
+
+def test_reindex_lays_out_any_order():
+    x, _ = _raw_from_table([10, 5, 5, 10])
+    cols = np.c_[x, 1 - x[::-1], np.roll(x, 3), np.zeros_like(x)]
+    res = tetrachoric_matrix(cols, names=["a", "b", "c", "z"])
+    assert res.names == ("a", "b", "c")
+    out = res.reindex(["c", "x", "a", "b", "z"])
+    order = [2, 0, 1]
+    np.testing.assert_array_equal(out[np.ix_([0, 2, 3], [0, 2, 3])], res.rho[np.ix_(order, order)])
+    assert np.isnan(out[1]).all() and np.isnan(out[:, 4]).all()
+    tau = res.reindex_tau(["c", "x", "a", "b", "z"])
+    np.testing.assert_array_equal(tau[[0, 2, 3]], res.tau[order])
+    assert np.isnan(tau[[1, 4]]).all()
+
+
+def test_table_proportions_and_margins():
+    with pytest.raises(ValueError, match=_exact(
+        "impossible proportions p_x, p_y, p_xy = [0.3, 0.4, 0.5]"
+    )):  # fmt: skip
+        tetrachoric_table([0.3, 0.4, 0.5])
+    # rounding may leave -5e-17 in a cell: it is a zero, not an error (x = 1 implies y = 1)
+    res = tetrachoric_table([0.3, 0.4, 0.1 + 0.2])
+    assert res.table[2] == 0.0 and res.rho == pytest.approx(1.0, abs=1e-6)
+    # proportions never get a standard error; counts (even two) do
+    assert np.isnan(tetrachoric_table([0.3, 0.4, 0.2]).se)
+    assert np.isfinite(tetrachoric_table([1, 0, 0, 1]).se)
+    # an empty margin (no correction to fill it) is no correlation, reported
+    from scipy import stats
+
+    for table in ([0, 0, 3, 4], [3, 4, 0, 0], [0, 3, 0, 4], [3, 0, 4, 0]):
+        res = tetrachoric_table(table, correct=0)
+        assert res.reason == "empty margin" and res.method == "table" and np.isnan(res.rho)
+        assert res.corrected is False and res.n == 7 and np.isnan(res.se)
+        assert res.table == tuple(map(float, table))
+        # thresholds from the margins: P(x = 0) = (n00 + n01) / n, P(y = 0) = (n00 + n10) / n
+        px0, py0 = (table[0] + table[1]) / 7, (table[0] + table[2]) / 7
+        np.testing.assert_allclose(res.tau, (stats.norm.ppf(px0), stats.norm.ppf(py0)))
+
+
+def test_cor_smooth_checks_and_results():
+    with pytest.raises(
+        ValueError, match=_exact("cor_smooth needs a square matrix, got shape (2, 3)")
+    ):
+        cor_smooth(np.zeros((2, 3)))
+    with pytest.raises(
+        ValueError, match=_exact("cor_smooth needs a square matrix, got shape (3,)")
+    ):
+        cor_smooth(np.zeros(3))
+    with pytest.raises(ValueError, match=_exact(
+        "cor_smooth: the matrix has missing or infinite entries"
+    )):  # fmt: skip
+        cor_smooth([[1.0, np.nan], [np.nan, 1.0]])
+    with pytest.raises(ValueError, match=_exact("cor_smooth: the matrix is not symmetric")):
+        cor_smooth(np.array([[1.0, 0.5], [0.6, 1.0]]))
+    ok = cor_smooth(np.array([[1.0, 0.5], [0.5 + 1e-12, 1.0]]))  # rounding is not asymmetry
+    assert ok.smoothed is False
+    eye = cor_smooth(np.eye(3, dtype=int))
+    assert eye.smoothed is False and eye.matrix.dtype == np.float64

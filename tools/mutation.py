@@ -33,6 +33,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: What mutation testing covers: every module here is configured or excluded with a reason.
+SCOPE = (
+    "metacog_metrics/**/*.py",
+    "metacog_tasks/parsing.py",
+    "metacog_tasks/benchmarks/*.py",
+    "rlmf_plugin/rewards.py",
+)
+
 
 def _settings() -> dict:
     data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
@@ -85,6 +93,12 @@ def _write_config(work: Path, module: str, tests: list[str], pytest_args: list[s
 def _mutmut(work: Path, *args: str, timeout: float | None = None) -> tuple[int | None, str]:
     env = {**os.environ, "PYTHONPATH": str(work), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("CI", None)
+    # The copy lives in a temporary folder with no ../shared beside it: point the tests at the
+    # checkout's own ../shared (when there is one), so that the R references, the official
+    # scores and the real runs take part in killing mutants instead of skipping.
+    shared = REPO.parent / "shared"
+    if "METACOG_SHARED" not in env and shared.is_dir():
+        env["METACOG_SHARED"] = str(shared)
     proc = subprocess.Popen(
         [sys.executable, "-m", "mutmut", *args], cwd=work, env=env, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
@@ -170,10 +184,23 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"not configured in [tool.metacog-mutation.modules]: {unknown}")
     chosen.sort(key=lambda m: (REPO / m).stat().st_size)  # smallest first
+    excluded: dict[str, str] = cfg.get("excluded", {})
+    unlisted = sorted(
+        str(p.relative_to(REPO))
+        for pattern in SCOPE
+        for p in REPO.glob(pattern)
+        if str(p.relative_to(REPO)) not in modules and str(p.relative_to(REPO)) not in excluded
+    )
     if args.list:
         for m in chosen:
             print(f"{m}: {' '.join(modules[m])}")
-        return 0
+        for m, why in excluded.items():
+            print(f"{m}: not mutated ({why})")
+        for m in unlisted:
+            print(f"{m}: NOT CONFIGURED (add it to [tool.metacog-mutation.modules] or .excluded)")
+        return 1 if unlisted else 0
+    for m in unlisted:
+        print(f"warning: {m} is in scope but neither configured nor excluded", file=sys.stderr)
     target = float(cfg.get("target", 0.9))
     pytest_args = list(cfg.get("pytest_args", ["-x", "-q", "-m", "not slow"]))
     results = []
