@@ -798,19 +798,31 @@ def _analyze(
 
 
 def _engines_used(groups: Mapping[Any, GroupAnalysis], requested: str) -> dict[str, Any]:
-    """Which engine drew the per-pair nulls (the same seed gives other draws on another
-    engine): ``"numba"`` or ``"numpy"`` (real-valued confidence always takes NumPy),
-    ``"mixed"`` when groups differ, None when no per-pair draws were made."""
+    """Which engine drew the per-pair nulls and the joint draws (the same seed gives other
+    draws on another engine): ``"numba"`` or ``"numpy"``, ``"mixed"`` when groups differ,
+    None when no such draws were made."""
     ran = sorted({
         res.engine
         for g in groups.values() if g.pairwise is not None
         for res in g.pairwise.per_pair.values() if res.permutations > 0
     })  # fmt: skip
-    name = ran[0] if len(ran) == 1 else ("mixed" if ran else None)
+    joint = sorted({
+        g.pairwise.joint_engine
+        for g in groups.values() if g.pairwise is not None and g.pairwise.joint_engine
+    })  # fmt: skip
+
+    def one(names: list[str]) -> str | None:
+        return names[0] if len(names) == 1 else ("mixed" if names else None)
+
     version = None
-    if "numba" in ran:
+    if "numba" in ran or "numba" in joint:
         version = importlib.import_module("numba").__version__
-    return {"per_pair": name, "requested": requested, "numba_version": version}
+    return {
+        "per_pair": one(ran),
+        "joint": one(joint),
+        "requested": requested,
+        "numba_version": version,
+    }
 
 
 #: Benchmark name of the pooled groups (``analyze_records(..., pool=True)``).

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from metacog_metrics._conventions import value_ties
 from metacog_metrics._result import Result
 from metacog_metrics.pairwise import pair_permutation_test, tau_b_from_table
 
@@ -294,7 +295,7 @@ def _taus(c: NDArray, p: NDArray, weight: NDArray, ia: NDArray, ib: NDArray, min
     bincount, and :func:`~metacog_metrics.pairwise.tau_b_from_table` gives its tau-b (equal to
     ``scipy.stats.kendalltau`` on the expanded items).
     """
-    dc = np.round(c[:, ia] - c[:, ib], 12)
+    dc = value_ties(c[:, ia] - c[:, ib])
     dp = (p[:, ia] - p[:, ib]).astype(np.int64) + 1
     n = weight.sum(axis=0).astype(np.int64)
     levels, inv = np.unique(dc, return_inverse=True)

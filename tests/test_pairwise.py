@@ -891,9 +891,12 @@ def test_engine_selection(monkeypatch):
     res = pairwise_calibration(conf, perf, permutations=50, joint_permutations=10, rng=0,
                                engine="numpy")  # fmt: skip
     assert {r.engine for r in res.per_pair.values()} == {"numpy"}
-    # real-valued confidence: the exact path (NumPy) whatever the engine
-    real = pair_permutation_test(conf * 0.5 + 0.25, perf, permutations=20, rng=0, engine="numba")
-    assert real.engine == "numpy"
+    # real-valued confidence: level and matching tables on either engine
+    real = conf * 0.5 + 0.25
+    for null in NULLS:
+        kw = {"null": null, "permutations": 20, "rng": 0}
+        assert pair_permutation_test(real, perf, engine="numba", **kw).engine == "numba"
+        assert pair_permutation_test(real, perf, engine="numpy", **kw).engine == "numpy"
     with pytest.raises(ValueError, match="engine"):
         pair_permutation_test(conf, perf, permutations=5, engine="cuda")
     with pytest.raises(ValueError, match="engine"):

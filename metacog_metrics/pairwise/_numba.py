@@ -37,7 +37,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-__all__ = ["NUMBA_VERSION", "base_rate_kernel", "calibration_kernel", "number_tables", "state"]
+__all__ = [
+    "NUMBA_VERSION",
+    "base_rate_kernel",
+    "calibration_kernel",
+    "joint_levels_kernel",
+    "levels_base_rate_kernel",
+    "matching_kernel",
+    "number_tables",
+    "state",
+]
 
 NUMBA_VERSION: str = numba.__version__
 
@@ -560,6 +569,386 @@ def calibration_kernel(a_cats: NDArray, b_cats: NDArray, obs: NDArray, n: int, s
     return out
 
 
+# --------------------------------------------------------------------------------------------
+# Real-valued confidence: level tables
+# --------------------------------------------------------------------------------------------
+
+_DIRECT_MAX = 10  # a hypergeometric variate needing at most this many draws is simulated
+
+
+@_jit(inline="always")
+def _hg_direct(st: tuple, good: int, pop: int, k: int) -> tuple:
+    """Good items among ``k`` drawn one by one without replacement from ``pop`` (``good``)."""
+    x = 0
+    g = good
+    p = pop
+    for _ in range(k):
+        u, st = _uniform(st)
+        if u * p < g:
+            x += 1
+            g -= 1
+        p -= 1
+    return x, st
+
+
+@_jit(inline="always")
+def _hg_any(st: tuple, lf: NDArray, good: int, bad: int, sample: int) -> tuple:
+    """One Hypergeometric(good, bad, sample) variate, cheap when a parameter is small.
+
+    By the symmetries of the law (sample and good swap roles; a set and its complement), the
+    variate is simulated draw by draw when the smallest of ``good``, ``bad``, ``sample`` and
+    ``good + bad - sample`` is at most 10 (NumPy's rule for its own direct method); else HRUA.
+    """
+    pop = good + bad
+    if sample <= 0 or good <= 0:
+        return 0, st
+    if bad <= 0:
+        return sample, st
+    if sample >= pop:
+        return good, st
+    ms = min(sample, pop - sample)
+    mg = min(good, bad)
+    if min(ms, mg) > _DIRECT_MAX:
+        return _hrua(st, lf, good, bad, sample)
+    if ms <= mg:
+        if sample <= pop - sample:
+            return _hg_direct(st, good, pop, sample)
+        x, st = _hg_direct(st, good, pop, pop - sample)  # good items left out of the sample
+        return good - x, st
+    if good <= bad:  # the sample's items among the good ones
+        return _hg_direct(st, sample, pop, good)
+    x, st = _hg_direct(st, sample, pop, bad)  # ... among the bad ones
+    return sample - x, st
+
+
+@_jit("float64[:, ::1](int64[::1], int64[::1], int64[:, ::1], int64[::1], int64, uint64[::1], "
+      "float64[::1], float64[:, ::1])")  # fmt: skip
+def levels_base_rate_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_obs: NDArray,
+                            n: int, s: NDArray, lf: NDArray, draws: NDArray
+                            ) -> NDArray:  # fmt: skip
+    """Kendall's S of ``n`` random (dconf level x dperf) tables per pair, against the observed S.
+
+    Real-valued confidence: a pair's ``L`` distinct dconf values are the rows (ascending), the
+    three dperf values the columns; permuting dperf against dconf draws a random ``L x 3``
+    table with both margins fixed. Row by row: how many of the row's items fall in column 0
+    (a hypergeometric variate given the items still unplaced), then column 2 among the rest,
+    column 1 takes what is left; S accumulates from the columns of the rows already drawn.
+    Once a single column has items left, the remaining rows follow at once. O(L) a draw.
+
+    Args:
+        row_off: ``(P + 1,)`` offsets of each pair's rows in ``rows``.
+        rows: Counts of each pair's dconf levels, ascending dconf.
+        cols: ``(P, 3)`` counts of dperf -1, 0, +1.
+        s_obs: ``(P,)`` observed S.
+        n: Draws per pair.
+        s: SFC64 state (advanced in place).
+        lf: :func:`number_tables` of the largest number of items.
+        draws: ``(P, n)`` to receive the draws of S, or ``(0, 0)``.
+
+    Returns:
+        ``(P, 5)``: ``#{S >= S_obs}``, ``#{S <= S_obs}``, draws, sum of S, sum of S**2 (zeros
+        for a pair whose tau-b is undefined: constant dconf or dperf).
+    """
+    n_pairs = cols.shape[0]
+    out = np.zeros((n_pairs, 5))
+    st = (s[0], s[1], s[2], s[3])
+    keep = draws.shape[0] == n_pairs and draws.shape[1] == n
+    for pi in range(n_pairs):
+        c0, c1, c2 = cols[pi, 0], cols[pi, 1], cols[pi, 2]
+        total = c0 + c1 + c2
+        lo, hi = row_off[pi], row_off[pi + 1]
+        if hi - lo < 2 or max(c0, c1, c2) == total:
+            continue
+        so = s_obs[pi]
+        ge = 0
+        le = 0
+        s1 = 0.0
+        s2 = 0.0
+        for d in range(n):
+            r0, r1, r2 = c0, c1, c2  # items of each column not yet placed
+            rem = total
+            a0, a1, a2 = 0, 0, 0  # items of each column in the rows already drawn
+            sv = 0
+            for li in range(lo, hi):
+                r = rows[li]
+                if r0 + r2 == 0:  # the rest is column 1: against a0 = c0 below, a2 = c2
+                    sv += rem * (a0 - a2)
+                    break
+                if r1 + r2 == 0:
+                    sv -= rem * (a1 + a2)
+                    break
+                if r0 + r1 == 0:
+                    sv += rem * (a0 + a1)
+                    break
+                if r == 1:
+                    u, st = _uniform(st)
+                    v = u * rem
+                    if v < r0:
+                        x0, x1, x2 = 1, 0, 0
+                    elif v < r0 + r2:
+                        x0, x1, x2 = 0, 0, 1
+                    else:
+                        x0, x1, x2 = 0, 1, 0
+                else:
+                    x0, st = _hg_any(st, lf, r0, r1 + r2, r)
+                    x2, st = _hg_any(st, lf, r2, r1, r - x0)
+                    x1 = r - x0 - x2
+                sv += x1 * (a0 - a2) + x2 * (a0 + a1) - x0 * (a1 + a2)
+                a0 += x0
+                a1 += x1
+                a2 += x2
+                r0 -= x0
+                r1 -= x1
+                r2 -= x2
+                rem -= r
+            if sv >= so:
+                ge += 1
+            if sv <= so:
+                le += 1
+            fs = float(sv)
+            s1 += fs
+            s2 += fs * fs
+            if keep:
+                draws[pi, d] = fs
+        out[pi, 0] = ge
+        out[pi, 1] = le
+        out[pi, 2] = n
+        out[pi, 3] = s1
+        out[pi, 4] = s2
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit("float64[:, ::1](int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
+      "int64[::1], int64[::1], float64[::1], int64, uint64[::1], float64[::1], float64, "
+      "float64[:, ::1])")  # fmt: skip
+def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArray,
+                    cell_off: NDArray, cell_code: NDArray, n_levels: NDArray, total_n: NDArray,
+                    obs: NDArray, n: int, s: NDArray, lf: NDArray, ratio: float,
+                    draws: NDArray) -> NDArray:  # fmt: skip
+    """tau-b of ``n`` calibration-preserving null tables per pair, accumulated against ``obs``.
+
+    Real-valued confidence: B's items matched to A's by a random permutation is a random
+    table of A's by B's (confidence, correctness) categories with both category counts fixed.
+    Rows (one side's categories, largest first) are drawn in turn: a large row column by column
+    (a hypergeometric variate per column, until its items are placed), the small rows item by
+    item from the items still unmatched (a partial shuffle), the last row takes what is left.
+    Each cell adds its count to the (dconf level, dperf) table it maps to (``cell_code``:
+    ``3 level + dperf + 1``), whose tau-b is the draw. Cost per draw: the large rows' cells,
+    the small rows' items and the levels, never the items of the large rows.
+
+    Args:
+        a_off: ``(P + 1,)`` offsets of each pair's row categories in ``a_cnt``.
+        a_cnt: Row category counts, largest first.
+        b_off: ``(P + 1,)`` offsets of each pair's column categories in ``b_cnt``.
+        b_cnt: Column category counts.
+        cell_off: ``(P + 1,)`` offsets of each pair's ``rows x columns`` cells.
+        cell_code: ``3 level + dperf + 1`` of each cell (row-major).
+        n_levels: ``(P,)`` number of dconf levels of each pair.
+        total_n: ``(P,)`` items of each pair.
+        obs: ``(P,)`` observed tau-b (NaN: no draw counts as >= or <=).
+        n: Draws per pair.
+        s: SFC64 state (advanced in place).
+        lf: :func:`number_tables` of the largest number of items.
+        ratio: A row is drawn column by column when its items exceed ``ratio`` times the
+            columns.
+        draws: ``(P, n)`` to receive the draws of tau-b, or ``(0, 0)``.
+
+    Returns:
+        ``(P, 5)``: ``#{tau >= obs}``, ``#{tau <= obs}`` (equal within 100 ulps counts),
+        draws with a defined tau-b, their sum and sum of squares.
+    """
+    n_pairs = obs.shape[0]
+    out = np.zeros((n_pairs, 5))
+    st = (s[0], s[1], s[2], s[3])
+    keep = draws.shape[0] == n_pairs and draws.shape[1] == n
+    eps100 = 100.0 * np.finfo(np.float64).eps
+    max_l = 1
+    max_b = 1
+    max_n = 1
+    for pi in range(n_pairs):
+        max_l = max(max_l, n_levels[pi])
+        max_b = max(max_b, b_off[pi + 1] - b_off[pi])
+        max_n = max(max_n, total_n[pi])
+    table = np.zeros(3 * max_l, dtype=np.int64)
+    col = np.empty(max_b, dtype=np.int64)
+    pool = np.empty(max_n, dtype=np.int64)
+    for pi in range(n_pairs):
+        a0, a1 = a_off[pi], a_off[pi + 1]
+        b0, b1 = b_off[pi], b_off[pi + 1]
+        kb = b1 - b0
+        ka = a1 - a0
+        cb = cell_off[pi]
+        n_lev = n_levels[pi]
+        total = total_n[pi]
+        o = obs[pi]
+        gamma = abs(o) * eps100
+        pairs = float(total) * (total - 1.0)
+        ge = 0
+        le = 0
+        nv = 0
+        s1 = 0.0
+        s2 = 0.0
+        for d in range(n):
+            for k in range(3 * n_lev):
+                table[k] = 0
+            for j in range(kb):
+                col[j] = b_cnt[b0 + j]
+            left = total  # items not yet matched
+            i = 0
+            while i < ka - 1 and a_cnt[a0 + i] > ratio * kb:  # large rows: by columns
+                smp = a_cnt[a0 + i]
+                rest = left
+                row = cb + i * kb
+                for j in range(kb):
+                    if smp == 0:
+                        break
+                    g = col[j]
+                    if g == 0:
+                        continue
+                    rest -= g
+                    x, st = _hg_any(st, lf, g, rest, smp)
+                    if x > 0:
+                        col[j] -= x
+                        smp -= x
+                        table[cell_code[row + j]] += x
+                left -= a_cnt[a0 + i]
+                i += 1
+            if i == ka - 1 and a_cnt[a0 + i] > ratio * kb:  # the last row, large: what is left
+                row = cb + i * kb
+                for j in range(kb):
+                    if col[j] > 0:
+                        table[cell_code[row + j]] += col[j]
+            else:  # small rows: item by item from the unmatched items
+                k = 0
+                for j in range(kb):
+                    for _ in range(col[j]):
+                        pool[k] = j
+                        k += 1
+                while i < ka - 1:
+                    row = cb + i * kb
+                    for _ in range(a_cnt[a0 + i]):
+                        u, st = _uniform(st)
+                        idx = int(u * left)
+                        j = pool[idx]
+                        left -= 1
+                        pool[idx] = pool[left]
+                        table[cell_code[row + j]] += 1
+                    i += 1
+                row = cb + i * kb
+                for k in range(left):
+                    table[cell_code[row + pool[k]]] += 1
+            # tau-b of the (dconf level, dperf) table
+            sv = 0
+            t0, t1, t2 = 0, 0, 0
+            ties_x = 0.0
+            for lv in range(n_lev):
+                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
+                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
+                t0 += x0
+                t1 += x1
+                t2 += x2
+                r = x0 + x1 + x2
+                ties_x += r * (r - 1.0)
+            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
+            den = (pairs - ties_x) * (pairs - ties_y)
+            tau = np.nan
+            if den > 0.0:
+                tau = 2.0 * sv / math.sqrt(den)
+                nv += 1
+                if tau >= o - gamma:
+                    ge += 1
+                if tau <= o + gamma:
+                    le += 1
+                s1 += tau
+                s2 += tau * tau
+            if keep:
+                draws[pi, d] = tau
+        out[pi, 0] = ge
+        out[pi, 1] = le
+        out[pi, 2] = nv
+        out[pi, 3] = s1
+        out[pi, 4] = s2
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], int64[::1], int64[::1], int64[::1], "
+      "int64[::1], int64[::1], int64[::1], boolean, int64, uint64[::1])")  # fmt: skip
+def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
+                        lut_off: NDArray, lut: NDArray, stride: NDArray, n_levels: NDArray,
+                        base_rate: bool, n: int, s: NDArray) -> NDArray:  # fmt: skip
+    """tau-b of every pair in ``n`` joint draws for real-valued confidence: ``(n, P)``.
+
+    Each draw shuffles every model's items once (``base_rate``: its confidence and its
+    correctness each on its own; else both together) and recomputes every pair from that one
+    draw. A pair's dconf level is read from its lookup table of (A's value, B's value), so a
+    pair costs one pass over the items and one over its levels.
+
+    Args:
+        codes: ``(M, N)`` index of each item's confidence among the model's distinct values.
+        perf: ``(M, N)`` 0/1 correctness.
+        ia, ib: ``(P,)`` model indices of the pairs.
+        lut_off: ``(P + 1,)`` offsets of each pair's lookup table in ``lut``.
+        lut: dconf level of (A's value ``i``, B's value ``j``) at ``i * stride + j``.
+        stride: ``(P,)`` B's number of distinct values.
+        n_levels: ``(P,)`` dconf levels of each pair.
+        base_rate: Which null.
+        n: Draws.
+        s: SFC64 state (advanced in place).
+    """
+    n_models, n_items = codes.shape
+    n_pairs = ia.shape[0]
+    out = np.empty((n, n_pairs))
+    st = (s[0], s[1], s[2], s[3])
+    max_l = 1
+    for k in range(n_pairs):
+        max_l = max(max_l, n_levels[k])
+    table = np.zeros(3 * max_l, dtype=np.int64)
+    cs = codes.copy()
+    ps = perf.copy()
+    pairs = float(n_items) * (n_items - 1.0)
+    for d in range(n):
+        for m in range(n_models):  # Fisher-Yates, from the previous draw's order
+            for i in range(n_items - 1, 0, -1):
+                u, st = _uniform(st)
+                j = int(u * (i + 1))
+                cs[m, i], cs[m, j] = cs[m, j], cs[m, i]
+                if not base_rate:
+                    ps[m, i], ps[m, j] = ps[m, j], ps[m, i]
+            if base_rate:
+                for i in range(n_items - 1, 0, -1):
+                    u, st = _uniform(st)
+                    j = int(u * (i + 1))
+                    ps[m, i], ps[m, j] = ps[m, j], ps[m, i]
+        for k in range(n_pairs):
+            a, b = ia[k], ib[k]
+            n_lev = n_levels[k]
+            base = lut_off[k]
+            w = stride[k]
+            for t in range(3 * n_lev):
+                table[t] = 0
+            for i in range(n_items):
+                lev = lut[base + cs[a, i] * w + cs[b, i]]
+                table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
+            sv = 0
+            t0, t1, t2 = 0, 0, 0
+            ties_x = 0.0
+            for lv in range(n_lev):
+                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
+                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
+                t0 += x0
+                t1 += x1
+                t2 += x2
+                r = x0 + x1 + x2
+                ties_x += r * (r - 1.0)
+            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
+            den = (pairs - ties_x) * (pairs - ties_y)
+            out[d, k] = 2.0 * sv / math.sqrt(den) if den > 0.0 else np.nan
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
 @_jit()
 def _hypergeometric_draws(good: int, bad: int, sample: int, n: int, s: NDArray, lf: NDArray,
                           tabulated: bool) -> NDArray:  # fmt: skip
@@ -575,6 +964,18 @@ def _hypergeometric_draws(good: int, bad: int, sample: int, n: int, s: NDArray, 
             k, st = _invert(st, lo, cdf, guide)
         else:
             k, st = _hrua(st, lf, good, bad, sample)
+        out[i] = k
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit()
+def _hg_any_draws(good: int, bad: int, sample: int, n: int, s: NDArray, lf: NDArray) -> NDArray:
+    """``n`` draws of one law by :func:`_hg_any` (tests)."""
+    out = np.empty(n, dtype=np.int64)
+    st = (s[0], s[1], s[2], s[3])
+    for i in range(n):
+        k, st = _hg_any(st, lf, good, bad, sample)
         out[i] = k
     s[0], s[1], s[2], s[3] = st
     return out

@@ -153,12 +153,15 @@ def pairwise_calibration(
                        pair_seeds[null], engine)
             for null in NULLS
         ]  # fmt: skip
+    joint_engine = None
     if joint_permutations > 0:
-        plans += [
+        joint_plans = [
             _joint_plan(c, p, binary, ia_all, ib_all, null, int(joint_permutations),
-                        joint_seeds[null])
+                        joint_seeds[null], engine)
             for null in NULLS
         ]  # fmt: skip
+        plans += joint_plans
+        joint_engine = joint_plans[0].engine
     done = iter(_execute(plans, workers, progress))
     per_pair: dict[str, PairTestResult] = {}
     if permutations > 0:
@@ -239,5 +242,6 @@ def pairwise_calibration(
         alternative=alternative,
         permutations=int(permutations),
         joint_permutations=int(joint_permutations),
+        joint_engine=joint_engine,
     )
     return dataclasses.replace(result, fdr_significant_share=result.fdr_share("base_rate"))

@@ -153,7 +153,7 @@ class PairwiseResult(Result):
         accuracy_gap: ``|acc_A - acc_B|`` per pair.
         pair_type: Per pair ``"R-R"``, ``"R-NR"``, ``"NR-NR"`` or None (flag unknown).
         n_items: Items.
-        continuous: Whether the exact path for real-valued confidence was used.
+        continuous: Whether the confidence is real-valued (not only 0/1).
         mean_tau: Mean tau-b over pairs with a defined tau.
         n_pairs: All pairs.
         n_pairs_valid: Pairs with a defined tau.
@@ -167,6 +167,8 @@ class PairwiseResult(Result):
         alternative: Alternative of the p-values.
         permutations: Per-pair draws.
         joint_permutations: Joint draws.
+        joint_engine: What drew the joint draws (``"numba"`` or ``"numpy"``; None without
+            joint draws): the same seed gives other draws on another engine.
     """
 
     models: tuple[str, ...]
@@ -190,6 +192,7 @@ class PairwiseResult(Result):
     alternative: str
     permutations: int
     joint_permutations: int
+    joint_engine: str | None = None
 
     def fdr_share(self, null: str = "base_rate") -> float:
         """Share of pairs (with a p-value) whose q-value under ``null`` is below ``fdr_alpha``."""
