@@ -57,8 +57,8 @@ INPUTS: dict[str, tuple[str | None, list[str], float]] = {
 #: Stages timed in the breakdown: (label, module, attribute). analyze.py binds the stage
 #: functions into its own namespace, so they are wrapped there.
 STAGES = [
-    ("read records", "metacog_metrics.analyze", "read_records"),
-    ("validate records", "metacog_metrics.analyze", "validate_records"),
+    ("read and validate records", "metacog_metrics.analyze", "read_records"),
+    ("validate records again", "metacog_metrics.analyze", "validate_records"),
     ("items x models matrices", "metacog_metrics.analyze", "item_matrices"),
     ("per-model calibration", "metacog_metrics.analyze", "calibration_by_model"),
     ("tetrachoric, eigen, factor model", "metacog_metrics.analyze", "_section"),

@@ -724,18 +724,27 @@ def _analyze(
     df: pd.DataFrame,
     opts: AnalysisOptions,
     models: Mapping[str, Mapping[str, Any]] | None,
+    *,
+    validated: bool = False,
 ) -> AnalysisResult:
     inputs = list(df.attrs.get("inputs", []))
     notes = list(df.attrs.get("warnings", []))
-    records = validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
+    # read_records validated the files' records already (analyze_files): once is enough
+    records = (
+        df
+        if validated
+        else validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
+    )
     if models:
         notes += apply_model_traits(records, models, source="models")
-    keys = [
-        tuple(str(v) for v in k)
-        for k in records[["benchmark", "probe", "confidence_kind"]]
-        .drop_duplicates()
-        .itertuples(index=False)
-    ]
+    # each group's rows from one hash pass (groups in order of first appearance)
+    positions = {
+        tuple(str(v) for v in k): idx
+        for k, idx in records.groupby(
+            ["benchmark", "probe", "confidence_kind"], sort=False
+        ).indices.items()
+    }
+    keys = list(positions)
     frames = {}
     if opts.pool:
         frames, pool_notes = _pooled_frames(records)
@@ -746,15 +755,8 @@ def _analyze(
     results: dict[str, dict[str, Any]] = {}
     tables: dict[str, pd.DataFrame] = {}
     for key in keys:
-        bench, probe, kind = key
-        if key in frames:
-            rows = frames[key]
-        else:
-            rows = records[
-                (records["benchmark"] == bench)
-                & (records["probe"] == probe)
-                & (records["confidence_kind"] == kind)
-            ]
+        bench = key[0]
+        rows = frames[key] if key in frames else records.iloc[np.sort(positions[key])]
         g = _analyze_group(rows, key, labels[key], opts)
         groups[key] = g
         results.setdefault(bench, {})[labels[key]] = _group_summary(g)
@@ -897,7 +899,8 @@ def analyze_files(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RecordWarning)  # they are kept in the summary
         df = read_records(paths, models_file=models_file)
-    result = analyze_records(df, opts)
+    with _one_blas_thread():
+        result = _analyze(df, opts, None, validated=True)
     out = Path(out_dir)
     text = json.dumps(result.summary, indent=2, allow_nan=False)
     atomic_write_text(out / "summary.json", text)

@@ -249,6 +249,13 @@ def eaurc(confidence: ArrayLike, correct: ArrayLike) -> float:
 # --------------------------------------------------------------------------------------------
 
 
+def _strings(col: pd.Series) -> pd.Series:
+    """``col.astype(str)``, without the per-row pass when it holds strings already."""
+    if pd.api.types.infer_dtype(col, skipna=False) == "string":
+        return col
+    return col.astype(str)
+
+
 def population_confidence(records: pd.DataFrame) -> pd.Series:
     """Leave-one-out population mean confidence of every record.
 
@@ -264,7 +271,7 @@ def population_confidence(records: pd.DataFrame) -> pd.Series:
     """
     conf = records["confidence"].astype(float)
     answered = conf.notna()
-    keys = records["item_id"].astype(str)
+    keys = pd.factorize(_strings(records["item_id"]))[0]  # integer keys: one hash pass
     total = conf.fillna(0.0).groupby(keys).transform("sum")
     count = answered.astype(int).groupby(keys).transform("sum")
     own = conf.fillna(0.0)
@@ -565,10 +572,14 @@ def calibration_by_model(
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
     df = records[["model", "item_id", "confidence", "correct"]].copy()
-    df["model"] = df["model"].astype(str)
-    df["item_id"] = df["item_id"].astype(str)
-    dup = df.duplicated(["model", "item_id"], keep=False)
-    if dup.any():
+    df["model"] = _strings(df["model"])
+    df["item_id"] = _strings(df["item_id"])
+    m_codes, m_uniq = pd.factorize(df["model"])
+    i_codes, i_uniq = pd.factorize(df["item_id"])
+    cell = m_codes.astype(np.int64) * max(len(i_uniq), 1) + i_codes
+    _, first_at, seen = np.unique(cell, return_index=True, return_counts=True)
+    if (seen > 1).any():
+        dup = np.isin(cell, cell[first_at[seen > 1]])
         first = df[dup].iloc[0]
         raise ValueError(
             f"calibration_by_model: {int(dup.sum())} rows repeat a (model, item_id), e.g. "
@@ -577,14 +588,17 @@ def calibration_by_model(
         )
     root = int(rng) if isinstance(rng, int | np.integer) or rng is None else seed_sequence(rng)
     pop = population_confidence(df)
-    models = tuple(pd.unique(df["model"]))
+    models = tuple(str(m) for m in m_uniq)
+    # each model's rows, in their order, from one stable sort of the model codes
+    order = np.argsort(m_codes, kind="stable")
+    bounds = np.searchsorted(m_codes[order], np.arange(len(models) + 1))
     per_model = {}
-    for name in models:
-        mask = (df["model"] == name).to_numpy()
+    for j, name in enumerate(models):
+        rows = order[bounds[j] : bounds[j + 1]]
         per_model[name] = _model_calibration(
             name,
-            df[mask],
-            pop[mask],
+            df.iloc[rows],
+            pop.iloc[rows],
             n_boot=int(n_boot),
             confidence_level=float(confidence_level),
             n_bins=int(n_bins),

@@ -776,9 +776,11 @@ def test_compiled_uniforms_are_numpy_sfc64():
     k = _kernels()
     ss = np.random.SeedSequence(2024)
     st = k.state(ss)
-    got = k._uniforms(st, 1000)
+    from compiled_helpers import uniforms
+
+    got = uniforms(st, 1000)
     np.testing.assert_array_equal(got, np.random.Generator(np.random.SFC64(ss)).random(1000))
-    more = k._uniforms(st, 10)  # the state advanced in place: the stream continues
+    more = uniforms(st, 10)  # the state advanced in place: the stream continues
     np.testing.assert_array_equal(
         more, np.random.Generator(np.random.SFC64(ss)).random(1010)[1000:]
     )
@@ -813,10 +815,12 @@ def test_compiled_hypergeometric_draws_follow_the_exact_law(tabulated):
     # ratio of uniforms (HRUA with tabulated log-factorials) or by the tabulated inversion,
     # against SciPy's pmf (chi-square, sparse tails pooled).
     k = _kernels()
+    from compiled_helpers import hypergeometric_draws
+
     lf = k.number_tables(60_000)
     for j, (g, b, s) in enumerate(_LAWS):
         st = k.state(np.random.SeedSequence([j, int(tabulated)]))
-        x = k._hypergeometric_draws(g, b, s, 200_000, st, lf, tabulated)
+        x = hypergeometric_draws(g, b, s, 200_000, st, lf, tabulated)
         support = np.arange(max(0, s - b), min(s, g) + 1)
         assert np.isin(x, support).all()
         if support.size == 1:

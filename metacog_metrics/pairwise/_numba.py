@@ -34,6 +34,8 @@ import math
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 from numpy.typing import NDArray
 from scipy import special
 
@@ -41,10 +43,12 @@ __all__ = [
     "NUMBA_VERSION",
     "base_rate_kernel",
     "calibration_kernel",
+    "joint_binary_counts",
     "joint_levels_kernel",
     "levels_base_rate_kernel",
     "matching_kernel",
     "number_tables",
+    "permuted_counts",
     "state",
 ]
 
@@ -949,45 +953,162 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     return out
 
 
-@_jit()
-def _hypergeometric_draws(good: int, bad: int, sample: int, n: int, s: NDArray, lf: NDArray,
-                          tabulated: bool) -> NDArray:  # fmt: skip
-    """``n`` draws of one law, by HRUA (set up afresh for each) or tabulated (tests)."""
-    out = np.empty(n, dtype=np.int64)
-    buf = np.empty(_CAP)
-    cdf = np.empty(_CAP)
-    guide = np.empty(4 * _CAP + 2, dtype=np.int64)
-    lo = _tabulate(good, bad, sample, buf, cdf, guide) if tabulated else -1
-    st = (s[0], s[1], s[2], s[3])
-    for i in range(n):
-        if lo >= 0:
-            k, st = _invert(st, lo, cdf, guide)
-        else:
-            k, st = _hrua(st, lf, good, bad, sample)
-        out[i] = k
-    s[0], s[1], s[2], s[3] = st
-    return out
+# --------------------------------------------------------------------------------------------
+# Binary confidence: joint draws and row permutations on packed bits
+# --------------------------------------------------------------------------------------------
 
 
-@_jit()
-def _hg_any_draws(good: int, bad: int, sample: int, n: int, s: NDArray, lf: NDArray) -> NDArray:
-    """``n`` draws of one law by :func:`_hg_any` (tests)."""
-    out = np.empty(n, dtype=np.int64)
-    st = (s[0], s[1], s[2], s[3])
-    for i in range(n):
-        k, st = _hg_any(st, lf, good, bad, sample)
-        out[i] = k
-    s[0], s[1], s[2], s[3] = st
-    return out
+@intrinsic
+def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
+    """Set bits of a uint64 (LLVM's ctpop: one instruction, vectorised over a loop)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [args[0].type])
+        return builder.call(fn, args)
+
+    return types.uint64(types.uint64), codegen
 
 
-@_jit()
-def _uniforms(s: NDArray, n: int) -> NDArray:
-    """``n`` doubles of the SFC64 stream (tests)."""
-    out = np.empty(n)
-    st = (s[0], s[1], s[2], s[3])
-    for i in range(n):
+@_jit(inline="always")
+def _random_subset(st: tuple, bits: NDArray, within: NDArray, size: int, k: int,
+                   n_items: int) -> tuple:  # fmt: skip
+    """Set in ``bits`` (zeroed, packed) a uniformly random ``k``-subset of the ``size`` items
+    set in ``within`` (all ``n_items`` when ``within`` is empty).
+
+    Rejection: uniform positions are drawn until ``k`` distinct ones of the set are hit, or,
+    when ``k`` is more than half the set, the ``size - k`` left out are drawn and the rest
+    taken; at most ~0.7 draws an item.
+    """
+    whole = within.size == 0
+    flip = 2 * k > size
+    want = size - k if flip else k
+    got = 0
+    while got < want:
         u, st = _uniform(st)
-        out[i] = u
+        i = int(u * n_items)
+        word, bit = i >> 6, np.uint64(1) << np.uint64(i & 63)
+        if not whole and (within[word] & bit) == 0:
+            continue
+        if bits[word] & bit:
+            continue
+        bits[word] |= bit
+        got += 1
+    if flip:  # the draws marked the items left out
+        for w in range(bits.size):
+            bits[w] = (~bits[w]) & (within[w] if not whole else np.uint64(0xFFFFFFFFFFFFFFFF))
+        tail = n_items & 63
+        if whole and tail:
+            bits[bits.size - 1] &= (np.uint64(1) << np.uint64(tail)) - np.uint64(1)
+    return st
+
+
+@_jit(inline="always")
+def _pair_counts(c: NDArray, p: NDArray, a: int, b: int, out: NDArray, valid_tail: int) -> None:
+    """The six co-occurrence counts of the (dconf, dperf) table of models ``a`` and ``b``.
+
+    ``out``: A in (1,1) and B in (0,0); B in (1,1) and A in (0,0); A in (1,0) and B in (0,1);
+    B in (1,0) and A in (0,1); both confident; both correct (bits past the items are zero).
+    """
+    w_count = c.shape[1]
+    e1 = 0
+    e2 = 0
+    e3 = 0
+    e4 = 0
+    cc = 0
+    pp = 0
+    full = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for w in range(w_count):
+        ca, pa, cb, pb = c[a, w], p[a, w], c[b, w], p[b, w]
+        valid = full
+        if w == w_count - 1 and valid_tail:
+            valid = (np.uint64(1) << np.uint64(valid_tail)) - np.uint64(1)
+        e1 += _popcount(ca & pa & ~cb & ~pb & valid)
+        e2 += _popcount(cb & pb & ~ca & ~pa & valid)
+        e3 += _popcount(ca & ~pa & ~cb & pb)
+        e4 += _popcount(cb & ~pb & ~ca & pa)
+        cc += _popcount(ca & cb)
+        pp += _popcount(pa & pb)
+    out[0], out[1], out[2], out[3], out[4], out[5] = e1, e2, e3, e4, cc, pp
+
+
+@_jit("int64[:, :, ::1](int64[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1], "
+      "int64[::1], boolean, int64, uint64[::1])")  # fmt: skip
+def joint_binary_counts(kc: NDArray, kp: NDArray, n11: NDArray, n01: NDArray, n_items: int,
+                        ia: NDArray, ib: NDArray, base_rate: bool, n: int,
+                        s: NDArray) -> NDArray:  # fmt: skip
+    """Co-occurrence counts of every pair in ``n`` joint draws of binary confidence.
+
+    Each draw arranges every model's 0/1 vectors uniformly at random with its own counts
+    (``base_rate``: its yes count ``kc`` and its correct count ``kp``, each on its own; else its
+    (conf, perf) categories: ``kc`` yes, ``n11`` correct among them, ``n01`` among the no) as
+    packed bits, then counts, for every pair, the six co-occurrences of
+    :func:`_pair_counts` with one popcount per word.
+
+    Returns:
+        ``(n, P, 6)`` counts (the tables follow as in ``_fill_tables``).
+    """
+    n_models = kc.size
+    words = (n_items + 63) // 64
+    tail = n_items & 63
+    c = np.zeros((n_models, words), dtype=np.uint64)
+    p = np.zeros((n_models, words), dtype=np.uint64)
+    rest = np.empty(words, dtype=np.uint64)
+    no = np.empty(words, dtype=np.uint64)
+    none = np.empty(0, dtype=np.uint64)
+    out = np.empty((n, ia.size, 6), dtype=np.int64)
+    st = (s[0], s[1], s[2], s[3])
+    for d in range(n):
+        for m in range(n_models):
+            c[m, :] = 0
+            p[m, :] = 0
+            st = _random_subset(st, c[m], none, n_items, kc[m], n_items)
+            if base_rate:
+                st = _random_subset(st, p[m], none, n_items, kp[m], n_items)
+                continue
+            st = _random_subset(st, p[m], c[m], kc[m], n11[m], n_items)  # right among yes
+            for w in range(words):
+                rest[w] = 0
+                no[w] = ~c[m, w]
+            if tail:
+                no[words - 1] &= (np.uint64(1) << np.uint64(tail)) - np.uint64(1)
+            st = _random_subset(st, rest, no, n_items - kc[m], n01[m], n_items)
+            for w in range(words):
+                p[m, w] |= rest[w]
+        for k in range(ia.size):
+            _pair_counts(c, p, ia[k], ib[k], out[d, k], tail)
     s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit("int64[:, :, ::1](uint8[:, ::1], uint8[:, ::1], int64[:, ::1], int64[::1], int64[::1])")
+def permuted_counts(conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray,
+                    ib: NDArray) -> NDArray:  # fmt: skip
+    """Co-occurrence counts of every pair with the confidence rows permuted: ``(n, P, 6)``.
+
+    For the difficulty-stratified null: item ``i`` takes the confidence row of item
+    ``perms[d, i]`` (all models at once); correctness stays. ``conf`` and ``perf`` are
+    ``(M, N)`` 0/1. Exact integer counts, as the float products they replace.
+    """
+    n_models, n_items = conf.shape
+    words = (n_items + 63) // 64
+    tail = n_items & 63
+    p = np.zeros((n_models, words), dtype=np.uint64)
+    for m in range(n_models):
+        for i in range(n_items):
+            if perf[m, i]:
+                p[m, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+    c = np.zeros((n_models, words), dtype=np.uint64)
+    n = perms.shape[0]
+    out = np.empty((n, ia.size, 6), dtype=np.int64)
+    for d in range(n):
+        for m in range(n_models):
+            for w in range(words):
+                c[m, w] = 0
+            for i in range(n_items):
+                if conf[m, perms[d, i]]:
+                    c[m, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+        for k in range(ia.size):
+            _pair_counts(c, p, ia[k], ib[k], out[d, k], tail)
     return out

@@ -24,6 +24,7 @@ from metacog_metrics.pairwise.samplers import _category_counts, _shuffled_binary
 from metacog_metrics.pairwise.tau import (
     _grid,
     _tables_from_bits,
+    _tables_from_counts,
     _tau_b_tables,
     _taus_chunked,
     _value_lookups,
@@ -87,7 +88,10 @@ def _joint_plan(
     c: NDArray, p: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str, n: int,
     seed: SeedLike, engine: str = "auto",
 ) -> _Plan:  # fmt: skip
-    compiled = None if binary else _compiled_joint_plan(c, p, ia, ib, null, n, seed, engine)
+    if binary:
+        compiled = _compiled_binary_plan(c, p, ia, ib, null, n, seed, engine)
+    else:
+        compiled = _compiled_joint_plan(c, p, ia, ib, null, n, seed, engine)
     if compiled is not None:
         return compiled
     n_items, m = c.shape
@@ -141,6 +145,42 @@ def _compiled_joint_plan(
             lookups.lut, lookups.stride, lookups.n_levels, null == "base_rate",
             min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
         )  # fmt: skip
+
+    def finish(parts: list[NDArray]) -> NDArray:
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
+
+    return _Plan(
+        f"joint {null}",
+        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
+        [min(_COMPILED_DRAWS_PER_TASK, n - s) * ia.size for s in starts],
+        finish,
+        engine="numba",
+    )
+
+
+def _compiled_binary_plan(
+    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, null: str, n: int, seed: SeedLike,
+    engine: str,
+) -> _Plan | None:  # fmt: skip
+    """Joint draws of binary confidence on the compiled kernel (None without numba): each
+    model's vectors arranged at random as packed bits, every pair's counts by popcount."""
+    from metacog_metrics.pairwise.pair import _compiled_kernels
+
+    kernels = _compiled_kernels(engine)
+    if kernels is None:
+        return None
+    n_items = c.shape[0]
+    k = {key: np.ascontiguousarray(v, dtype=np.int64) for key, v in _category_counts(c, p).items()}
+    ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
+    starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
+    seeds = seed_sequence(seed).spawn(len(starts))
+
+    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+        counts = kernels.joint_binary_counts(
+            k["kc"], k["kp"], k["n11"], k["n01"], n_items, ia64, ib64, null == "base_rate",
+            min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
+        )  # fmt: skip
+        return _tau_b_tables(_tables_from_counts(counts, k["kc"], k["kp"], n_items, ia, ib))
 
     def finish(parts: list[NDArray]) -> NDArray:
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))

@@ -193,9 +193,33 @@ def _fill_tables(
     return t
 
 
+def _tables_from_counts(
+    counts: NDArray, kc: NDArray, kp: NDArray, n: int, ia: NDArray, ib: NDArray
+) -> NDArray[np.int64]:
+    """The tables from per-pair co-occurrence counts ``(..., P, 6)`` (the compiled kernels'
+    order: e11.e00 both ways, e10.e01 both ways, conf.conf, perf.perf) and the models' yes and
+    correct counts ``kc``, ``kp``; as :func:`_fill_tables`."""
+    t = np.empty((*counts.shape[:-1], 3, 3), dtype=np.int64)
+    t[..., 2, 2] = counts[..., 0]
+    t[..., 0, 0] = counts[..., 1]
+    t[..., 2, 0] = counts[..., 2]
+    t[..., 0, 2] = counts[..., 3]
+    r2 = kc[ia] - counts[..., 4]  # dconf = +1
+    r0 = kc[ib] - counts[..., 4]  # dconf = -1
+    c2 = kp[ia] - counts[..., 5]
+    c0 = kp[ib] - counts[..., 5]
+    t[..., 2, 1] = r2 - t[..., 2, 2] - t[..., 2, 0]
+    t[..., 0, 1] = r0 - t[..., 0, 0] - t[..., 0, 2]
+    t[..., 1, 2] = c2 - t[..., 2, 2] - t[..., 0, 2]
+    t[..., 1, 0] = c0 - t[..., 0, 0] - t[..., 2, 0]
+    t[..., 1, 1] = n - r2 - r0 - t[..., 1, 2] - t[..., 1, 0]
+    return t
+
+
 def _grid(conf: NDArray) -> tuple[NDArray[np.int64], int] | None:
     """Integer codes k with conf = k / Q for the smallest Q <= 1000, or None (no grid)."""
-    levels = np.unique(conf)
+    flat = np.sort(conf, axis=None)  # (a sort: NumPy's hashing np.unique is far slower)
+    levels = flat[np.r_[True, flat[1:] != flat[:-1]]] if flat.size else flat
     if levels.size > 4 * _MAX_GRID:
         return None
     for q in range(1, _MAX_GRID + 1):
