@@ -111,6 +111,11 @@ def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
     return f"{hits.size} {word} ({word} {shown}{more})"
 
 
+def _nones(n: int) -> pd.Series:
+    """A column of ``n`` None (``np.empty`` of objects holds None: no Python list)."""
+    return pd.Series(np.empty(n, dtype=object), dtype=object, copy=False)
+
+
 def _as_str(col: pd.Series) -> pd.Series:
     """Text column as Python strings, NaN kept; integral floats (Parquet/NaN upcasts) lose '.0'.
 
@@ -126,6 +131,10 @@ def _as_str(col: pd.Series) -> pd.Series:
             return pd.Series(text[inv.ravel()], index=col.index, dtype=object)
     if pd.api.types.is_bool_dtype(col):
         return col.map(lambda v: None if pd.isna(v) else str(bool(v)).lower()).astype(object)
+    if isinstance(col.dtype, pd.StringDtype):  # pandas strings (Arrow or Python)
+        codes, uniq = pd.factorize(col)
+        text = np.array([*(str(u).strip() for u in uniq), None], dtype=object)
+        return pd.Series(text[codes], index=col.index, dtype=object)
     obj = col.astype(object)
     if pd.api.types.infer_dtype(obj, skipna=True) == "string":  # only str (and missing)
         codes, uniq = pd.factorize(obj)
@@ -200,8 +209,32 @@ def _check_columns(df: pd.DataFrame, source: str) -> None:
         raise RecordError(f"{source}: repeated column(s) {', '.join(map(str, dup))}")
 
 
-def _duplicate_error(df: pd.DataFrame, where: Callable[[int], str]) -> str | None:
+def _any_repeated_key(df: pd.DataFrame, constant: Iterable[str] = ()) -> bool:
+    """Whether rows repeat a :data:`KEY_COLUMNS` key: the columns' integer codes combined into
+    one number per row and sorted (a column with a single value, as ``constant`` ones, adds
+    nothing)."""
+    key = np.zeros(len(df), dtype=np.int64)
+    span = 1
+    for name in KEY_COLUMNS:
+        if name in constant:
+            continue
+        codes, uniq = pd.factorize(df[name])
+        if len(uniq) <= 1 and (codes >= 0).all():
+            continue
+        if span * (len(uniq) + 1) >= 2**62:  # too many combinations for one int64
+            return bool(df.duplicated(list(KEY_COLUMNS)).any())
+        key = key * (len(uniq) + 1) + (codes + 1)
+        span *= len(uniq) + 1
+    key.sort()
+    return bool((key[1:] == key[:-1]).any())
+
+
+def _duplicate_error(
+    df: pd.DataFrame, where: Callable[[int], str], constant: Iterable[str] = ()
+) -> str | None:
     """The error for rows repeating a key, or None; ``where(i)`` names row ``i`` (0-based)."""
+    if not _any_repeated_key(df, constant):
+        return None
     dup = df.duplicated(list(KEY_COLUMNS), keep=False).to_numpy()
     if not dup.any():
         return None
@@ -255,8 +288,13 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
         empty = out[name].isna() | (out[name] == "")
         if empty.any():
             raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
+    constant = set()  # key columns known to hold one value (absent: the default)
     for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", _DEFAULT_PROBE)):
-        col = out.get(name, pd.Series([None] * len(df), dtype=object))
+        if name not in out:
+            out[name] = pd.Series(np.full(len(df), default, dtype=object), dtype=object)
+            constant.add(name)
+            continue
+        col = out[name]
         out[name] = col.where(col.notna() & (col != ""), default).astype(object)
 
     conf = _numeric(df["confidence"], "confidence", source, rows)
@@ -280,19 +318,26 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
         )
     out["correct"] = correct
 
-    kind = out.get("confidence_kind", pd.Series([None] * len(df), dtype=object))
+    kind = out.get("confidence_kind", _nones(len(df)))
     unset = kind.isna() | (kind == "")
     if unset.any():
         # Inferred per (benchmark, probe) over the rows without a kind: binary when all their
         # confidences are 0, 1 or NaN.
-        nonbinary = unset & conf.notna() & ~conf.isin([0.0, 1.0])
-        group_nonbinary = nonbinary.groupby([out["benchmark"], out["probe"]]).transform("any")
-        inferred = pd.Series(
-            np.where(group_nonbinary.to_numpy(dtype=bool), "verbal_numeric", "verbal_binary"),
-            index=df.index,
-            dtype=object,
-        )
-        kind = kind.where(~unset, inferred)
+        nonbinary = (unset & conf.notna() & ~conf.isin([0.0, 1.0])).to_numpy()
+        group = np.zeros(len(df), dtype=np.int64)
+        for name in ("benchmark", "probe"):
+            if name not in constant:
+                codes, uniq = pd.factorize(out[name])
+                group = group * (len(uniq) + 1) + codes
+        group = pd.factorize(group)[0]
+        group_nonbinary = np.bincount(group, weights=nonbinary)[group] > 0
+        inferred = np.where(group_nonbinary, "verbal_numeric", "verbal_binary").astype(object)
+        if unset.all():
+            kind = pd.Series(inferred, index=df.index, dtype=object)
+            if group_nonbinary.all() or not group_nonbinary.any():
+                constant.add("confidence_kind")
+        else:
+            kind = kind.where(~unset, pd.Series(inferred, index=df.index, dtype=object))
     unknown = ~kind.isin(CONFIDENCE_KINDS)
     if unknown.any():
         raise RecordError(
@@ -330,11 +375,11 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
                 )
             out[name] = vals.astype("Int64")
     for name in _TEXT_COLUMNS:
-        out.setdefault(name, pd.Series([None] * len(df), dtype=object))
+        out.setdefault(name, _nones(len(df)))
 
     columns = list(RECORD_COLUMNS) + [c for c in EXTRA_COLUMNS if c in out]
-    result = pd.DataFrame({c: out[c] for c in columns})
-    message = _duplicate_error(result, lambda i: f"row {i + 1}")
+    result = pd.DataFrame({c: out[c] for c in columns}, copy=False)  # the columns are new
+    message = _duplicate_error(result, lambda i: f"row {i + 1}", constant=constant)
     if message:
         raise RecordError(f"{source}: {message}")
     return result

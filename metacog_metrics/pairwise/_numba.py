@@ -1,6 +1,7 @@
-"""Compiled per-pair null draws for binary confidence (optional; needs numba).
+"""Compiled null draws (optional; needs numba): per pair and joint, binary and real-valued.
 
-The same exact block decomposition as the NumPy engine of :mod:`metacog_metrics.pairwise`
+Per-pair draws of binary confidence use the same exact block decomposition as the NumPy engine
+of :mod:`metacog_metrics.pairwise`
 (level 1: one law per pair; level 2: laws that depend on the pair and the level-1 value only;
 level 3: the last free cell of each block), compiled, one pair and one draw at a time, with
 the accumulations (counts against the observed value, sums, sums of squares) kept in
@@ -19,6 +20,14 @@ registers instead of ``(pairs, draws)`` arrays.
   ``np.random.SFC64(child_seed).state``, so results depend only on the seed and the fixed
   chunks, never on the number of threads. The draws differ from the NumPy engine's for the
   same seed (another bit generator and another order of variates); the law is the same.
+* Real-valued confidence: random (dconf level x dperf) tables row by row
+  (:func:`levels_base_rate_kernel`) and random category matching tables
+  (:func:`matching_kernel`), hypergeometric variates simulated draw by draw when a parameter is
+  small, HRUA otherwise; joint draws by shuffling with per-pair level lookups
+  (:func:`joint_levels_kernel`).
+* Binary joint draws and the difficulty-stratified null: packed bits and one popcount per
+  word for every pair's co-occurrence counts (:func:`joint_binary_counts`,
+  :func:`permuted_counts`).
 * Every kernel releases the GIL: the thread pool of :mod:`metacog_metrics.pairwise` runs the
   chunks on all cores.
 * Compilation. Kernels are compiled for fixed signatures when this module is imported (about

@@ -65,8 +65,9 @@ def joint_null_draws(
         workers: Threads (default: the CPU count); draws are made in fixed chunks with their
             own child seeds, so the result does not depend on it.
         engine: ``"auto"``, ``"numpy"`` or ``"numba"`` (as :func:`pair_permutation_test`):
-            real-valued confidence is drawn by a compiled kernel when numba imports (other
-            draws for the same seed, the same law); binary confidence always takes NumPy.
+            the compiled kernels draw when numba imports (other draws for the same seed, the
+            same law): binary confidence as packed bits counted by popcount, real-valued
+            confidence through per-pair lookup tables of its dconf levels.
 
     Returns:
         ``(n, pairs)`` tau-b of every pair in every draw.
