@@ -182,6 +182,8 @@ def main() -> None:
             argv = ["analyze", str(records), "--out", str(tmp_path / f"out_{name}"), "--quiet",
                     *extra]  # fmt: skip
             _run(ROOT, argv)  # warm-up: numba's cache, the OS file cache
+            if args.baseline is not None and base_repeats:
+                _run(args.baseline, argv)
             mine, base = [], []
             for r in range(max(args.repeats, base_repeats if args.baseline else 0)):
                 if r < args.repeats:

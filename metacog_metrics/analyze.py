@@ -101,8 +101,8 @@ class AnalysisOptions:
         contentious_bounds: Inclusive yes-rate and pass-rate bounds of a contentious item.
         n_boot: Bootstrap resamples of the Internal - Pop AUROC interval.
         deltas: Accuracy-gap grid of the delta curve.
-        workers: Threads for the permutation work (default: CPU count); results do not depend
-            on it.
+        workers: Threads for the permutation work and the per-model calibration (default:
+            CPU count); results do not depend on it.
         pool: Also analyse the benchmarks pooled: for each (probe, confidence kind) found in
             two or more benchmarks, one more group under the benchmark name ``"pooled"`` whose
             items are ``<benchmark>:<item_id>``. Useful when each benchmark has few items.
@@ -316,7 +316,7 @@ def _analyze_group(
     keep = [m for m in pd.unique(df["model"]) if m not in excluded] if excluded else None
     mat = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind, models=keep)
     calibration = calibration_by_model(
-        df, n_boot=opts.n_boot, rng=int(boot_seed.generate_state(1)[0])
+        df, n_boot=opts.n_boot, rng=int(boot_seed.generate_state(1)[0]), workers=opts.workers
     )
     for model, reason in mat.models_dropped.items():
         notes.append(f"model {model!r} left out: {reason}")

@@ -11,7 +11,9 @@ baseline its own confidence ("Internal") must beat, and a paired bootstrap CI of
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -511,6 +513,10 @@ def _model_calibration(
             low = (1 + int((diffs <= 0).sum())) / (b + 1)
             high = (1 + int((diffs >= 0).sum())) / (b + 1)
             p_value = float(min(1.0, 2 * min(low, high)))
+    curve = _risk_curve(c, y)  # once for AURC and E-AURC (the same values as aurc(), eaurc())
+    k = np.arange(1, y.size + 1)
+    risk = float(curve.mean())
+    excess = float(curve.mean() - (np.maximum(0.0, k - y.sum()) / k).mean())
     return ModelCalibration(
         model=model,
         n_items=int(y.size),
@@ -528,8 +534,8 @@ def _model_calibration(
         brier=brier_score(c, y),
         ece=ece(c, y, n_bins=n_bins, strategy="uniform"),
         ece_equal_mass=ece(c, y, n_bins=n_bins, strategy="quantile"),
-        aurc=aurc(c, y),
-        eaurc=eaurc(c, y),
+        aurc=risk,
+        eaurc=excess,
         auroc_internal_on_pop=float(internal_on_pop),
     )
 
@@ -541,6 +547,7 @@ def calibration_by_model(
     confidence_level: float = 0.95,
     n_bins: int = 10,
     rng: SeedLike = 0,
+    workers: int | None = None,
 ) -> CalibrationResult:
     """Calibration metrics of every model in one group of records.
 
@@ -559,6 +566,8 @@ def calibration_by_model(
         n_bins: ECE bins.
         rng: Bootstrap seed, ``SeedSequence`` or ``Generator``; each model's stream depends
             only on it and the model's name.
+        workers: Threads over the models (default: the CPU count); results do not depend on
+            it.
 
     Returns:
         A :class:`CalibrationResult`.
@@ -592,11 +601,11 @@ def calibration_by_model(
     # each model's rows, in their order, from one stable sort of the model codes
     order = np.argsort(m_codes, kind="stable")
     bounds = np.searchsorted(m_codes[order], np.arange(len(models) + 1))
-    per_model = {}
-    for j, name in enumerate(models):
+
+    def one(j: int) -> ModelCalibration:
         rows = order[bounds[j] : bounds[j + 1]]
-        per_model[name] = _model_calibration(
-            name,
+        return _model_calibration(
+            models[j],
             df.iloc[rows],
             pop.iloc[rows],
             n_boot=int(n_boot),
@@ -604,6 +613,16 @@ def calibration_by_model(
             n_bins=int(n_bins),
             rng=root,
         )
+
+    # Models on a thread pool (NumPy's sorts and the bootstrap draws release the GIL); each
+    # model's stream depends on the seed and its name only, so the result does not depend on it.
+    threads = max(1, min(len(models), workers if workers is not None else (os.cpu_count() or 1)))
+    if threads == 1:
+        fitted = [one(j) for j in range(len(models))]
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            fitted = list(pool.map(one, range(len(models))))
+    per_model = dict(zip(models, fitted))
     return CalibrationResult(
         models=models,
         per_model=per_model,

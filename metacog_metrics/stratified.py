@@ -162,9 +162,9 @@ def _compiled_null_draws(
     co-occurrence counts by popcount on packed bits, the same integers as the float products,
     so the same draws to the last bit, in chunks of permutations."""
     n_items = conf.shape[0]
-    c8 = np.ascontiguousarray(conf.T > 0.5, dtype=np.uint8)
-    p8 = np.ascontiguousarray(perf.T > 0.5, dtype=np.uint8)
-    kc = c8.sum(axis=1, dtype=np.int64)
+    c8 = np.ascontiguousarray(conf > 0.5, dtype=np.uint8)  # (items, models)
+    p8 = np.ascontiguousarray(perf > 0.5, dtype=np.uint8)
+    kc = c8.sum(axis=0, dtype=np.int64)
     kp = (perf > 0.5).sum(axis=0).astype(np.int64)
     ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
     perms = np.ascontiguousarray(perms, dtype=np.int64)
