@@ -110,9 +110,9 @@ class AnalysisOptions:
             calibration) when it has usable items for less than this share of the group's
             items, before the complete-case rule; one partial run then no longer costs every
             model the items it lacks. Reported per group. None keeps every model.
-        engine: Engine of the per-pair draws for binary confidence (``"auto"``, ``"numpy"``,
+        engine: Engine of the per-pair and joint draws (``"auto"``, ``"numpy"``,
             ``"numba"``; see :func:`~metacog_metrics.pair_permutation_test`). The same seed
-            gives other draws on another engine; ``summary.json`` records the one that ran.
+            gives other draws on another engine; ``summary.json`` records the ones that ran.
         progress: Progress bars on the permutation steps.
     """
 

@@ -695,10 +695,14 @@ def item_matrices(
     if pd.api.types.infer_dtype(df["model"], skipna=False) != "string":
         df["model"] = df["model"].astype(str)
     df["item_id"] = _as_str(df["item_id"])
-    df = _select(df, "benchmark", benchmark)
-    df = _select(df, "probe", probe)
-    df = _select(df, "confidence_kind", confidence_kind)
     key_cols = ["benchmark", "probe", "confidence_kind"]
+    for name, value in zip(key_cols, (benchmark, probe, confidence_kind)):
+        # a column holding only the value asked for needs no filtering (the usual case: the
+        # rows of one group)
+        if value is not None and not (
+            df[name].nunique(dropna=False) == 1 and df[name].iloc[0] == value
+        ):
+            df = _select(df, name, value)
     if all(df[c].nunique(dropna=False) == 1 for c in key_cols):
         groups = df[key_cols].iloc[:1]
     else:

@@ -455,3 +455,16 @@ def test_brier_score_equals_sklearn_to_the_last_bit():
             y = (rng.random(n) < 0.6).astype(float)
             c = np.round(rng.random(n), 2) if n % 2 else rng.random(n)
             assert brier_score(c, y) == brier_score_loss(y, c, labels=[0, 1])
+
+
+def test_calibration_does_not_depend_on_the_threads():
+    rng = np.random.default_rng(6)
+    rows = [
+        (f"m{m}", f"q{i}", rng.integers(0, 21) / 20, float(rng.random() < 0.6))
+        for m in range(5)
+        for i in range(120)
+    ]
+    df = pd.DataFrame(rows, columns=["model", "item_id", "confidence", "correct"])
+    one = calibration_by_model(df, n_boot=200, rng=3, workers=1).table
+    two = calibration_by_model(df, n_boot=200, rng=3, workers=3).table
+    pd.testing.assert_frame_equal(one, two)
