@@ -349,11 +349,13 @@ def _real_valued_tasks(
         groups = [("levels", np.flatnonzero(lt.matching)), ("items", np.flatnonzero(~lt.matching))]
     else:
         groups = [("items", np.arange(ia.size))]
+    groups = [(kind, idx) for kind, idx in groups if idx.size]
     root = seed_sequence(seed)
+    # one group (the usual case) draws its chunks' seeds from the root itself, as the item
+    # permutations always did: the NumPy engine's calibration-preserving draws are unchanged
+    group_seeds = [root] if len(groups) == 1 else root.spawn(len(groups))
     grid = None
-    for (kind, idx), group_seed in zip(groups, root.spawn(len(groups))):
-        if not idx.size:
-            continue
+    for (kind, idx), group_seed in zip(groups, group_seeds):
         if kind == "levels":
             step = max(1, _TABLES_PER_CHUNK // permutations)
             starts = list(range(0, idx.size, step))
@@ -386,7 +388,7 @@ def _real_valued_tasks(
                 )
             )
             sizes.append(a.size * permutations)
-    order = np.concatenate([idx for _, idx in groups if idx.size] or [np.zeros(0, np.int64)])
+    order = np.concatenate([idx for _, idx in groups] or [np.zeros(0, np.int64)])
     return lt.tau, used, order
 
 
