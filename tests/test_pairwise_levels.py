@@ -208,7 +208,7 @@ def test_base_rate_level_tables_match_item_permutations_at_many_items(sampler):
     # item-level permutations, and both against the exact permutation moments.
     conf, perf, items = _realistic_pair(600, 1, subset=True)
     lt = _level_tables(conf, perf, np.array([0]), np.array([1]), items)
-    n = 20_000
+    n = 10_000
     taus = _base_rate_s_draws(sampler, lt, n, 4)[0] * _scale(lt)[0]
     m = items[0]
     ref = _item_permutation_taus(
@@ -218,7 +218,7 @@ def test_base_rate_level_tables_match_item_permutations_at_many_items(sampler):
     x, y = value_ties(conf[m, 0] - conf[m, 1]), perf[m, 0] - perf[m, 1]
     sd = np.sqrt(_kendall_variance(x, y))
     assert abs(taus.mean()) < 5 * sd / np.sqrt(n)
-    assert taus.std() == pytest.approx(sd, rel=0.03)
+    assert taus.std() == pytest.approx(sd, rel=0.04)
 
 
 def _kendall_variance(x, y):
@@ -242,7 +242,7 @@ def _kendall_variance(x, y):
 def test_matching_tables_match_item_permutations_at_many_items(ratio):
     conf, perf, items = _realistic_pair(600, 2, subset=True)
     lt = _level_tables(conf, perf, np.array([0]), np.array([1]), items)
-    n = 20_000
+    n = 10_000
     taus = _matching_tau_draws(lt, n, 8, ratio)[0]
     m = items[0]
     ref = _item_permutation_taus(
@@ -252,7 +252,7 @@ def test_matching_tables_match_item_permutations_at_many_items(ratio):
     assert stats.ks_2samp(taus, ref, method="asymp").pvalue > 1e-3
     se = np.sqrt(taus.var() / n + ref.var() / n)
     assert abs(taus.mean() - ref.mean()) < 5 * se
-    assert taus.std() == pytest.approx(ref.std(), rel=0.03)
+    assert taus.std() == pytest.approx(ref.std(), rel=0.04)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
