@@ -6,7 +6,10 @@
   from, by name, so adding a group or a model does not change the others' draws.
 * Ties: a null draw within ``TIE_ULPS`` units in the last place of the observed value counts as
   equal to it (SciPy's ``permutation_test``), so a draw equal to the observed value up to
-  floating-point rounding is counted on both sides.
+  floating-point rounding is counted on both sides. Values computed from data (a confidence
+  difference, a leave-one-out mean) are rounded to ``TIE_DECIMALS`` decimals before they are
+  compared (:func:`value_ties`): ``0.9 - 0.7`` and ``0.5 - 0.3`` are the same level, as their
+  decimal forms say, and every real difference between such values is kept.
 """
 
 from __future__ import annotations
@@ -16,12 +19,22 @@ import zlib
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["TIE_ULPS", "SeedLike", "child_sequence", "seed_sequence", "tie_tolerance"]
+__all__ = [
+    "TIE_DECIMALS",
+    "TIE_ULPS",
+    "SeedLike",
+    "child_sequence",
+    "seed_sequence",
+    "tie_tolerance",
+    "value_ties",
+]
 
 SeedLike = int | np.random.Generator | np.random.SeedSequence | None
 
 #: A draw within this many ulps of the observed value is a tie (SciPy's permutation_test).
 TIE_ULPS = 100
+#: Values computed from data are compared after rounding to this many decimals.
+TIE_DECIMALS = 12
 
 
 def seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
@@ -44,3 +57,13 @@ def child_sequence(seed: int | np.random.SeedSequence, *key: str) -> np.random.S
 def tie_tolerance(observed: ArrayLike) -> NDArray[np.float64]:
     """Half-width of the tie band around ``observed``: ``TIE_ULPS`` ulps of its magnitude."""
     return np.abs(np.asarray(observed, dtype=float)) * np.finfo(float).eps * TIE_ULPS
+
+
+def value_ties(values: ArrayLike) -> NDArray[np.float64]:
+    """``values`` rounded to ``TIE_DECIMALS`` decimals, so that decimal ties stay ties.
+
+    Arithmetic on decimal data leaves last-bit noise (``0.93 - 0.9`` is not ``0.53 - 0.5`` in
+    binary floating point); 12 decimals drop it and keep every real difference of values
+    given to fewer decimals.
+    """
+    return np.round(np.asarray(values, dtype=float), TIE_DECIMALS)

@@ -112,8 +112,8 @@ class AnalysisOptions:
         contentious_bounds: Inclusive yes-rate and pass-rate bounds of a contentious item.
         n_boot: Bootstrap resamples of the Internal - Pop AUROC interval.
         deltas: Accuracy-gap grid of the delta curve.
-        workers: Threads for the permutation work (default: CPU count); results do not depend
-            on it.
+        workers: Threads for the permutation work and the per-model calibration (default:
+            CPU count); results do not depend on it.
         pool: Also analyse the benchmarks pooled: for each (probe, confidence kind) found in
             two or more benchmarks, one more group under the benchmark name ``"pooled"`` whose
             items are ``<benchmark>:<item_id>``. Useful when each benchmark has few items.
@@ -125,9 +125,9 @@ class AnalysisOptions:
             analyses (factor scores, alignment, private-signal test) lose every item an
             included model lacks. Reported per model in the coverage table. None or 0 keeps
             every model.
-        engine: Engine of the per-pair draws for binary confidence (``"auto"``, ``"numpy"``,
+        engine: Engine of the per-pair and joint draws (``"auto"``, ``"numpy"``,
             ``"numba"``; see :func:`~metacog_metrics.pair_permutation_test`). The same seed
-            gives other draws on another engine; ``summary.json`` records the one that ran.
+            gives other draws on another engine; ``summary.json`` records the ones that ran.
         progress: Progress bars on the permutation steps.
     """
 
@@ -447,7 +447,7 @@ def _analyze_group(
         correct=np.where(answered, every.correct, np.nan)[rows],
     )
     calibration = calibration_by_model(
-        df, n_boot=opts.n_boot, rng=int(boot_seed.generate_state(1)[0])
+        df, n_boot=opts.n_boot, rng=int(boot_seed.generate_state(1)[0]), workers=opts.workers
     )
     for model, reason in mat.models_dropped.items():
         notes.append(f"model {model!r} left out: {reason}")
@@ -950,18 +950,27 @@ def _analyze(
     df: pd.DataFrame,
     opts: AnalysisOptions,
     models: Mapping[str, Mapping[str, Any]] | None,
+    *,
+    validated: bool = False,
 ) -> AnalysisResult:
     inputs = list(df.attrs.get("inputs", []))
     notes = list(df.attrs.get("warnings", []))
-    records = validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
+    # read_records validated the files' records already (analyze_files): once is enough
+    records = (
+        df
+        if validated
+        else validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
+    )
     if models:
         notes += apply_model_traits(records, models, source="models")
-    keys = [
-        tuple(str(v) for v in k)
-        for k in records[["benchmark", "probe", "confidence_kind"]]
-        .drop_duplicates()
-        .itertuples(index=False)
-    ]
+    # each group's rows from one hash pass (groups in order of first appearance)
+    positions = {
+        tuple(str(v) for v in k): idx
+        for k, idx in records.groupby(
+            ["benchmark", "probe", "confidence_kind"], sort=False
+        ).indices.items()
+    }
+    keys = list(positions)
     frames = {}
     if opts.pool:
         frames, pool_notes = _pooled_frames(records)
@@ -972,15 +981,8 @@ def _analyze(
     results: dict[str, dict[str, Any]] = {}
     tables: dict[str, pd.DataFrame] = {}
     for key in keys:
-        bench, probe, kind = key
-        if key in frames:
-            rows = frames[key]
-        else:
-            rows = records[
-                (records["benchmark"] == bench)
-                & (records["probe"] == probe)
-                & (records["confidence_kind"] == kind)
-            ]
+        bench = key[0]
+        rows = frames[key] if key in frames else records.iloc[np.sort(positions[key])]
         g = _analyze_group(rows, key, labels[key], opts)
         groups[key] = g
         results.setdefault(bench, {})[labels[key]] = _group_summary(g)
@@ -1030,19 +1032,31 @@ def _analyze(
 
 
 def _engines_used(groups: Mapping[Any, GroupAnalysis], requested: str) -> dict[str, Any]:
-    """Which engine drew the per-pair nulls (the same seed gives other draws on another
-    engine): ``"numba"`` or ``"numpy"`` (real-valued confidence always takes NumPy),
-    ``"mixed"`` when groups differ, None when no per-pair draws were made."""
+    """Which engine drew the per-pair nulls and the joint draws (the same seed gives other
+    draws on another engine): ``"numba"`` or ``"numpy"``, ``"mixed"`` when groups differ,
+    None when no such draws were made."""
     ran = sorted({
         res.engine
         for g in groups.values() if g.pairwise is not None
         for res in g.pairwise.per_pair.values() if res.permutations > 0
     })  # fmt: skip
-    name = ran[0] if len(ran) == 1 else ("mixed" if ran else None)
+    joint = sorted({
+        g.pairwise.joint_engine
+        for g in groups.values() if g.pairwise is not None and g.pairwise.joint_engine
+    })  # fmt: skip
+
+    def one(names: list[str]) -> str | None:
+        return names[0] if len(names) == 1 else ("mixed" if names else None)
+
     version = None
-    if "numba" in ran:
+    if "numba" in ran or "numba" in joint:
         version = importlib.import_module("numba").__version__
-    return {"per_pair": name, "requested": requested, "numba_version": version}
+    return {
+        "per_pair": one(ran),
+        "joint": one(joint),
+        "requested": requested,
+        "numba_version": version,
+    }
 
 
 #: Benchmark name of the pooled groups (``analyze_records(..., pool=True)``).
@@ -1120,7 +1134,8 @@ def analyze_files(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RecordWarning)  # they are kept in the summary
         df = read_records(paths, models_file=models_file)
-    result = analyze_records(df, opts)
+    with _one_blas_thread():
+        result = _analyze(df, opts, None, validated=True)
     out = Path(out_dir)
     text = json.dumps(result.summary, indent=2, allow_nan=False)
     atomic_write_text(out / "summary.json", text)

@@ -11,15 +11,16 @@ baseline its own confidence ("Internal") must beat, and a paired bootstrap CI of
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from metacog_metrics._conventions import SeedLike, child_sequence, seed_sequence
+from metacog_metrics._conventions import SeedLike, child_sequence, seed_sequence, value_ties
 from metacog_metrics._result import Result
 
 __all__ = [
@@ -85,6 +86,8 @@ def auroc(confidence: ArrayLike, correct: ArrayLike) -> float:
     Raises:
         ValueError: On mismatched lengths, non-binary labels or infinite scores.
     """
+    from sklearn.metrics import roc_auc_score  # here: importing sklearn costs ~0.5 s
+
     c, y = _pairs(confidence, correct, unit=False)
     if y.size == 0 or y.min() == y.max():
         return float("nan")
@@ -99,7 +102,7 @@ def brier_score(confidence: ArrayLike, correct: ArrayLike) -> float:
         correct: 0/1 labels (NaN pairs ignored).
 
     Returns:
-        The Brier score (``sklearn.metrics.brier_score_loss``), NaN when no pair is left.
+        The Brier score (as ``sklearn.metrics.brier_score_loss``), NaN when no pair is left.
 
     Raises:
         ValueError: On mismatched lengths, non-binary labels or confidence outside [0, 1].
@@ -107,7 +110,10 @@ def brier_score(confidence: ArrayLike, correct: ArrayLike) -> float:
     c, y = _pairs(confidence, correct, unit=True)
     if y.size == 0:
         return float("nan")
-    return float(brier_score_loss(y, c, labels=[0, 1]))
+    # sklearn's brier_score_loss(y, c, labels=[0, 1]) operation for operation (both columns of
+    # the one-hot form, halved), so the values are the same to the last bit, without the
+    # half-second import of sklearn on every analysis.
+    return float(0.5 * np.mean(((1.0 - y) - (1.0 - c)) ** 2 + (y - c) ** 2))
 
 
 def confidence_tetrachoric(
@@ -245,6 +251,13 @@ def eaurc(confidence: ArrayLike, correct: ArrayLike) -> float:
 # --------------------------------------------------------------------------------------------
 
 
+def _strings(col: pd.Series) -> pd.Series:
+    """``col.astype(str)``, without the per-row pass when it holds strings already."""
+    if pd.api.types.infer_dtype(col, skipna=False) == "string":
+        return col
+    return col.astype(str)
+
+
 def population_confidence(records: pd.DataFrame) -> pd.Series:
     """Leave-one-out population mean confidence of every record.
 
@@ -260,7 +273,7 @@ def population_confidence(records: pd.DataFrame) -> pd.Series:
     """
     conf = records["confidence"].astype(float)
     answered = conf.notna()
-    keys = records["item_id"].astype(str)
+    keys = pd.factorize(_strings(records["item_id"]))[0]  # integer keys: one hash pass
     total = conf.fillna(0.0).groupby(keys).transform("sum")
     count = answered.astype(int).groupby(keys).transform("sum")
     own = conf.fillna(0.0)
@@ -268,8 +281,8 @@ def population_confidence(records: pd.DataFrame) -> pd.Series:
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (total - own) / others.where(others > 0)
     # The subtraction leaves last-bit noise (0.93 vs 0.9300000000000002) that would break the
-    # ties AUROC relies on; 12 decimals keep every real difference and drop the noise.
-    return out.astype(float).round(12)
+    # ties AUROC relies on: the project's value-tie rounding drops it.
+    return pd.Series(value_ties(out.to_numpy(dtype=float)), index=out.index, name=out.name)
 
 
 def _weighted_auc(levels: NDArray, y: NDArray, weights: NDArray) -> NDArray[np.float64]:
@@ -329,14 +342,33 @@ def _paired_auroc_bootstrap(
                 p_cell, y_cell, w
             )
         return diffs
+    # Items drawn one by one: each resample's counts over (level, correctness) of either score
+    # by one bincount, O(n + levels) a draw (the weights of every item are never formed).
+    code_c = lev_c * 2 + y.astype(np.int64)
+    code_p = lev_p * 2 + y.astype(np.int64)
     chunk = max(1, 1_000_000 // max(n, 1))
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
         idx = rng.integers(0, n, size=(b, n))
-        flat = (np.arange(b)[:, None] * n + idx).ravel()
-        w = np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
-        diffs[start : start + b] = _weighted_auc(lev_c, y, w) - _weighted_auc(lev_p, y, w)
+        diffs[start : start + b] = _counts_auc(code_c, idx) - _counts_auc(code_p, idx)
     return diffs
+
+
+def _counts_auc(code: NDArray, idx: NDArray) -> NDArray[np.float64]:
+    """AUROC (ties count 1/2) of resamples ``idx`` (B, n) of items with ``code`` =
+    2 level + label: per resample, the counts over (level, label) and one pass over the
+    levels. Integer arithmetic up to the last division, so it equals :func:`_weighted_auc`
+    of the same resamples exactly."""
+    b = idx.shape[0]
+    k = int(code.max()) // 2 + 1
+    flat = (np.arange(b, dtype=np.int64)[:, None] * (2 * k) + code[idx]).ravel()
+    counts = np.bincount(flat, minlength=b * 2 * k).reshape(b, k, 2)
+    neg, pos = counts[..., 0], counts[..., 1]
+    neg_below = np.cumsum(neg, axis=1) - neg
+    num2 = (pos * (2 * neg_below + neg)).sum(axis=1)  # twice the numerator
+    den = pos.sum(axis=1) * neg.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num2 / (2.0 * den), np.nan)
 
 
 def _fast_auroc(score: NDArray, y: NDArray) -> float:
@@ -481,6 +513,10 @@ def _model_calibration(
             low = (1 + int((diffs <= 0).sum())) / (b + 1)
             high = (1 + int((diffs >= 0).sum())) / (b + 1)
             p_value = float(min(1.0, 2 * min(low, high)))
+    curve = _risk_curve(c, y)  # once for AURC and E-AURC (the same values as aurc(), eaurc())
+    k = np.arange(1, y.size + 1)
+    risk = float(curve.mean())
+    excess = float(curve.mean() - (np.maximum(0.0, k - y.sum()) / k).mean())
     return ModelCalibration(
         model=model,
         n_items=int(y.size),
@@ -498,8 +534,8 @@ def _model_calibration(
         brier=brier_score(c, y),
         ece=ece(c, y, n_bins=n_bins, strategy="uniform"),
         ece_equal_mass=ece(c, y, n_bins=n_bins, strategy="quantile"),
-        aurc=aurc(c, y),
-        eaurc=eaurc(c, y),
+        aurc=risk,
+        eaurc=excess,
         auroc_internal_on_pop=float(internal_on_pop),
     )
 
@@ -511,6 +547,7 @@ def calibration_by_model(
     confidence_level: float = 0.95,
     n_bins: int = 10,
     rng: SeedLike = 0,
+    workers: int | None = None,
 ) -> CalibrationResult:
     """Calibration metrics of every model in one group of records.
 
@@ -529,6 +566,8 @@ def calibration_by_model(
         n_bins: ECE bins.
         rng: Bootstrap seed, ``SeedSequence`` or ``Generator``; each model's stream depends
             only on it and the model's name.
+        workers: Threads over the models (default: the CPU count); results do not depend on
+            it.
 
     Returns:
         A :class:`CalibrationResult`.
@@ -542,10 +581,14 @@ def calibration_by_model(
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
     df = records[["model", "item_id", "confidence", "correct"]].copy()
-    df["model"] = df["model"].astype(str)
-    df["item_id"] = df["item_id"].astype(str)
-    dup = df.duplicated(["model", "item_id"], keep=False)
-    if dup.any():
+    df["model"] = _strings(df["model"])
+    df["item_id"] = _strings(df["item_id"])
+    m_codes, m_uniq = pd.factorize(df["model"])
+    i_codes, i_uniq = pd.factorize(df["item_id"])
+    cell = m_codes.astype(np.int64) * max(len(i_uniq), 1) + i_codes
+    _, first_at, seen = np.unique(cell, return_index=True, return_counts=True)
+    if (seen > 1).any():
+        dup = np.isin(cell, cell[first_at[seen > 1]])
         first = df[dup].iloc[0]
         raise ValueError(
             f"calibration_by_model: {int(dup.sum())} rows repeat a (model, item_id), e.g. "
@@ -554,19 +597,32 @@ def calibration_by_model(
         )
     root = int(rng) if isinstance(rng, int | np.integer) or rng is None else seed_sequence(rng)
     pop = population_confidence(df)
-    models = tuple(pd.unique(df["model"]))
-    per_model = {}
-    for name in models:
-        mask = (df["model"] == name).to_numpy()
-        per_model[name] = _model_calibration(
-            name,
-            df[mask],
-            pop[mask],
+    models = tuple(str(m) for m in m_uniq)
+    # each model's rows, in their order, from one stable sort of the model codes
+    order = np.argsort(m_codes, kind="stable")
+    bounds = np.searchsorted(m_codes[order], np.arange(len(models) + 1))
+
+    def one(j: int) -> ModelCalibration:
+        rows = order[bounds[j] : bounds[j + 1]]
+        return _model_calibration(
+            models[j],
+            df.iloc[rows],
+            pop.iloc[rows],
             n_boot=int(n_boot),
             confidence_level=float(confidence_level),
             n_bins=int(n_bins),
             rng=root,
         )
+
+    # Models on a thread pool (NumPy's sorts and the bootstrap draws release the GIL); each
+    # model's stream depends on the seed and its name only, so the result does not depend on it.
+    threads = max(1, min(len(models), workers if workers is not None else (os.cpu_count() or 1)))
+    if threads == 1:
+        fitted = [one(j) for j in range(len(models))]
+    else:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            fitted = list(pool.map(one, range(len(models))))
+    per_model = dict(zip(models, fitted))
     return CalibrationResult(
         models=models,
         per_model=per_model,

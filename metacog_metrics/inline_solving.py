@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from metacog_metrics._conventions import value_ties
 from metacog_metrics._result import Result
 from metacog_metrics.pairwise import pair_permutation_test, tau_b_from_table
 
@@ -418,7 +419,7 @@ class _PairTables:
     """
 
     def __init__(self, c: NDArray, p: NDArray, ia: NDArray, ib: NDArray) -> None:
-        dc = np.round(c[:, ia] - c[:, ib], 12)
+        dc = value_ties(c[:, ia] - c[:, ib])
         dp = (p[:, ia] - p[:, ib]).astype(np.int64) + 1
         n_pairs = dc.shape[1]
         # Dense rank of dconf within each pair's column (its row of the pair's table).

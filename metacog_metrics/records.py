@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -111,19 +111,36 @@ def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
     return f"{hits.size} {word} ({word} {shown}{more})"
 
 
+def _nones(n: int) -> pd.Series:
+    """A column of ``n`` None (``np.empty`` of objects holds None: no Python list)."""
+    return pd.Series(np.empty(n, dtype=object), dtype=object, copy=False)
+
+
 def _as_str(col: pd.Series) -> pd.Series:
-    """Text column as Python strings, NaN kept; integral floats (Parquet/NaN upcasts) lose '.0'."""
+    """Text column as Python strings, NaN kept; integral floats (Parquet/NaN upcasts) lose '.0'.
+
+    Each distinct value is converted once (a record table repeats every model name and item
+    id many times): millions of rows cost a hash pass, not a Python call per row.
+    """
     if pd.api.types.is_float_dtype(col):
         vals = col.to_numpy(dtype=float)
         integral = np.isfinite(vals) & (vals == np.round(vals))
         if integral[~np.isnan(vals)].all():
-            out = pd.Series(
-                [None if np.isnan(v) else str(int(v)) for v in vals], index=col.index, dtype=object
-            )
-            return out
+            uniq, inv = np.unique(vals, return_inverse=True)
+            text = np.array([None if np.isnan(v) else str(int(v)) for v in uniq], dtype=object)
+            return pd.Series(text[inv.ravel()], index=col.index, dtype=object)
     if pd.api.types.is_bool_dtype(col):
         return col.map(lambda v: None if pd.isna(v) else str(bool(v)).lower()).astype(object)
-    out = col.astype(object).where(col.notna(), None)
+    if isinstance(col.dtype, pd.StringDtype):  # pandas strings (Arrow or Python)
+        codes, uniq = pd.factorize(col)
+        text = np.array([*(str(u).strip() for u in uniq), None], dtype=object)
+        return pd.Series(text[codes], index=col.index, dtype=object)
+    obj = col.astype(object)
+    if pd.api.types.infer_dtype(obj, skipna=True) == "string":  # only str (and missing)
+        codes, uniq = pd.factorize(obj)
+        text = np.array([*(u.strip() for u in uniq), None], dtype=object)  # code -1: missing
+        return pd.Series(text[codes], index=col.index, dtype=object)
+    out = obj.where(col.notna(), None)
     return out.map(lambda v: v if v is None else str(v).strip()).astype(object)
 
 
@@ -192,7 +209,32 @@ def _check_columns(df: pd.DataFrame, source: str) -> None:
         raise RecordError(f"{source}: repeated column(s) {', '.join(map(str, dup))}")
 
 
-def _duplicate_error(df: pd.DataFrame, where: Sequence[str]) -> str | None:
+def _any_repeated_key(df: pd.DataFrame, constant: Iterable[str] = ()) -> bool:
+    """Whether rows repeat a :data:`KEY_COLUMNS` key: the columns' integer codes combined into
+    one number per row and sorted (a column with a single value, as ``constant`` ones, adds
+    nothing)."""
+    key = np.zeros(len(df), dtype=np.int64)
+    span = 1
+    for name in KEY_COLUMNS:
+        if name in constant:
+            continue
+        codes, uniq = pd.factorize(df[name])
+        if len(uniq) <= 1 and (codes >= 0).all():
+            continue
+        if span * (len(uniq) + 1) >= 2**62:  # too many combinations for one int64
+            return bool(df.duplicated(list(KEY_COLUMNS)).any())
+        key = key * (len(uniq) + 1) + (codes + 1)
+        span *= len(uniq) + 1
+    key.sort()
+    return bool((key[1:] == key[:-1]).any())
+
+
+def _duplicate_error(
+    df: pd.DataFrame, where: Callable[[int], str], constant: Iterable[str] = ()
+) -> str | None:
+    """The error for rows repeating a key, or None; ``where(i)`` names row ``i`` (0-based)."""
+    if not _any_repeated_key(df, constant):
+        return None
     dup = df.duplicated(list(KEY_COLUMNS), keep=False).to_numpy()
     if not dup.any():
         return None
@@ -200,7 +242,7 @@ def _duplicate_error(df: pd.DataFrame, where: Sequence[str]) -> str | None:
     groups = sub.groupby(list(KEY_COLUMNS), sort=False).indices
     examples = []
     for key, idx in list(groups.items())[:3]:
-        places = ", ".join(where[dup.nonzero()[0][i]] for i in idx[:4])
+        places = ", ".join(where(int(dup.nonzero()[0][i])) for i in idx[:4])
         examples.append(f"(model={key[0]!r}, item_id={key[2]!r}) at {places}")
     return (
         f"{int(dup.sum())} rows repeat a (model, benchmark, item_id, probe, confidence_kind) "
@@ -246,8 +288,13 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
         empty = out[name].isna() | (out[name] == "")
         if empty.any():
             raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
+    constant = set()  # key columns known to hold one value (absent: the default)
     for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", _DEFAULT_PROBE)):
-        col = out.get(name, pd.Series([None] * len(df), dtype=object))
+        if name not in out:
+            out[name] = pd.Series(np.full(len(df), default, dtype=object), dtype=object)
+            constant.add(name)
+            continue
+        col = out[name]
         out[name] = col.where(col.notna() & (col != ""), default).astype(object)
 
     conf = _numeric(df["confidence"], "confidence", source, rows)
@@ -271,18 +318,26 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
         )
     out["correct"] = correct
 
-    kind = out.get("confidence_kind", pd.Series([None] * len(df), dtype=object))
+    kind = out.get("confidence_kind", _nones(len(df)))
     unset = kind.isna() | (kind == "")
-    # Inferred per (benchmark, probe) over the rows without a kind: binary when all their
-    # confidences are 0, 1 or NaN.
-    nonbinary = unset & conf.notna() & ~conf.isin([0.0, 1.0])
-    group_nonbinary = nonbinary.groupby([out["benchmark"], out["probe"]]).transform("any")
-    inferred = pd.Series(
-        np.where(group_nonbinary.to_numpy(dtype=bool), "verbal_numeric", "verbal_binary"),
-        index=df.index,
-        dtype=object,
-    )
-    kind = kind.where(~unset, inferred)
+    if unset.any():
+        # Inferred per (benchmark, probe) over the rows without a kind: binary when all their
+        # confidences are 0, 1 or NaN.
+        nonbinary = (unset & conf.notna() & ~conf.isin([0.0, 1.0])).to_numpy()
+        group = np.zeros(len(df), dtype=np.int64)
+        for name in ("benchmark", "probe"):
+            if name not in constant:
+                codes, uniq = pd.factorize(out[name])
+                group = group * (len(uniq) + 1) + codes
+        group = pd.factorize(group)[0]
+        group_nonbinary = np.bincount(group, weights=nonbinary)[group] > 0
+        inferred = np.where(group_nonbinary, "verbal_numeric", "verbal_binary").astype(object)
+        if unset.all():
+            kind = pd.Series(inferred, index=df.index, dtype=object)
+            if group_nonbinary.all() or not group_nonbinary.any():
+                constant.add("confidence_kind")
+        else:
+            kind = kind.where(~unset, pd.Series(inferred, index=df.index, dtype=object))
     unknown = ~kind.isin(CONFIDENCE_KINDS)
     if unknown.any():
         raise RecordError(
@@ -320,11 +375,11 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
                 )
             out[name] = vals.astype("Int64")
     for name in _TEXT_COLUMNS:
-        out.setdefault(name, pd.Series([None] * len(df), dtype=object))
+        out.setdefault(name, _nones(len(df)))
 
     columns = list(RECORD_COLUMNS) + [c for c in EXTRA_COLUMNS if c in out]
-    result = pd.DataFrame({c: out[c] for c in columns})
-    message = _duplicate_error(result, [f"row {r}" for r in rows])
+    result = pd.DataFrame({c: out[c] for c in columns}, copy=False)  # the columns are new
+    message = _duplicate_error(result, lambda i: f"row {i + 1}", constant=constant)
     if message:
         raise RecordError(f"{source}: {message}")
     return result
@@ -473,18 +528,23 @@ def read_records(
     paths = [Path(p) for p in paths]
     if not paths:
         raise RecordError("no record files given")
-    frames, where = [], []
+    frames = []
     for path in paths:
         raw = _read_one(path)
         if raw.empty:  # a header-only (or empty) file would give an empty summary and exit 0
             raise RecordError(f"{path}: no records (the file holds no data rows)")
         frame = validate_records(raw, source=str(path))
         frames.append(frame)
-        where.extend(f"{path} row {i}" for i in range(1, len(frame) + 1))
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if len(frames) > 1:
         # optional columns present in some files only: restore dtypes lost to NaN padding
         df["reasoning"] = df["reasoning"].astype("boolean")
+        ends = np.cumsum([len(f) for f in frames])
+
+        def where(i: int) -> str:
+            k = int(np.searchsorted(ends, i, side="right"))
+            return f"{paths[k]} row {i - (ends[k - 1] if k else 0) + 1}"
+
         message = _duplicate_error(df, where)
         if message:
             raise RecordError(message)
@@ -629,7 +689,7 @@ def item_matrices(
     absent = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if absent:
         raise RecordError(f"records lack column(s) {', '.join(absent)}")
-    df = df.copy()
+    df = df.copy(deep=False)  # columns are replaced, never written in place
     for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", _DEFAULT_PROBE)):
         if name not in df.columns:
             df[name] = default
@@ -637,12 +697,21 @@ def item_matrices(
         df["confidence_kind"] = validate_records(df[list(REQUIRED_COLUMNS)], source="records")[
             "confidence_kind"
         ].to_numpy()
-    df["model"] = df["model"].astype(str)
+    if pd.api.types.infer_dtype(df["model"], skipna=False) != "string":
+        df["model"] = df["model"].astype(str)
     df["item_id"] = _as_str(df["item_id"])
-    df = _select(df, "benchmark", benchmark)
-    df = _select(df, "probe", probe)
-    df = _select(df, "confidence_kind", confidence_kind)
-    groups = df[["benchmark", "probe", "confidence_kind"]].drop_duplicates()
+    key_cols = ["benchmark", "probe", "confidence_kind"]
+    for name, value in zip(key_cols, (benchmark, probe, confidence_kind)):
+        # a column holding only the value asked for needs no filtering (the usual case: the
+        # rows of one group)
+        if value is not None and not (
+            df[name].nunique(dropna=False) == 1 and df[name].iloc[0] == value
+        ):
+            df = _select(df, name, value)
+    if all(df[c].nunique(dropna=False) == 1 for c in key_cols):
+        groups = df[key_cols].iloc[:1]
+    else:
+        groups = df[key_cols].drop_duplicates()
     if len(groups) != 1:
         listed = "; ".join("/".join(map(str, g)) for g in groups.itertuples(index=False))
         raise RecordError(
@@ -650,57 +719,74 @@ def item_matrices(
             f"({listed}); choose one with benchmark=, probe= and confidence_kind="
         )
     bench, prb, kind = (str(v) for v in groups.iloc[0])
-    if df.duplicated(["model", "item_id"]).any():
-        raise RecordError(f"{bench}/{prb}/{kind}: a model repeats an item_id")
 
-    all_models = list(pd.unique(df["model"]))
+    # Every row's model and item as integer codes (order of first appearance): the checks and
+    # the matrices are array operations on them, not a pivot of millions of rows.
     if models is not None:
         wanted = [str(m) for m in models]
-        lacking = [m for m in wanted if m not in all_models]
+        present = set(pd.unique(df["model"]))
+        lacking = [m for m in wanted if m not in present]
         if lacking:
             raise RecordError(f"{bench}/{prb}/{kind}: no records for model(s) {lacking}")
         df = df[df["model"].isin(wanted)]
+        m_codes = pd.Categorical(df["model"], categories=wanted).codes.astype(np.int64)
         all_models = wanted
-    items = list(pd.unique(df["item_id"]))
-    conf = df["confidence"].astype(float)
-    corr = df["correct"].astype(float)
-    unparseable = conf.isna().groupby(df["model"]).sum()
-    ungraded = (conf.notna() & corr.isna()).groupby(df["model"]).sum()
-    usable = df[conf.notna() & corr.notna()]
-    conf_w = usable.pivot(index="item_id", columns="model", values="confidence")
-    corr_w = usable.pivot(index="item_id", columns="model", values="correct")
+    else:
+        m_codes, m_uniq = pd.factorize(df["model"])
+        all_models = [str(m) for m in m_uniq]
+    i_codes, items = pd.factorize(df["item_id"])
+    n_models, n_items = len(all_models), len(items)
+    cell = np.sort(m_codes.astype(np.int64) * max(n_items, 1) + i_codes)
+    if (cell[1:] == cell[:-1]).any():  # (a sort: NumPy's hashing np.unique is far slower)
+        raise RecordError(f"{bench}/{prb}/{kind}: a model repeats an item_id")
+    conf = df["confidence"].to_numpy(dtype=float)
+    corr = df["correct"].to_numpy(dtype=float)
+    unparseable = np.bincount(m_codes, weights=np.isnan(conf), minlength=n_models)
+    ungraded = np.bincount(m_codes, weights=~np.isnan(conf) & np.isnan(corr), minlength=n_models)
+    usable = ~np.isnan(conf) & ~np.isnan(corr)
+    n_usable = np.bincount(m_codes[usable], minlength=n_models)
     models_dropped = {
         m: "no item with both a confidence and a grade"
-        for m in all_models
-        if m not in conf_w.columns
+        for j, m in enumerate(all_models)
+        if n_usable[j] == 0
     }
-    kept = [m for m in all_models if m not in models_dropped]
-    conf_w = conf_w.reindex(index=items, columns=kept).astype(float)
-    corr_w = corr_w.reindex(index=items, columns=kept).astype(float)
-    have = conf_w.notna().to_numpy()
+    kept_idx = np.flatnonzero(n_usable > 0)
+    kept = [all_models[j] for j in kept_idx]
+    column = np.full(n_models, -1, dtype=np.int64)
+    column[kept_idx] = np.arange(kept_idx.size)
+    conf_m = np.full((n_items, kept_idx.size), np.nan)
+    corr_m = np.full((n_items, kept_idx.size), np.nan)
+    conf_m[i_codes[usable], column[m_codes[usable]]] = conf[usable]
+    corr_m[i_codes[usable], column[m_codes[usable]]] = corr[usable]
+    have = ~np.isnan(conf_m)
     dropped_by_model = {m: int((~have[:, j]).sum()) for j, m in enumerate(kept)}
+    item_ids = np.asarray(items, dtype=object)
     if missing == "complete":
-        full = have.all(axis=1) if kept else np.zeros(len(items), dtype=bool)
-        conf_w, corr_w = conf_w[full], corr_w[full]
-    n_dropped = len(items) - len(conf_w)
+        full = have.all(axis=1) if kept else np.zeros(n_items, dtype=bool)
+        conf_m, corr_m, item_ids = conf_m[full], corr_m[full], item_ids[full]
+    n_dropped = n_items - conf_m.shape[0]
 
     reasoning: list[bool | None] = []
     if "reasoning" in df.columns:
-        flags = df[["model", "reasoning"]].dropna().drop_duplicates()
-        clash = flags["model"][flags["model"].duplicated()].unique().tolist()
+        flag = df["reasoning"]
+        known = flag.notna().to_numpy()
+        pairs = np.sort(m_codes[known] * 2 + flag[known].astype(bool).to_numpy(dtype=np.int64))
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if pairs.size else pairs
+        codes_seen, counts = np.unique(pairs // 2, return_counts=True)
+        clash = [all_models[c] for c in codes_seen[counts > 1]]
         if clash:
             raise RecordError(
                 f"{bench}/{prb}/{kind}: conflicting reasoning flags for model(s) {clash}"
             )
-        by_model = dict(zip(flags["model"], flags["reasoning"]))
-        reasoning = [bool(by_model[m]) if m in by_model else None for m in kept]
+        by_model = {all_models[c // 2]: bool(c % 2) for c in pairs}
+        reasoning = [by_model.get(m) for m in kept]
     else:
         reasoning = [None] * len(kept)
     return ItemMatrices(
         models=tuple(kept),
-        item_ids=tuple(conf_w.index),
-        confidence=conf_w.to_numpy(dtype=float),
-        correct=corr_w.to_numpy(dtype=float),
+        item_ids=tuple(item_ids),
+        confidence=conf_m,
+        correct=corr_m,
         reasoning=tuple(reasoning),
         benchmark=bench,
         probe=prb,
@@ -709,7 +795,7 @@ def item_matrices(
         n_items_total=len(items),
         n_items_dropped=int(n_dropped),
         dropped_by_model=dropped_by_model,
-        unparseable_by_model={m: int(unparseable.get(m, 0)) for m in all_models},
-        ungraded_by_model={m: int(ungraded.get(m, 0)) for m in all_models},
+        unparseable_by_model={m: int(unparseable[j]) for j, m in enumerate(all_models)},
+        ungraded_by_model={m: int(ungraded[j]) for j, m in enumerate(all_models)},
         models_dropped=models_dropped,
     )

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -50,6 +51,8 @@ from threadpoolctl import threadpool_limits
 from metacog_metrics._conventions import SeedLike, tie_tolerance
 from metacog_metrics._result import Result
 from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
+from metacog_metrics.pairwise.pair import _compiled_kernels
+from metacog_metrics.pairwise.tau import _tables_from_counts
 
 __all__ = [
     "StratifiedTestResult",
@@ -118,6 +121,9 @@ def stratified_null_draws(conf: NDArray, perf: NDArray, perms: NDArray) -> NDArr
     """
     n_items, m = conf.shape
     ia, ib = np.triu_indices(m, k=1)
+    kernels = _compiled_kernels("auto")
+    if kernels is not None:  # the same integer counts by popcount on packed bits
+        return _compiled_null_draws(kernels, conf, perf, perms, ia, ib)
     c = np.ascontiguousarray(conf.T, dtype=np.float32)  # (models, items)
     y = np.ascontiguousarray(perf.T, dtype=np.float32)
     kc, ky = c.sum(axis=1), y.sum(axis=1)
@@ -147,6 +153,28 @@ def stratified_null_draws(conf: NDArray, perf: NDArray, perms: NDArray) -> NDArr
         t[..., 1, 0] = c0 - t[..., 0, 0] - t[..., 2, 0]
         t[..., 1, 1] = n_items - r2 - r0 - t[..., 1, 2] - t[..., 1, 0]
         out[start : start + step] = _nanmean_last(tau_b_from_table(t))
+    return out
+
+
+def _compiled_null_draws(
+    kernels: Any, conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray, ib: NDArray
+) -> NDArray:
+    """:func:`stratified_null_draws` on the compiled kernel (numba): every pair's
+    co-occurrence counts by popcount on packed bits, the same integers as the float products,
+    so the same draws to the last bit, in chunks of permutations."""
+    n_items = conf.shape[0]
+    c8 = np.ascontiguousarray(conf > 0.5, dtype=np.uint8)  # (items, models)
+    p8 = np.ascontiguousarray(perf > 0.5, dtype=np.uint8)
+    kc = c8.sum(axis=0, dtype=np.int64)
+    kp = (perf > 0.5).sum(axis=0).astype(np.int64)
+    ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
+    perms = np.ascontiguousarray(perms, dtype=np.int64)
+    out = np.empty(perms.shape[0])
+    step = max(1, (1 << 21) // max(1, 6 * ia.size))
+    for start in range(0, perms.shape[0], step):
+        counts = kernels.permuted_counts(c8, p8, perms[start : start + step], ia64, ib64)
+        tables = _tables_from_counts(counts, kc, kp, n_items, ia, ib)
+        out[start : start + step] = _nanmean_last(tau_b_from_table(tables))
     return out
 
 

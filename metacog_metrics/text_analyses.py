@@ -37,8 +37,9 @@ def _safe(text: str) -> str:
 
 
 def _has_texts(records: pd.DataFrame, column: str) -> bool:
-    return column in records and bool(
-        records[column].map(lambda t: isinstance(t, str) and t.strip() != "").any()
+    # each distinct value once: records without texts hold only None, and cost nothing
+    return column in records and any(
+        isinstance(t, str) and t.strip() != "" for t in pd.unique(records[column].dropna())
     )
 
 

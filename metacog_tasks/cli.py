@@ -120,8 +120,8 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
         "--engine",
         choices=("auto", "numpy", "numba"),
         default="auto",
-        help="engine of the binary per-pair draws (default auto: numba when installed); "
-        "summary.json records the one that ran",
+        help="engine of the per-pair and joint permutation draws (default auto: numba when "
+        "installed); summary.json records the ones that ran",
     )
     p.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
     _option(p, "quiet", help="no progress bars")

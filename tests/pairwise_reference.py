@@ -70,3 +70,29 @@ def _collapse_4x4(t4: NDArray) -> NDArray:
     for i, (r, c) in enumerate(_CAT_TO_CELL):
         out[r, c] += t4[i // 4, i % 4]
     return out
+
+
+def _item_permutation_taus(
+    ca: NDArray, pa: NDArray, cb: NDArray, pb: NDArray, null: str, n: int,
+    rng: np.random.Generator,
+) -> NDArray:  # fmt: skip
+    """tau-b of one pair under ``n`` permutations of its items: the item-level per-pair null.
+
+    The path the real-valued per-pair nulls took before they were drawn as level tables, kept
+    as the reference they are tested against. ``base_rate``: dperf permuted against dconf;
+    ``calibration_preserving``: B's items permuted against A's (each model keeps its own
+    (conf, perf) pairs). Ties as in the package: differences rounded by ``value_ties``.
+    """
+    from metacog_metrics._conventions import value_ties
+    from metacog_metrics.pairwise.tau import _tau_b_sorted
+
+    ca, pa, cb, pb = (np.asarray(v, dtype=float) for v in (ca, pa, cb, pb))
+    if null == "base_rate":
+        dx = value_ties(ca - cb)
+        dy = np.rint(pa - pb + 1).astype(np.int64)
+        ys = rng.permuted(np.repeat(dy[None, :], n, axis=0), axis=-1)
+        return _tau_b_sorted(np.broadcast_to(dx, ys.shape), ys)
+    idx = rng.permuted(np.repeat(np.arange(ca.size)[None, :], n, axis=0), axis=-1)
+    dx = value_ties(ca[None, :] - cb[idx])
+    dy = np.rint(pa[None, :] - pb[idx] + 1).astype(np.int64)
+    return _tau_b_sorted(dx, dy)

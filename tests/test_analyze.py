@@ -620,6 +620,7 @@ def test_summary_records_the_engine(engine):
     s = analyze_records(df, permutations=19, joint_permutations=9, engine=engine).summary
     expect = "numba" if engine == "auto" and compiled_engine_available("auto") else "numpy"
     assert s["engine"]["per_pair"] == expect
+    assert s["engine"]["joint"] == expect  # the joint draws follow the same choice
     assert s["engine"]["requested"] == s["parameters"]["engine"] == engine
     assert (s["engine"]["numba_version"] is not None) == (expect == "numba")
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
+from metacog_metrics._conventions import value_ties
 from metacog_metrics.calibration import (
     aurc,
     auroc,
@@ -665,3 +666,55 @@ def test_calibration_by_model_repeat_message_and_object_columns():
     )
     m = calibration_by_model(obj, n_boot=0).per_model["a"]
     assert (m.n_items, m.n_unparseable, m.n_ungraded) == (2, 1, 1)
+
+
+def test_item_path_bootstrap_is_unchanged_for_the_same_seed():
+    # Real-valued population means (a level per item): the items are drawn one by one, and
+    # each resample's AUROCs come from its counts over (level, correctness). The draws are
+    # the generator's, as before, and the arithmetic is integer up to the last division, so
+    # the result equals, to the last bit, the weights-per-item computation it replaced.
+    from metacog_metrics.calibration import _paired_auroc_bootstrap, _weighted_auc
+
+    rng = np.random.default_rng(8)
+    n = 300
+    y = (rng.random(n) < 0.7).astype(float)
+    conf = np.round(rng.random(n) * 20) / 20
+    pop = value_ties(rng.random(n))
+    got = _paired_auroc_bootstrap(conf, pop, y, 2500, np.random.default_rng(9))
+    lev_c = np.unique(conf, return_inverse=True)[1]
+    lev_p = np.unique(pop, return_inverse=True)[1]
+    gen, want = np.random.default_rng(9), []
+    chunk = 1_000_000 // n
+    for start in range(0, 2500, chunk):
+        b = min(chunk, 2500 - start)
+        idx = gen.integers(0, n, size=(b, n))
+        flat = (np.arange(b)[:, None] * n + idx).ravel()
+        w = np.bincount(flat, minlength=b * n).reshape(b, n).astype(float)
+        want.append(_weighted_auc(lev_c, y, w) - _weighted_auc(lev_p, y, w))
+    np.testing.assert_array_equal(got, np.concatenate(want))
+    ref = _item_level_diffs(conf, pop, y, 300, np.random.default_rng(9))
+    np.testing.assert_allclose(got[:300], ref, atol=1e-12)  # the same resamples as sklearn's
+
+
+def test_brier_score_equals_sklearn_to_the_last_bit():
+    from sklearn.metrics import brier_score_loss
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 150, 4000):
+        for _ in range(20):
+            y = (rng.random(n) < 0.6).astype(float)
+            c = np.round(rng.random(n), 2) if n % 2 else rng.random(n)
+            assert brier_score(c, y) == brier_score_loss(y, c, labels=[0, 1])
+
+
+def test_calibration_does_not_depend_on_the_threads():
+    rng = np.random.default_rng(6)
+    rows = [
+        (f"m{m}", f"q{i}", rng.integers(0, 21) / 20, float(rng.random() < 0.6))
+        for m in range(5)
+        for i in range(120)
+    ]
+    df = pd.DataFrame(rows, columns=["model", "item_id", "confidence", "correct"])
+    one = calibration_by_model(df, n_boot=200, rng=3, workers=1).table
+    two = calibration_by_model(df, n_boot=200, rng=3, workers=3).table
+    pd.testing.assert_frame_equal(one, two)

@@ -779,9 +779,11 @@ def test_compiled_uniforms_are_numpy_sfc64():
     k = _kernels()
     ss = np.random.SeedSequence(2024)
     st = k.state(ss)
-    got = k._uniforms(st, 1000)
+    from compiled_helpers import uniforms
+
+    got = uniforms(st, 1000)
     np.testing.assert_array_equal(got, np.random.Generator(np.random.SFC64(ss)).random(1000))
-    more = k._uniforms(st, 10)  # the state advanced in place: the stream continues
+    more = uniforms(st, 10)  # the state advanced in place: the stream continues
     np.testing.assert_array_equal(
         more, np.random.Generator(np.random.SFC64(ss)).random(1010)[1000:]
     )
@@ -816,10 +818,12 @@ def test_compiled_hypergeometric_draws_follow_the_exact_law(tabulated):
     # ratio of uniforms (HRUA with tabulated log-factorials) or by the tabulated inversion,
     # against SciPy's pmf (chi-square, sparse tails pooled).
     k = _kernels()
+    from compiled_helpers import hypergeometric_draws
+
     lf = k.number_tables(60_000)
     for j, (g, b, s) in enumerate(_LAWS):
         st = k.state(np.random.SeedSequence([j, int(tabulated)]))
-        x = k._hypergeometric_draws(g, b, s, 200_000, st, lf, tabulated)
+        x = hypergeometric_draws(g, b, s, 200_000, st, lf, tabulated)
         support = np.arange(max(0, s - b), min(s, g) + 1)
         assert np.isin(x, support).all()
         if support.size == 1:
@@ -894,9 +898,12 @@ def test_engine_selection(monkeypatch):
     res = pairwise_calibration(conf, perf, permutations=50, joint_permutations=10, rng=0,
                                engine="numpy")  # fmt: skip
     assert {r.engine for r in res.per_pair.values()} == {"numpy"}
-    # real-valued confidence: the exact path (NumPy) whatever the engine
-    real = pair_permutation_test(conf * 0.5 + 0.25, perf, permutations=20, rng=0, engine="numba")
-    assert real.engine == "numpy"
+    # real-valued confidence: level and matching tables on either engine
+    real = conf * 0.5 + 0.25
+    for null in NULLS:
+        kw = {"null": null, "permutations": 20, "rng": 0}
+        assert pair_permutation_test(real, perf, engine="numba", **kw).engine == "numba"
+        assert pair_permutation_test(real, perf, engine="numpy", **kw).engine == "numpy"
     with pytest.raises(ValueError, match="engine"):
         pair_permutation_test(conf, perf, permutations=5, engine="cuda")
     with pytest.raises(ValueError, match="engine"):

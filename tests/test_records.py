@@ -634,3 +634,43 @@ def test_item_matrices_select_probe_and_kind():
         item_matrices(df, probe="retro")
     with pytest.raises(RecordError, match="no records with confidence_kind 'sampled'"):
         item_matrices(df, confidence_kind="sampled")
+
+
+@pytest.mark.parametrize("missing", ["complete", "keep"])
+def test_item_matrices_equal_a_pandas_pivot(missing):
+    # Random partial coverage, unparseable and ungraded rows, a model with no usable item and a
+    # requested model order: the matrices from integer codes against pandas' own pivot.
+    rng = np.random.default_rng(2)
+    rows = []
+    for m in ("m3", "m1", "m2", "dead"):
+        for i in rng.permutation(40)[: rng.integers(25, 40)]:
+            conf = np.nan if (m == "dead" or rng.random() < 0.05) else rng.integers(0, 11) / 10
+            correct = np.nan if rng.random() < 0.05 else float(rng.random() < 0.6)
+            rows.append((m, f"q{i}", conf, correct))
+    df = validate_records(pd.DataFrame(rows, columns=["model", "item_id", "confidence", "correct"]))
+    for models in (None, ["m2", "m3"]):
+        mat = item_matrices(df, missing=missing, models=models)
+        sub = df if models is None else df[df["model"].isin(models)]
+        usable = sub.dropna(subset=["confidence", "correct"])
+        names = list(pd.unique(sub["model"])) if models is None else models
+        kept = [m for m in names if m in set(usable["model"])]
+        items = list(pd.unique(sub["item_id"]))
+        conf = usable.pivot(index="item_id", columns="model", values="confidence")
+        conf = conf.reindex(index=items, columns=kept)
+        corr = usable.pivot(index="item_id", columns="model", values="correct")
+        corr = corr.reindex(index=items, columns=kept)
+        if missing == "complete":
+            full = conf.notna().all(axis=1)
+            conf, corr = conf[full], corr[full]
+        assert mat.models == tuple(kept)
+        assert mat.item_ids == tuple(conf.index)
+        np.testing.assert_array_equal(mat.confidence, conf.to_numpy())
+        np.testing.assert_array_equal(mat.correct, corr.to_numpy())
+        assert set(mat.models_dropped) == set(names) - set(kept)
+        for m in names:
+            rows_m = sub[sub["model"] == m]
+            assert mat.unparseable_by_model[m] == rows_m["confidence"].isna().sum()
+            assert (
+                mat.ungraded_by_model[m]
+                == (rows_m["confidence"].notna() & rows_m["correct"].isna()).sum()
+            )

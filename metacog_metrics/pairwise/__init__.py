@@ -27,11 +27,17 @@ category for the calibration-preserving null, collapsed to 3x3) drawn exactly by
 decomposition into hypergeometric variates, those whose law repeats across draws by inversion of
 tabulated CDFs, so their cost does not depend on the number of items. With numba installed (the
 ``fast`` extra) the same decomposition runs compiled (:mod:`metacog_metrics.pairwise._numba`),
-about three times faster; ``METACOG_NO_NUMBA=1`` or ``engine="numpy"`` keeps NumPy. Continuous
-confidence (logprob, sampled, numeric) takes an exact but slower path: permutations of the
-items, with tau-b from a sort with ties (or from bincounts when the confidences lie on a coarse
-grid, k / Q, with many items per level). All permutation work is split into fixed chunks with
-their own child seeds and run on a thread pool: results do not depend on the number of threads.
+about three times faster; ``METACOG_NO_NUMBA=1`` or ``engine="numpy"`` keeps NumPy. Real-valued
+confidence (logprob, sampled, numeric) is drawn the same way: a pair's tau-b depends on its
+items only through the counts over its distinct dconf values (exact decimal ties kept) by the
+three dperf values, so a base-rate draw is a random ``levels x 3`` table with both margins, and
+a calibration-preserving draw a random table of A's by B's (confidence, correctness)
+categories (compiled; without numba, or with values too many to tabulate, the items are
+permuted). The cost of a draw depends on the levels, not the items. The joint draws run
+compiled too: binary vectors arranged at random as packed bits with popcount co-occurrence
+counts, real-valued ones shuffled with per-pair level lookups. All permutation work is split
+into fixed chunks with their own child seeds and run on a thread pool: results do not depend on
+the number of threads.
 
 
 The package, by step of the method: :mod:`~metacog_metrics.pairwise.tau` (tau-b from tables,

@@ -1,6 +1,7 @@
-"""Compiled per-pair null draws for binary confidence (optional; needs numba).
+"""Compiled null draws (optional; needs numba): per pair and joint, binary and real-valued.
 
-The same exact block decomposition as the NumPy engine of :mod:`metacog_metrics.pairwise`
+Per-pair draws of binary confidence use the same exact block decomposition as the NumPy engine
+of :mod:`metacog_metrics.pairwise`
 (level 1: one law per pair; level 2: laws that depend on the pair and the level-1 value only;
 level 3: the last free cell of each block), compiled, one pair and one draw at a time, with
 the accumulations (counts against the observed value, sums, sums of squares) kept in
@@ -19,6 +20,14 @@ registers instead of ``(pairs, draws)`` arrays.
   ``np.random.SFC64(child_seed).state``, so results depend only on the seed and the fixed
   chunks, never on the number of threads. The draws differ from the NumPy engine's for the
   same seed (another bit generator and another order of variates); the law is the same.
+* Real-valued confidence: random (dconf level x dperf) tables row by row
+  (:func:`levels_base_rate_kernel`) and random category matching tables
+  (:func:`matching_kernel`), hypergeometric variates simulated draw by draw when a parameter is
+  small, HRUA otherwise; joint draws by shuffling with per-pair level lookups
+  (:func:`joint_levels_kernel`).
+* Binary joint draws and the difficulty-stratified null: packed bits and one popcount per
+  word for every pair's co-occurrence counts (:func:`joint_binary_counts`,
+  :func:`permuted_counts`).
 * Every kernel releases the GIL: the thread pool of :mod:`metacog_metrics.pairwise` runs the
   chunks on all cores.
 * Compilation. Kernels are compiled for fixed signatures when this module is imported (about
@@ -34,10 +43,23 @@ import math
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 from numpy.typing import NDArray
 from scipy import special
 
-__all__ = ["NUMBA_VERSION", "base_rate_kernel", "calibration_kernel", "number_tables", "state"]
+__all__ = [
+    "NUMBA_VERSION",
+    "base_rate_kernel",
+    "calibration_kernel",
+    "joint_binary_counts",
+    "joint_levels_kernel",
+    "levels_base_rate_kernel",
+    "matching_kernel",
+    "number_tables",
+    "permuted_counts",
+    "state",
+]
 
 NUMBA_VERSION: str = numba.__version__
 
@@ -95,6 +117,14 @@ def _uniform(st: tuple) -> tuple:
         ((c << _U24) | (c >> _U40)) + tmp,
         w + _U1,
     )
+
+
+@_jit(inline="always")
+def _next64(st: tuple) -> tuple:
+    """Next raw 64-bit output of the SFC64 stream and the new state."""
+    a, b, c, w = st
+    tmp = a + b + w
+    return tmp, (b ^ (b >> _U11), c + (c << _U3), ((c << _U24) | (c >> _U40)) + tmp, w + _U1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -560,33 +590,558 @@ def calibration_kernel(a_cats: NDArray, b_cats: NDArray, obs: NDArray, n: int, s
     return out
 
 
-@_jit()
-def _hypergeometric_draws(good: int, bad: int, sample: int, n: int, s: NDArray, lf: NDArray,
-                          tabulated: bool) -> NDArray:  # fmt: skip
-    """``n`` draws of one law, by HRUA (set up afresh for each) or tabulated (tests)."""
-    out = np.empty(n, dtype=np.int64)
-    buf = np.empty(_CAP)
-    cdf = np.empty(_CAP)
-    guide = np.empty(4 * _CAP + 2, dtype=np.int64)
-    lo = _tabulate(good, bad, sample, buf, cdf, guide) if tabulated else -1
+# --------------------------------------------------------------------------------------------
+# Real-valued confidence: level tables
+# --------------------------------------------------------------------------------------------
+
+_DIRECT_MAX = 10  # a hypergeometric variate needing at most this many draws is simulated
+
+
+@_jit(inline="always")
+def _hg_direct(st: tuple, good: int, pop: int, k: int) -> tuple:
+    """Good items among ``k`` drawn one by one without replacement from ``pop`` (``good``)."""
+    x = 0
+    g = good
+    p = pop
+    for _ in range(k):
+        u, st = _uniform(st)
+        if u * p < g:
+            x += 1
+            g -= 1
+        p -= 1
+    return x, st
+
+
+@_jit(inline="always")
+def _hg_any(st: tuple, lf: NDArray, good: int, bad: int, sample: int) -> tuple:
+    """One Hypergeometric(good, bad, sample) variate, cheap when a parameter is small.
+
+    By the symmetries of the law (sample and good swap roles; a set and its complement), the
+    variate is simulated draw by draw when the smallest of ``good``, ``bad``, ``sample`` and
+    ``good + bad - sample`` is at most 10 (NumPy's rule for its own direct method); else HRUA.
+    """
+    pop = good + bad
+    if sample <= 0 or good <= 0:
+        return 0, st
+    if bad <= 0:
+        return sample, st
+    if sample >= pop:
+        return good, st
+    ms = min(sample, pop - sample)
+    mg = min(good, bad)
+    if min(ms, mg) > _DIRECT_MAX:
+        return _hrua(st, lf, good, bad, sample)
+    if ms <= mg:
+        if sample <= pop - sample:
+            return _hg_direct(st, good, pop, sample)
+        x, st = _hg_direct(st, good, pop, pop - sample)  # good items left out of the sample
+        return good - x, st
+    if good <= bad:  # the sample's items among the good ones
+        return _hg_direct(st, sample, pop, good)
+    x, st = _hg_direct(st, sample, pop, bad)  # ... among the bad ones
+    return sample - x, st
+
+
+@_jit("float64[:, ::1](int64[::1], int64[::1], int64[:, ::1], int64[::1], int64, uint64[::1], "
+      "float64[::1], float64[:, ::1])")  # fmt: skip
+def levels_base_rate_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_obs: NDArray,
+                            n: int, s: NDArray, lf: NDArray, draws: NDArray
+                            ) -> NDArray:  # fmt: skip
+    """Kendall's S of ``n`` random (dconf level x dperf) tables per pair, against the observed S.
+
+    Real-valued confidence: a pair's ``L`` distinct dconf values are the rows (ascending), the
+    three dperf values the columns; permuting dperf against dconf draws a random ``L x 3``
+    table with both margins fixed. Row by row: how many of the row's items fall in column 0
+    (a hypergeometric variate given the items still unplaced), then column 2 among the rest,
+    column 1 takes what is left; S accumulates from the columns of the rows already drawn.
+    Once a single column has items left, the remaining rows follow at once. O(L) a draw.
+
+    Args:
+        row_off: ``(P + 1,)`` offsets of each pair's rows in ``rows``.
+        rows: Counts of each pair's dconf levels, ascending dconf.
+        cols: ``(P, 3)`` counts of dperf -1, 0, +1.
+        s_obs: ``(P,)`` observed S.
+        n: Draws per pair.
+        s: SFC64 state (advanced in place).
+        lf: :func:`number_tables` of the largest number of items.
+        draws: ``(P, n)`` to receive the draws of S, or ``(0, 0)``.
+
+    Returns:
+        ``(P, 5)``: ``#{S >= S_obs}``, ``#{S <= S_obs}``, draws, sum of S, sum of S**2 (zeros
+        for a pair whose tau-b is undefined: constant dconf or dperf).
+    """
+    n_pairs = cols.shape[0]
+    out = np.zeros((n_pairs, 5))
     st = (s[0], s[1], s[2], s[3])
-    for i in range(n):
-        if lo >= 0:
-            k, st = _invert(st, lo, cdf, guide)
-        else:
-            k, st = _hrua(st, lf, good, bad, sample)
-        out[i] = k
+    keep = draws.shape[0] == n_pairs and draws.shape[1] == n
+    for pi in range(n_pairs):
+        c0, c1, c2 = cols[pi, 0], cols[pi, 1], cols[pi, 2]
+        total = c0 + c1 + c2
+        lo, hi = row_off[pi], row_off[pi + 1]
+        if hi - lo < 2 or max(c0, c1, c2) == total:
+            continue
+        so = s_obs[pi]
+        ge = 0
+        le = 0
+        s1 = 0.0
+        s2 = 0.0
+        for d in range(n):
+            r0, r1, r2 = c0, c1, c2  # items of each column not yet placed
+            rem = total
+            a0, a1, a2 = 0, 0, 0  # items of each column in the rows already drawn
+            sv = 0
+            for li in range(lo, hi):
+                r = rows[li]
+                if r0 + r2 == 0:  # the rest is column 1: against a0 = c0 below, a2 = c2
+                    sv += rem * (a0 - a2)
+                    break
+                if r1 + r2 == 0:
+                    sv -= rem * (a1 + a2)
+                    break
+                if r0 + r1 == 0:
+                    sv += rem * (a0 + a1)
+                    break
+                if r == 1:
+                    u, st = _uniform(st)
+                    v = u * rem
+                    if v < r0:
+                        x0, x1, x2 = 1, 0, 0
+                    elif v < r0 + r2:
+                        x0, x1, x2 = 0, 0, 1
+                    else:
+                        x0, x1, x2 = 0, 1, 0
+                else:
+                    x0, st = _hg_any(st, lf, r0, r1 + r2, r)
+                    x2, st = _hg_any(st, lf, r2, r1, r - x0)
+                    x1 = r - x0 - x2
+                sv += x1 * (a0 - a2) + x2 * (a0 + a1) - x0 * (a1 + a2)
+                a0 += x0
+                a1 += x1
+                a2 += x2
+                r0 -= x0
+                r1 -= x1
+                r2 -= x2
+                rem -= r
+            if sv >= so:
+                ge += 1
+            if sv <= so:
+                le += 1
+            fs = float(sv)
+            s1 += fs
+            s2 += fs * fs
+            if keep:
+                draws[pi, d] = fs
+        out[pi, 0] = ge
+        out[pi, 1] = le
+        out[pi, 2] = n
+        out[pi, 3] = s1
+        out[pi, 4] = s2
     s[0], s[1], s[2], s[3] = st
     return out
 
 
-@_jit()
-def _uniforms(s: NDArray, n: int) -> NDArray:
-    """``n`` doubles of the SFC64 stream (tests)."""
-    out = np.empty(n)
+@_jit("float64[:, ::1](int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
+      "int64[::1], int64[::1], float64[::1], int64, uint64[::1], float64[::1], float64, "
+      "float64[:, ::1])")  # fmt: skip
+def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArray,
+                    cell_off: NDArray, cell_code: NDArray, n_levels: NDArray, total_n: NDArray,
+                    obs: NDArray, n: int, s: NDArray, lf: NDArray, ratio: float,
+                    draws: NDArray) -> NDArray:  # fmt: skip
+    """tau-b of ``n`` calibration-preserving null tables per pair, accumulated against ``obs``.
+
+    Real-valued confidence: B's items matched to A's by a random permutation is a random
+    table of A's by B's (confidence, correctness) categories with both category counts fixed.
+    Rows (one side's categories, largest first) are drawn in turn: a large row column by column
+    (a hypergeometric variate per column, until its items are placed), the small rows item by
+    item from the items still unmatched (a partial shuffle), the last row takes what is left.
+    Each cell adds its count to the (dconf level, dperf) table it maps to (``cell_code``:
+    ``3 level + dperf + 1``), whose tau-b is the draw. Cost per draw: the large rows' cells,
+    the small rows' items and the levels, never the items of the large rows.
+
+    Args:
+        a_off: ``(P + 1,)`` offsets of each pair's row categories in ``a_cnt``.
+        a_cnt: Row category counts, largest first.
+        b_off: ``(P + 1,)`` offsets of each pair's column categories in ``b_cnt``.
+        b_cnt: Column category counts.
+        cell_off: ``(P + 1,)`` offsets of each pair's ``rows x columns`` cells.
+        cell_code: ``3 level + dperf + 1`` of each cell (row-major).
+        n_levels: ``(P,)`` number of dconf levels of each pair.
+        total_n: ``(P,)`` items of each pair.
+        obs: ``(P,)`` observed tau-b (NaN: no draw counts as >= or <=).
+        n: Draws per pair.
+        s: SFC64 state (advanced in place).
+        lf: :func:`number_tables` of the largest number of items.
+        ratio: A row is drawn column by column when its items exceed ``ratio`` times the
+            columns.
+        draws: ``(P, n)`` to receive the draws of tau-b, or ``(0, 0)``.
+
+    Returns:
+        ``(P, 5)``: ``#{tau >= obs}``, ``#{tau <= obs}`` (equal within 100 ulps counts),
+        draws with a defined tau-b, their sum and sum of squares.
+    """
+    n_pairs = obs.shape[0]
+    out = np.zeros((n_pairs, 5))
     st = (s[0], s[1], s[2], s[3])
-    for i in range(n):
-        u, st = _uniform(st)
-        out[i] = u
+    keep = draws.shape[0] == n_pairs and draws.shape[1] == n
+    eps100 = 100.0 * np.finfo(np.float64).eps
+    max_l = 1
+    max_b = 1
+    max_n = 1
+    for pi in range(n_pairs):
+        max_l = max(max_l, n_levels[pi])
+        max_b = max(max_b, b_off[pi + 1] - b_off[pi])
+        max_n = max(max_n, total_n[pi])
+    table = np.zeros(3 * max_l, dtype=np.int64)
+    col = np.empty(max_b, dtype=np.int64)
+    pool = np.empty(max_n, dtype=np.int64)
+    for pi in range(n_pairs):
+        a0, a1 = a_off[pi], a_off[pi + 1]
+        b0, b1 = b_off[pi], b_off[pi + 1]
+        kb = b1 - b0
+        ka = a1 - a0
+        cb = cell_off[pi]
+        n_lev = n_levels[pi]
+        total = total_n[pi]
+        o = obs[pi]
+        gamma = abs(o) * eps100
+        pairs = float(total) * (total - 1.0)
+        ge = 0
+        le = 0
+        nv = 0
+        s1 = 0.0
+        s2 = 0.0
+        for d in range(n):
+            for k in range(3 * n_lev):
+                table[k] = 0
+            for j in range(kb):
+                col[j] = b_cnt[b0 + j]
+            left = total  # items not yet matched
+            i = 0
+            while i < ka - 1 and a_cnt[a0 + i] > ratio * kb:  # large rows: by columns
+                smp = a_cnt[a0 + i]
+                rest = left
+                row = cb + i * kb
+                for j in range(kb):
+                    if smp == 0:
+                        break
+                    g = col[j]
+                    if g == 0:
+                        continue
+                    rest -= g
+                    x, st = _hg_any(st, lf, g, rest, smp)
+                    if x > 0:
+                        col[j] -= x
+                        smp -= x
+                        table[cell_code[row + j]] += x
+                left -= a_cnt[a0 + i]
+                i += 1
+            if i == ka - 1 and a_cnt[a0 + i] > ratio * kb:  # the last row, large: what is left
+                row = cb + i * kb
+                for j in range(kb):
+                    if col[j] > 0:
+                        table[cell_code[row + j]] += col[j]
+            else:  # small rows: item by item from the unmatched items
+                k = 0
+                for j in range(kb):
+                    for _ in range(col[j]):
+                        pool[k] = j
+                        k += 1
+                while i < ka - 1:
+                    row = cb + i * kb
+                    for _ in range(a_cnt[a0 + i]):
+                        u, st = _uniform(st)
+                        idx = int(u * left)
+                        j = pool[idx]
+                        left -= 1
+                        pool[idx] = pool[left]
+                        table[cell_code[row + j]] += 1
+                    i += 1
+                row = cb + i * kb
+                for k in range(left):
+                    table[cell_code[row + pool[k]]] += 1
+            # tau-b of the (dconf level, dperf) table
+            sv = 0
+            t0, t1, t2 = 0, 0, 0
+            ties_x = 0.0
+            for lv in range(n_lev):
+                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
+                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
+                t0 += x0
+                t1 += x1
+                t2 += x2
+                r = x0 + x1 + x2
+                ties_x += r * (r - 1.0)
+            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
+            den = (pairs - ties_x) * (pairs - ties_y)
+            tau = np.nan
+            if den > 0.0:
+                tau = 2.0 * sv / math.sqrt(den)
+                nv += 1
+                if tau >= o - gamma:
+                    ge += 1
+                if tau <= o + gamma:
+                    le += 1
+                s1 += tau
+                s2 += tau * tau
+            if keep:
+                draws[pi, d] = tau
+        out[pi, 0] = ge
+        out[pi, 1] = le
+        out[pi, 2] = nv
+        out[pi, 3] = s1
+        out[pi, 4] = s2
     s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], int64[::1], int64[::1], int64[::1], "
+      "int64[::1], int64[::1], int64[::1], boolean, int64, uint64[::1])")  # fmt: skip
+def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
+                        lut_off: NDArray, lut: NDArray, stride: NDArray, n_levels: NDArray,
+                        base_rate: bool, n: int, s: NDArray) -> NDArray:  # fmt: skip
+    """tau-b of every pair in ``n`` joint draws for real-valued confidence: ``(n, P)``.
+
+    Each draw shuffles every model's items once (``base_rate``: its confidence and its
+    correctness each on its own; else both together) and recomputes every pair from that one
+    draw. A pair's dconf level is read from its lookup table of (A's value, B's value), so a
+    pair costs one pass over the items and one over its levels.
+
+    Args:
+        codes: ``(M, N)`` index of each item's confidence among the model's distinct values.
+        perf: ``(M, N)`` 0/1 correctness.
+        ia, ib: ``(P,)`` model indices of the pairs.
+        lut_off: ``(P + 1,)`` offsets of each pair's lookup table in ``lut``.
+        lut: dconf level of (A's value ``i``, B's value ``j``) at ``i * stride + j``.
+        stride: ``(P,)`` B's number of distinct values.
+        n_levels: ``(P,)`` dconf levels of each pair.
+        base_rate: Which null.
+        n: Draws.
+        s: SFC64 state (advanced in place).
+    """
+    n_models, n_items = codes.shape
+    n_pairs = ia.shape[0]
+    out = np.empty((n, n_pairs))
+    st = (s[0], s[1], s[2], s[3])
+    max_l = 1
+    for k in range(n_pairs):
+        max_l = max(max_l, n_levels[k])
+    table = np.zeros(3 * max_l, dtype=np.int64)
+    cs = codes.copy()
+    ps = perf.copy()
+    pairs = float(n_items) * (n_items - 1.0)
+    for d in range(n):
+        for m in range(n_models):  # Fisher-Yates, from the previous draw's order
+            for i in range(n_items - 1, 0, -1):
+                u, st = _uniform(st)
+                j = int(u * (i + 1))
+                cs[m, i], cs[m, j] = cs[m, j], cs[m, i]
+                if not base_rate:
+                    ps[m, i], ps[m, j] = ps[m, j], ps[m, i]
+            if base_rate:
+                for i in range(n_items - 1, 0, -1):
+                    u, st = _uniform(st)
+                    j = int(u * (i + 1))
+                    ps[m, i], ps[m, j] = ps[m, j], ps[m, i]
+        for k in range(n_pairs):
+            a, b = ia[k], ib[k]
+            n_lev = n_levels[k]
+            base = lut_off[k]
+            w = stride[k]
+            for t in range(3 * n_lev):
+                table[t] = 0
+            for i in range(n_items):
+                lev = lut[base + cs[a, i] * w + cs[b, i]]
+                table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
+            sv = 0
+            t0, t1, t2 = 0, 0, 0
+            ties_x = 0.0
+            for lv in range(n_lev):
+                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
+                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
+                t0 += x0
+                t1 += x1
+                t2 += x2
+                r = x0 + x1 + x2
+                ties_x += r * (r - 1.0)
+            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
+            den = (pairs - ties_x) * (pairs - ties_y)
+            out[d, k] = 2.0 * sv / math.sqrt(den) if den > 0.0 else np.nan
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Binary confidence: joint draws and row permutations on packed bits
+# --------------------------------------------------------------------------------------------
+
+
+@intrinsic
+def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
+    """Set bits of a uint64 (LLVM's ctpop: one instruction, vectorised over a loop)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [args[0].type])
+        return builder.call(fn, args)
+
+    return types.uint64(types.uint64), codegen
+
+
+@_jit(inline="always")
+def _random_subset(st: tuple, bits: NDArray, within: NDArray, size: int, k: int,
+                   n_items: int) -> tuple:  # fmt: skip
+    """Set in ``bits`` (packed) a uniformly random ``k``-subset of the ``size`` items set in
+    ``within`` (all ``n_items`` when ``within`` is empty).
+
+    Each item is first taken with probability about ``k / size`` (a 16-bit uniform against a
+    threshold, four items per random word), then uniformly random surplus items are dropped,
+    or missing ones added, until exactly ``k`` are in: the first step is exchangeable over
+    the items and the second keeps it so, hence a uniform ``k``-subset (as ``_exact_counts``
+    of the NumPy engine). About a sixteenth of a random word an item, plus ~sqrt(n) fixes.
+    """
+    whole = within.size == 0
+    words = bits.size
+    tail = n_items & 63
+    thr = np.uint64((k * 65536 + size // 2) // size) if size > 0 else np.uint64(0)
+    m16 = np.uint64(0xFFFF)
+    count = 0
+    for w in range(words):
+        word = np.uint64(0)
+        for q in range(16):
+            r, st = _next64(st)
+            for j in range(4):
+                if ((r >> np.uint64(16 * j)) & m16) < thr:
+                    word |= np.uint64(1) << np.uint64(4 * q + j)
+        if whole:
+            if w == words - 1 and tail:
+                word &= (np.uint64(1) << np.uint64(tail)) - np.uint64(1)
+        else:
+            word &= within[w]
+        bits[w] = word
+        count += _popcount(word)
+    while count != k:  # uniformly random surplus items out, or missing ones in
+        u, st = _uniform(st)
+        i = int(u * n_items)
+        wi, bit = i >> 6, np.uint64(1) << np.uint64(i & 63)
+        if count > k:
+            if bits[wi] & bit:
+                bits[wi] &= ~bit
+                count -= 1
+        elif (bits[wi] & bit) == 0 and (whole or (within[wi] & bit) != 0):
+            bits[wi] |= bit
+            count += 1
+    return st
+
+
+@_jit(inline="always")
+def _pair_counts(c: NDArray, p: NDArray, a: int, b: int, out: NDArray, valid_tail: int) -> None:
+    """The six co-occurrence counts of the (dconf, dperf) table of models ``a`` and ``b``.
+
+    ``out``: A in (1,1) and B in (0,0); B in (1,1) and A in (0,0); A in (1,0) and B in (0,1);
+    B in (1,0) and A in (0,1); both confident; both correct (bits past the items are zero).
+    """
+    w_count = c.shape[1]
+    e1 = 0
+    e2 = 0
+    e3 = 0
+    e4 = 0
+    cc = 0
+    pp = 0
+    full = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for w in range(w_count):
+        ca, pa, cb, pb = c[a, w], p[a, w], c[b, w], p[b, w]
+        valid = full
+        if w == w_count - 1 and valid_tail:
+            valid = (np.uint64(1) << np.uint64(valid_tail)) - np.uint64(1)
+        e1 += _popcount(ca & pa & ~cb & ~pb & valid)
+        e2 += _popcount(cb & pb & ~ca & ~pa & valid)
+        e3 += _popcount(ca & ~pa & ~cb & pb)
+        e4 += _popcount(cb & ~pb & ~ca & pa)
+        cc += _popcount(ca & cb)
+        pp += _popcount(pa & pb)
+    out[0], out[1], out[2], out[3], out[4], out[5] = e1, e2, e3, e4, cc, pp
+
+
+@_jit("int64[:, :, ::1](int64[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1], "
+      "int64[::1], boolean, int64, uint64[::1])")  # fmt: skip
+def joint_binary_counts(kc: NDArray, kp: NDArray, n11: NDArray, n01: NDArray, n_items: int,
+                        ia: NDArray, ib: NDArray, base_rate: bool, n: int,
+                        s: NDArray) -> NDArray:  # fmt: skip
+    """Co-occurrence counts of every pair in ``n`` joint draws of binary confidence.
+
+    Each draw arranges every model's 0/1 vectors uniformly at random with its own counts
+    (``base_rate``: its yes count ``kc`` and its correct count ``kp``, each on its own; else its
+    (conf, perf) categories: ``kc`` yes, ``n11`` correct among them, ``n01`` among the no) as
+    packed bits, then counts, for every pair, the six co-occurrences of
+    :func:`_pair_counts` with one popcount per word.
+
+    Returns:
+        ``(n, P, 6)`` counts (the tables follow as in ``_fill_tables``).
+    """
+    n_models = kc.size
+    words = (n_items + 63) // 64
+    tail = n_items & 63
+    c = np.zeros((n_models, words), dtype=np.uint64)
+    p = np.zeros((n_models, words), dtype=np.uint64)
+    rest = np.empty(words, dtype=np.uint64)
+    no = np.empty(words, dtype=np.uint64)
+    none = np.empty(0, dtype=np.uint64)
+    out = np.empty((n, ia.size, 6), dtype=np.int64)
+    st = (s[0], s[1], s[2], s[3])
+    for d in range(n):
+        for m in range(n_models):
+            c[m, :] = 0
+            p[m, :] = 0
+            st = _random_subset(st, c[m], none, n_items, kc[m], n_items)
+            if base_rate:
+                st = _random_subset(st, p[m], none, n_items, kp[m], n_items)
+                continue
+            st = _random_subset(st, p[m], c[m], kc[m], n11[m], n_items)  # right among yes
+            for w in range(words):
+                rest[w] = 0
+                no[w] = ~c[m, w]
+            if tail:
+                no[words - 1] &= (np.uint64(1) << np.uint64(tail)) - np.uint64(1)
+            st = _random_subset(st, rest, no, n_items - kc[m], n01[m], n_items)
+            for w in range(words):
+                p[m, w] |= rest[w]
+        for k in range(ia.size):
+            _pair_counts(c, p, ia[k], ib[k], out[d, k], tail)
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit("int64[:, :, ::1](uint8[:, ::1], uint8[:, ::1], int64[:, ::1], int64[::1], int64[::1])")
+def permuted_counts(conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray,
+                    ib: NDArray) -> NDArray:  # fmt: skip
+    """Co-occurrence counts of every pair with the confidence rows permuted: ``(n, P, 6)``.
+
+    For the difficulty-stratified null: item ``i`` takes the confidence row of item
+    ``perms[d, i]`` (all models at once); correctness stays. ``conf`` and ``perf`` are
+    ``(N, M)`` 0/1 (items first: a permuted item's row is one contiguous read). Exact integer
+    counts, as the float products they replace.
+    """
+    n_items, n_models = conf.shape
+    words = (n_items + 63) // 64
+    tail = n_items & 63
+    p = np.zeros((n_models, words), dtype=np.uint64)
+    for i in range(n_items):
+        bit = np.uint64(1) << np.uint64(i & 63)
+        for m in range(n_models):
+            if perf[i, m]:
+                p[m, i >> 6] |= bit
+    c = np.zeros((n_models, words), dtype=np.uint64)
+    n = perms.shape[0]
+    out = np.empty((n, ia.size, 6), dtype=np.int64)
+    for d in range(n):
+        c[:, :] = 0
+        for i in range(n_items):
+            row = perms[d, i]
+            bit = np.uint64(1) << np.uint64(i & 63)
+            for m in range(n_models):
+                if conf[row, m]:
+                    c[m, i >> 6] |= bit
+        for k in range(ia.size):
+            _pair_counts(c, p, ia[k], ib[k], out[d, k], tail)
     return out

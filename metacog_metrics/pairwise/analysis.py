@@ -218,15 +218,19 @@ def pairwise_calibration(
                 plans.append(_pair_plan(c[np.ix_(rows, used)], p[np.ix_(rows, used)], binary,
                                         la, lb, null, int(permutations), alternative, ss,
                                         engine))  # fmt: skip
+    joint_engine = None
     if joint_permutations > 0:
-        plans += [
-            _joint_plan(c, p, binary, ia, ib, null, int(joint_permutations), joint_seeds[null])
+        joint_plans = [
+            _joint_plan(c, p, binary, ia, ib, null, int(joint_permutations), joint_seeds[null],
+                        engine)
             if complete
             else _masked_joint_plan(
                 c, p, present, binary, ia, ib, null, int(joint_permutations), joint_seeds[null]
             )
             for null in NULLS
-        ]
+        ]  # fmt: skip
+        plans += joint_plans
+        joint_engine = joint_plans[0].engine
     done = iter(_execute(plans, workers, progress)) if plans else iter(())
     per_pair: dict[str, PairTestResult] = {}
     if permutations > 0:
@@ -316,5 +320,6 @@ def pairwise_calibration(
         joint_permutations=int(joint_permutations),
         n_items_pair=n_pair,
         min_pair_items=max(2, int(min_pair_items)),
+        joint_engine=joint_engine,
     )
     return dataclasses.replace(result, fdr_significant_share=result.fdr_share("base_rate"))

@@ -115,6 +115,7 @@ class _Plan:
     tasks: list[Callable[[], Any]]
     sizes: list[int]
     finish: Callable[[list[Any]], Any]
+    engine: str = "numpy"  # which engine draws (the same seed gives other draws on another)
 
 
 def _execute(plans: Sequence[_Plan], workers: int | None, progress: bool) -> list[Any]:

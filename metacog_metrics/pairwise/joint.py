@@ -10,9 +10,11 @@ from numpy.typing import ArrayLike, NDArray
 from metacog_metrics._conventions import seed_sequence
 from metacog_metrics.pairwise.common import (
     _ELEMENTS_PER_CHUNK,
+    Engine,
     Null,
     SeedLike,
     _check,
+    _check_engine,
     _check_null,
     _execute,
     _pairs,
@@ -28,7 +30,16 @@ from metacog_metrics.pairwise.masked import (
     shuffled_values_masked,
 )
 from metacog_metrics.pairwise.samplers import _category_counts, _shuffled_binary, _shuffled_values
-from metacog_metrics.pairwise.tau import _grid, _tables_from_bits, _tau_b_tables, _taus_chunked
+from metacog_metrics.pairwise.tau import (
+    _grid,
+    _tables_from_bits,
+    _tables_from_counts,
+    _tau_b_tables,
+    _taus_chunked,
+    _value_lookups,
+)
+
+_COMPILED_DRAWS_PER_TASK = 50  # joint draws per task on the compiled engine (fixed chunks)
 
 
 def joint_null_draws(
@@ -41,6 +52,7 @@ def joint_null_draws(
     pairs: Any = None,
     progress: bool = False,
     workers: int | None = None,
+    engine: Engine = "auto",
 ) -> NDArray[np.float64]:
     """Joint permutation draws of every pair's tau-b (for the null of the mean over pairs).
 
@@ -61,6 +73,10 @@ def joint_null_draws(
         progress: Show a progress bar.
         workers: Threads (default: the CPU count); draws are made in fixed chunks with their
             own child seeds, so the result does not depend on it.
+        engine: ``"auto"``, ``"numpy"`` or ``"numba"`` (as :func:`pair_permutation_test`):
+            the compiled kernels draw when numba imports (other draws for the same seed, the
+            same law): binary confidence as packed bits counted by popcount, real-valued
+            confidence through per-pair lookup tables of its dconf levels.
 
     Returns:
         ``(n, pairs)`` tau-b of every pair in every draw.
@@ -69,18 +85,25 @@ def joint_null_draws(
         ValueError: On bad inputs or an unknown null.
     """
     _check_null(null)
+    _check_engine(engine)
     c, p, binary = _check(conf, perf)
     if c.ndim != 2:
         raise ValueError("joint_null_draws takes 2-D (items, models) arrays")
     ia, ib = _pairs(c.shape[1], pairs)
-    plan = _joint_plan(c, p, binary, ia, ib, null, int(n), rng)
+    plan = _joint_plan(c, p, binary, ia, ib, null, int(n), rng, engine)
     return _execute([plan], workers, progress)[0]
 
 
 def _joint_plan(
     c: NDArray, p: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str, n: int,
-    seed: SeedLike,
+    seed: SeedLike, engine: str = "auto",
 ) -> _Plan:  # fmt: skip
+    if binary:
+        compiled = _compiled_binary_plan(c, p, ia, ib, null, n, seed, engine)
+    else:
+        compiled = _compiled_joint_plan(c, p, ia, ib, null, n, seed, engine)
+    if compiled is not None:
+        return compiled
     n_items, m = c.shape
     per_draw = n_items * m * (4 if binary else 3 * max(1, ia.size // max(m, 1)))
     batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
@@ -166,4 +189,75 @@ def _masked_joint_plan(
         [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
         [min(batch, n - s) * ia.size for s in starts],
         finish,
+    )
+
+
+def _compiled_joint_plan(
+    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, null: str, n: int, seed: SeedLike,
+    engine: str,
+) -> _Plan | None:  # fmt: skip
+    """Joint draws of real-valued confidence on the compiled kernel, or None (NumPy path):
+    without numba, or when the values are too many for per-pair lookup tables."""
+    from metacog_metrics.pairwise.pair import _compiled_kernels
+
+    kernels = _compiled_kernels(engine)
+    lookups = None if kernels is None else _value_lookups(c, ia, ib)
+    if lookups is None:
+        return None
+    perf = np.ascontiguousarray(np.rint(p.T), dtype=np.int64)
+    starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
+    seeds = seed_sequence(seed).spawn(len(starts))
+
+    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+        return kernels.joint_levels_kernel(
+            lookups.codes, perf, ia.astype(np.int64), ib.astype(np.int64), lookups.lut_off,
+            lookups.lut, lookups.stride, lookups.n_levels, null == "base_rate",
+            min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
+        )  # fmt: skip
+
+    def finish(parts: list[NDArray]) -> NDArray:
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
+
+    return _Plan(
+        f"joint {null}",
+        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
+        [min(_COMPILED_DRAWS_PER_TASK, n - s) * ia.size for s in starts],
+        finish,
+        engine="numba",
+    )
+
+
+def _compiled_binary_plan(
+    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, null: str, n: int, seed: SeedLike,
+    engine: str,
+) -> _Plan | None:  # fmt: skip
+    """Joint draws of binary confidence on the compiled kernel (None without numba): each
+    model's vectors arranged at random as packed bits, every pair's counts by popcount."""
+    from metacog_metrics.pairwise.pair import _compiled_kernels
+
+    kernels = _compiled_kernels(engine)
+    if kernels is None:
+        return None
+    n_items = c.shape[0]
+    k = {key: np.ascontiguousarray(v, dtype=np.int64) for key, v in _category_counts(c, p).items()}
+    ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
+    starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
+    seeds = seed_sequence(seed).spawn(len(starts))
+
+    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+        counts = kernels.joint_binary_counts(
+            k["kc"], k["kp"], k["n11"], k["n01"], n_items, ia64, ib64, null == "base_rate",
+            min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
+        )  # fmt: skip
+        return _tau_b_tables(_tables_from_counts(counts, k["kc"], k["kp"], n_items, ia, ib))
+
+    def finish(parts: list[NDArray]) -> NDArray:
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
+
+    return _Plan(
+        f"joint {null}",
+        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
+        [min(_COMPILED_DRAWS_PER_TASK, n - s) * ia.size for s in starts],
+        finish,
+        engine="numba",
     )

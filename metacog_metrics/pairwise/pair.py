@@ -1,4 +1,10 @@
-"""Per-pair permutation tests: binary tables (NumPy or compiled) and the exact path."""
+"""Per-pair permutation tests: random tables (NumPy or compiled), whatever the confidence.
+
+Binary confidence: 3x3 tables (base-rate) and 4x4 category tables (calibration-preserving).
+Real-valued confidence: (dconf level x dperf) tables (base-rate) and category matching tables
+(calibration-preserving, compiled engine; item permutations where the categories are too many
+or numba is missing). A draw's cost depends on the levels and categories, not the items.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from metacog_metrics._conventions import seed_sequence, tie_tolerance
+from metacog_metrics._conventions import seed_sequence, tie_tolerance, value_ties
 from metacog_metrics.pairwise.common import (
     _ELEMENTS_PER_CHUNK,
     Alternative,
@@ -28,23 +34,30 @@ from metacog_metrics.pairwise.common import (
     _Plan,
 )
 from metacog_metrics.pairwise.results import PairTestResult
-from metacog_metrics.pairwise.samplers import _base_rate_s, _calibration_taus, _category_counts
+from metacog_metrics.pairwise.samplers import (
+    _base_rate_s,
+    _calibration_taus,
+    _category_counts,
+    _levels_base_rate_s,
+)
 from metacog_metrics.pairwise.tau import (
     _binary_tables,
     _gather,
     _grid,
     _kendall_s,
+    _level_tables,
+    _LevelTables,
     _tau_b_codes,
     _tau_b_sorted,
     _tau_b_tables,
     _tau_from_s,
-    pairwise_taus,
 )
 
 _TABLES_PER_CHUNK = 1 << 19  # random tables per chunk (bounded memory, fixed for determinism)
 _DRAWS_PER_STEP = 1 << 16  # draws per vectorised step of a per-pair task (cache sized)
 _NO_NUMBA_ENV = "METACOG_NO_NUMBA"
 _COMPILED_RATIO = 4.0  # compiled engine: tabulate a law when it has >= 1/4 draw per entry
+_MATCHING_RATIO = 4.0  # matching tables: a row with > 4 items a column is drawn by columns
 _compiled_state: dict[str, Any] = {}
 
 
@@ -154,40 +167,82 @@ def _compiled_pair_task(
     return acc
 
 
+def _levels_pair_task(lt: _LevelTables, n: int, ss: Any) -> NDArray:
+    """Base-rate draws for real-valued pairs (NumPy): ``(P, 5)`` accumulations.
+
+    A draw is a random (dconf level x dperf) table with the pair's margins
+    (:func:`~metacog_metrics.pairwise.samplers._levels_base_rate_s`). The margins are fixed,
+    so tau-b is S times a constant: the integer S is compared with the observed one exactly.
+    """
+    rng = np.random.default_rng(ss)
+    n_pairs = lt.cols.shape[0]
+    sizes = np.diff(lt.row_off)
+    step = max(1, _DRAWS_PER_STEP // n)
+    parts = []
+    for s in range(0, n_pairs, step):
+        e = min(n_pairs, s + step)
+        rows = np.zeros((e - s, max(1, int(sizes[s:e].max(initial=0)))), dtype=np.int64)
+        for k in range(s, e):
+            rows[k - s, : sizes[k]] = lt.rows[lt.row_off[k] : lt.row_off[k + 1]]
+        cols = lt.cols[s:e]
+        s_null = _levels_base_rate_s(rows, cols, n, rng)
+        s_obs = lt.s_obs[s:e]
+        scale = _tau_from_s(np.ones(e - s), rows.astype(float), cols.astype(float))
+        ok = np.isfinite(scale)
+        ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
+        le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
+        s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
+        s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
+        parts.append(np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float))
+    return np.concatenate(parts) if parts else np.zeros((0, 5))
+
+
+def _compiled_levels_task(
+    kernels: Any, lt: _LevelTables, null: str, n: int, ss: np.random.SeedSequence, lf: NDArray
+) -> NDArray:
+    """Real-valued pairs on the compiled kernels: ``(P, 5)`` accumulations."""
+    state = kernels.state(ss)
+    none = np.zeros((0, 0))
+    if null == "calibration_preserving":
+        return kernels.matching_kernel(
+            lt.a_off, lt.a_cnt, lt.b_off, lt.b_cnt, lt.cell_off, lt.cell_code, lt.n_levels,
+            lt.n, np.ascontiguousarray(lt.tau), n, state, lf, _MATCHING_RATIO, none,
+        )  # fmt: skip
+    acc = kernels.levels_base_rate_kernel(
+        lt.row_off, lt.rows, np.ascontiguousarray(lt.cols), lt.s_obs, n, state, lf, none
+    )
+    sizes = np.diff(lt.row_off)
+    rows = np.zeros((sizes.size, max(1, int(sizes.max(initial=0)))))
+    for k in range(sizes.size):
+        rows[k, : sizes[k]] = lt.rows[lt.row_off[k] : lt.row_off[k + 1]]
+    scale = _tau_from_s(np.ones(sizes.size), rows, lt.cols.astype(float))
+    ok = np.isfinite(scale)
+    acc[:, 3] *= np.where(ok, scale, 0.0)
+    acc[:, 4] *= np.where(ok, scale, 0.0) ** 2
+    return acc
+
+
 def _exact_chunk_task(
     ca: NDArray,
     pa: NDArray,
     cb: NDArray,
     pb: NDArray,
-    null: str,
     n: int,
     ss: Any,
     levels: int | None,
 ) -> NDArray:
-    """Per-pair draws on the exact path for a chunk of pairs (rows of the (P, N) inputs).
+    """Calibration-preserving draws by permuting the items, for a chunk of pairs.
 
-    ``ca``/``cb`` are A's and B's confidences (integer grid codes when ``levels`` is given),
-    ``pa``/``pb`` their correctness. Base-rate: dperf is permuted against dconf; calibration-
-    preserving: B's items are permuted against A's. Returns ``(P, 5)`` accumulations.
+    The path of real-valued pairs with too many distinct values for matching tables (and of
+    the NumPy engine): B's items are permuted against A's. ``ca``/``cb`` are A's and B's
+    confidences (integer grid codes when ``levels`` is given), ``pa``/``pb`` their
+    correctness, rows of ``(P, N)`` inputs. Returns ``(P, 5)`` accumulations.
     """
     rng = np.random.default_rng(ss)
     n_pairs, n_items = ca.shape
     step = max(1, _ELEMENTS_PER_CHUNK // max(1, n_pairs * n_items))
     acc = np.zeros((n_pairs, 5))
     obs = _exact_obs(ca, pa, cb, pb, levels)
-    if null == "base_rate":
-        # dconf is fixed: sort it once, then each draw is an O(N) pass over permuted dperf.
-        dy = np.rint(pa - pb + 1).astype(np.int64)
-        dx = np.round(ca - cb, 12)
-        order = np.argsort(dx, axis=-1, kind="stable")
-        dx = _gather(dx, order)
-        dy = _gather(dy, order)
-        for s in range(0, n, step):
-            b = min(step, n - s)
-            ys = rng.permuted(np.repeat(dy[:, None, :], b, axis=1), axis=-1)
-            t = _tau_b_sorted(np.broadcast_to(dx[:, None, :], ys.shape), ys, presorted=True)
-            acc += _accumulate(obs, t)
-        return acc
     for s in range(0, n, step):
         b = min(step, n - s)
         idx = rng.permuted(np.broadcast_to(np.arange(n_items), (n_pairs, b, n_items)), axis=-1)
@@ -209,7 +264,7 @@ def _exact_obs(ca: NDArray, pa: NDArray, cb: NDArray, pb: NDArray, levels: int |
     if levels is not None and 3 * levels <= ca.shape[-1]:  # tables pay off: many items a level
         q = (levels - 1) // 2
         return _tau_b_codes(np.rint(ca - cb).astype(np.int64) + q, dy, levels)
-    return _tau_b_sorted(np.round(ca - cb, 12), dy)
+    return _tau_b_sorted(value_ties(ca - cb), dy)
 
 
 def pair_permutation_test(
@@ -273,6 +328,70 @@ def pair_permutation_test(
     return _execute([plan], workers, progress)[0]
 
 
+def _real_valued_tasks(
+    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, null: str, permutations: int,
+    seed: SeedLike, engine: str, tasks: list[Callable[[], NDArray]], sizes: list[int],
+) -> tuple[NDArray, str, NDArray]:  # fmt: skip
+    """Append the tasks of real-valued pairs; return the observed tau-b, the engine and the
+    pair order of the tasks' results.
+
+    Base-rate: level tables (:class:`_LevelTables`), compiled or NumPy. Calibration-preserving:
+    matching tables on the compiled engine for pairs with few categories, else item
+    permutations. Every group of pairs is split into fixed chunks with their own child seeds.
+    """
+    lt = _level_tables(c, p, ia, ib)
+    kernels = _compiled_kernels(engine)
+    lf = None if kernels is None else kernels.number_tables(int(lt.n.max(initial=1)))
+    used = "numpy"
+    if null == "base_rate":
+        groups = [("levels", np.arange(ia.size))]
+    elif kernels is not None:
+        groups = [("levels", np.flatnonzero(lt.matching)), ("items", np.flatnonzero(~lt.matching))]
+    else:
+        groups = [("items", np.arange(ia.size))]
+    groups = [(kind, idx) for kind, idx in groups if idx.size]
+    root = seed_sequence(seed)
+    # one group (the usual case) draws its chunks' seeds from the root itself, as the item
+    # permutations always did: the NumPy engine's calibration-preserving draws are unchanged
+    group_seeds = [root] if len(groups) == 1 else root.spawn(len(groups))
+    grid = None
+    for (kind, idx), group_seed in zip(groups, group_seeds):
+        if kind == "levels":
+            step = max(1, _TABLES_PER_CHUNK // permutations)
+            starts = list(range(0, idx.size, step))
+            for s, ss in zip(starts, group_seed.spawn(len(starts))):
+                part = lt.select(idx[s : s + step])
+                if kernels is None:
+                    tasks.append(lambda t=part, ss=ss: _levels_pair_task(t, permutations, ss))
+                else:
+                    used = "numba"
+                    tasks.append(
+                        lambda t=part, ss=ss: _compiled_levels_task(
+                            kernels, t, null, permutations, ss, lf
+                        )
+                    )
+                sizes.append(part.n.size * permutations)
+            continue
+        if grid is None:
+            grid = _grid(c) or (None, 0)
+        codes, q = grid
+        levels = None if codes is None else 2 * q + 1
+        vals = c.T if codes is None else codes.T.astype(float)  # (M, N)
+        pt = p.T
+        step = max(1, _ELEMENTS_PER_CHUNK // (c.shape[0] * min(permutations, 256)))
+        starts = list(range(0, idx.size, step))
+        for s, ss in zip(starts, group_seed.spawn(len(starts))):
+            a, b = ia[idx[s : s + step]], ib[idx[s : s + step]]
+            tasks.append(
+                lambda ca=vals[a], pa=pt[a], cb=vals[b], pb=pt[b], ss=ss, lv=levels: (
+                    _exact_chunk_task(ca, pa, cb, pb, permutations, ss, lv)
+                )
+            )
+            sizes.append(a.size * permutations)
+    order = np.concatenate([idx for _, idx in groups] or [np.zeros(0, np.int64)])
+    return lt.tau, used, order
+
+
 def _pair_plan(
     c: NDArray, p: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str,
     permutations: int, alternative: str, seed: SeedLike, engine: str = "auto",
@@ -282,6 +401,7 @@ def _pair_plan(
     sizes: list[int] = []
     kernels = _compiled_kernels(engine) if binary else None
     used = "numpy"
+    order = None
     if binary:
         tables = _binary_tables(c, p, ia, ib)
         cats = None
@@ -315,25 +435,14 @@ def _pair_plan(
             sizes.append(min(step, n_pairs - s) * permutations)
         tau = _tau_b_tables(tables)
     else:
-        grid = _grid(c)
-        levels = None if grid is None else 2 * grid[1] + 1
-        vals = c.T if grid is None else grid[0].T.astype(float)  # (M, N)
-        pt = p.T
-        step = max(1, _ELEMENTS_PER_CHUNK // (c.shape[0] * min(permutations, 256)))
-        starts = list(range(0, n_pairs, step))
-        seeds = seed_sequence(seed).spawn(len(starts))
-        for s, ss in zip(starts, seeds):
-            a, b = ia[s : s + step], ib[s : s + step]
-            tasks.append(
-                lambda a=a, b=b, ss=ss: _exact_chunk_task(
-                    vals[a], pt[a], vals[b], pt[b], null, permutations, ss, levels
-                )
-            )
-            sizes.append(a.size * permutations)
-        tau = pairwise_taus(c, p, pairs=(ia, ib))
+        tau, used, order = _real_valued_tasks(
+            c, p, ia, ib, null, permutations, seed, engine, tasks, sizes
+        )
 
     def finish(results: list[NDArray]) -> PairTestResult:
         acc = np.concatenate([np.atleast_2d(r) for r in results]) if results else np.zeros((0, 5))
+        if order is not None:  # results come group by group: back to the pairs' order
+            acc = acc[np.argsort(order, kind="stable")]
         ge, le, nv, s1, s2 = acc.T
         p_value, p_greater, p_less = _p_values(ge, le, nv, alternative)
         ok = np.isfinite(tau)

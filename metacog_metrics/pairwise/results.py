@@ -171,6 +171,8 @@ class PairwiseResult(Result):
             per-pair nulls and its accuracy gap are computed (all ``n_items`` without missing
             items).
         min_pair_items: Fewest shared items for a pair to have a tau-b (fewer: NaN).
+        joint_engine: What drew the joint draws (``"numba"`` or ``"numpy"``; None without
+            joint draws): the same seed gives other draws on another engine.
     """
 
     models: tuple[str, ...]
@@ -196,6 +198,7 @@ class PairwiseResult(Result):
     joint_permutations: int
     n_items_pair: NDArray[np.int64] | None = None
     min_pair_items: int = 2
+    joint_engine: str | None = None
 
     def fdr_share(self, null: str = "base_rate") -> float:
         """Share of pairs (with a p-value) whose q-value under ``null`` is below ``fdr_alpha``."""

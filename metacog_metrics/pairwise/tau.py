@@ -7,11 +7,14 @@ draws) goes through them.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from metacog_metrics._conventions import value_ties
 from metacog_metrics.pairwise.common import _ELEMENTS_PER_CHUNK, _check, _pairs
 
 _MAX_GRID = 1000
@@ -190,9 +193,33 @@ def _fill_tables(
     return t
 
 
+def _tables_from_counts(
+    counts: NDArray, kc: NDArray, kp: NDArray, n: int, ia: NDArray, ib: NDArray
+) -> NDArray[np.int64]:
+    """The tables from per-pair co-occurrence counts ``(..., P, 6)`` (the compiled kernels'
+    order: e11.e00 both ways, e10.e01 both ways, conf.conf, perf.perf) and the models' yes and
+    correct counts ``kc``, ``kp``; as :func:`_fill_tables`."""
+    t = np.empty((*counts.shape[:-1], 3, 3), dtype=np.int64)
+    t[..., 2, 2] = counts[..., 0]
+    t[..., 0, 0] = counts[..., 1]
+    t[..., 2, 0] = counts[..., 2]
+    t[..., 0, 2] = counts[..., 3]
+    r2 = kc[ia] - counts[..., 4]  # dconf = +1
+    r0 = kc[ib] - counts[..., 4]  # dconf = -1
+    c2 = kp[ia] - counts[..., 5]
+    c0 = kp[ib] - counts[..., 5]
+    t[..., 2, 1] = r2 - t[..., 2, 2] - t[..., 2, 0]
+    t[..., 0, 1] = r0 - t[..., 0, 0] - t[..., 0, 2]
+    t[..., 1, 2] = c2 - t[..., 2, 2] - t[..., 0, 2]
+    t[..., 1, 0] = c0 - t[..., 0, 0] - t[..., 2, 0]
+    t[..., 1, 1] = n - r2 - r0 - t[..., 1, 2] - t[..., 1, 0]
+    return t
+
+
 def _grid(conf: NDArray) -> tuple[NDArray[np.int64], int] | None:
     """Integer codes k with conf = k / Q for the smallest Q <= 1000, or None (no grid)."""
-    levels = np.unique(conf)
+    flat = np.sort(conf, axis=None)  # (a sort: NumPy's hashing np.unique is far slower)
+    levels = flat[np.r_[True, flat[1:] != flat[:-1]]] if flat.size else flat
     if levels.size > 4 * _MAX_GRID:
         return None
     for q in range(1, _MAX_GRID + 1):
@@ -258,8 +285,8 @@ def _tau_b_sorted(x: NDArray, y: NDArray, *, presorted: bool = False) -> NDArray
 
 
 def _dconf(c: NDArray, ia: NDArray, ib: NDArray) -> NDArray:
-    """Confidence differences, rounded to 12 decimals so that decimal ties stay ties."""
-    return np.round(c[..., ia] - c[..., ib], 12)
+    """Confidence differences, rounded so that decimal ties stay ties (:func:`value_ties`)."""
+    return value_ties(c[..., ia] - c[..., ib])
 
 
 def _continuous_taus(
@@ -307,3 +334,194 @@ def pairwise_taus(conf: ArrayLike, perf: ArrayLike, *, pairs: Any = None) -> NDA
     if binary:
         return _tau_b_tables(_binary_tables(c, p, ia, ib))
     return _taus_chunked(c, p, ia, ib, _grid(c))
+
+
+# --------------------------------------------------------------------------------------------
+# Real-valued confidence: what a pair's per-pair nulls depend on
+# --------------------------------------------------------------------------------------------
+
+_MAX_CELLS = 1 << 16  # category cells of one pair for the matching tables
+_LEVELS_PER_ITEM = 4  # ... and at most this many dconf levels per item (else: the items)
+
+
+@dataclasses.dataclass(frozen=True)
+class _LevelTables:
+    """The counts a batch of real-valued pairs' per-pair nulls depend on, packed pair by pair.
+
+    Base-rate null (dperf permuted against dconf): each pair's distinct dconf values (its
+    *levels*, ascending) with their counts, and its dperf counts; a draw is a random
+    ``levels x 3`` table with both margins. Calibration-preserving null (B's items permuted
+    against A's): each model's distinct (confidence, correctness) *categories* with their
+    counts, and for each cell (row category, column category) the dconf level and dperf of
+    an item of the one matched with an item of the other; a draw is a random table of
+    categories with both margins. Exact ties keep their meaning: levels are the distinct
+    values of the differences (:func:`value_ties`), as for the observed tau-b.
+
+    Attributes:
+        n: ``(P,)`` items of each pair.
+        row_off: ``(P + 1,)`` offsets of each pair's levels in ``rows``.
+        rows: Counts of the dconf levels.
+        cols: ``(P, 3)`` counts of dperf -1, 0, +1.
+        s_obs: ``(P,)`` observed Kendall S.
+        tau: ``(P,)`` observed tau-b (NaN when dconf or dperf is constant).
+        matching: ``(P,)`` whether the categories are few enough for matching tables
+            (``rows x columns <= 2**16`` cells and at most 4 dconf levels an item).
+        a_off, a_cnt: Row categories (the side with fewer categories, largest count first).
+        b_off, b_cnt: Column categories.
+        cell_off, cell_code: Each pair's cells, row-major: ``3 level + dperf + 1``.
+        n_levels: ``(P,)`` dconf levels over all cells.
+    """
+
+    n: NDArray[np.int64]
+    row_off: NDArray[np.int64]
+    rows: NDArray[np.int64]
+    cols: NDArray[np.int64]
+    s_obs: NDArray[np.int64]
+    tau: NDArray[np.float64]
+    matching: NDArray[np.bool_]
+    a_off: NDArray[np.int64]
+    a_cnt: NDArray[np.int64]
+    b_off: NDArray[np.int64]
+    b_cnt: NDArray[np.int64]
+    cell_off: NDArray[np.int64]
+    cell_code: NDArray[np.int64]
+    n_levels: NDArray[np.int64]
+
+    def select(self, idx: NDArray) -> _LevelTables:
+        """The pairs ``idx`` (repacked)."""
+        idx = np.asarray(idx, dtype=np.int64)
+
+        def ragged(off: NDArray, flat: NDArray) -> tuple[NDArray, NDArray]:
+            sizes = off[idx + 1] - off[idx]
+            new_off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            take = np.concatenate(
+                [np.arange(off[i], off[i + 1]) for i in idx] or [np.zeros(0, np.int64)]
+            ).astype(np.int64)
+            return new_off, np.ascontiguousarray(flat[take])
+
+        row_off, rows = ragged(self.row_off, self.rows)
+        a_off, a_cnt = ragged(self.a_off, self.a_cnt)
+        b_off, b_cnt = ragged(self.b_off, self.b_cnt)
+        cell_off, cell_code = ragged(self.cell_off, self.cell_code)
+        return _LevelTables(
+            self.n[idx], row_off, rows, np.ascontiguousarray(self.cols[idx]), self.s_obs[idx],
+            self.tau[idx], self.matching[idx], a_off, a_cnt, b_off, b_cnt, cell_off,
+            cell_code, self.n_levels[idx],
+        )  # fmt: skip
+
+
+def _categories(c: NDArray, p: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+    """Distinct (confidence, correctness) categories: values, correctness and counts."""
+    vals, inv = np.unique(c, return_inverse=True)
+    code, counts = np.unique(inv * 2 + p.astype(np.int64), return_counts=True)
+    return vals[code // 2], code % 2, counts
+
+
+def _level_tables(
+    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, items: Sequence[NDArray] | None = None
+) -> _LevelTables:
+    """The :class:`_LevelTables` of pairs ``(ia, ib)`` of ``(items, models)`` arrays.
+
+    Args:
+        c: ``(N, M)`` real-valued confidence.
+        p: ``(N, M)`` 0/1 correctness.
+        ia, ib: Model indices of the pairs.
+        items: Per pair, the items it uses (boolean mask or indices over the N rows); None:
+            all items for every pair.
+    """
+    n_pairs = ia.size
+    n = np.zeros(n_pairs, dtype=np.int64)
+    cols = np.zeros((n_pairs, 3), dtype=np.int64)
+    s_obs = np.zeros(n_pairs, dtype=np.int64)
+    tau = np.full(n_pairs, np.nan)
+    matching = np.zeros(n_pairs, dtype=bool)
+    n_levels = np.zeros(n_pairs, dtype=np.int64)
+    rows, a_cnt, b_cnt, codes = [], [], [], []
+    for k in range(n_pairs):
+        sel = slice(None) if items is None else items[k]
+        ca, cb = c[sel, ia[k]], c[sel, ib[k]]
+        pa = np.rint(p[sel, ia[k]]).astype(np.int64)
+        pb = np.rint(p[sel, ib[k]]).astype(np.int64)
+        n[k] = ca.size
+        levels, inv = np.unique(value_ties(ca - cb), return_inverse=True)
+        table = np.bincount(inv * 3 + (pa - pb + 1), minlength=3 * levels.size).reshape(-1, 3)
+        rows.append(table.sum(axis=1))
+        cols[k] = table.sum(axis=0)
+        s_obs[k] = int(_kendall_s(table))
+        tau[k] = float(_tau_b_tables(table))
+        va, qa, na = _categories(ca, pa)
+        vb, qb, nb = _categories(cb, pb)
+        if na.size * nb.size > _MAX_CELLS:
+            a_cnt.append(np.zeros(0, np.int64))
+            b_cnt.append(np.zeros(0, np.int64))
+            codes.append(np.zeros(0, np.int64))
+            continue
+        dx = value_ties(va[:, None] - vb[None, :])
+        cell_levels, cell_inv = np.unique(dx, return_inverse=True)
+        code = cell_inv.reshape(dx.shape) * 3 + (qa[:, None] - qb[None, :] + 1)
+        if nb.size < na.size:  # rows: the side with fewer categories
+            na, nb, code = nb, na, code.T
+        order = np.argsort(-na, kind="stable")  # largest rows first
+        matching[k] = cell_levels.size <= _LEVELS_PER_ITEM * max(ca.size, 1)
+        n_levels[k] = cell_levels.size
+        a_cnt.append(na[order])
+        b_cnt.append(nb)
+        codes.append(np.ascontiguousarray(code[order]).ravel())
+
+    def pack(parts: list[NDArray]) -> tuple[NDArray, NDArray]:
+        off = np.concatenate([[0], np.cumsum([x.size for x in parts])]).astype(np.int64)
+        flat = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+        return off, flat
+
+    row_off, flat_rows = pack(rows)
+    a_off, flat_a = pack(a_cnt)
+    b_off, flat_b = pack(b_cnt)
+    cell_off, flat_codes = pack(codes)
+    return _LevelTables(n, row_off, flat_rows, cols, s_obs, tau, matching, a_off, flat_a, b_off,
+                        flat_b, cell_off, flat_codes, n_levels)  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class _ValueLookups:
+    """Per model, each item's index among its distinct confidence values; per pair, the dconf
+    level of every (A value, B value): what the compiled joint draws read (real-valued).
+
+    Attributes:
+        codes: ``(M, N)`` value index of each item.
+        lut_off: ``(P + 1,)`` offsets of each pair's table in ``lut``.
+        lut: Level of (A's value i, B's value j) at ``i * stride + j``.
+        stride: ``(P,)`` B's number of distinct values.
+        n_levels: ``(P,)`` distinct dconf values over the pair's table.
+    """
+
+    codes: NDArray[np.int64]
+    lut_off: NDArray[np.int64]
+    lut: NDArray[np.int64]
+    stride: NDArray[np.int64]
+    n_levels: NDArray[np.int64]
+
+
+def _value_lookups(c: NDArray, ia: NDArray, ib: NDArray) -> _ValueLookups | None:
+    """The :class:`_ValueLookups` of ``(N, M)`` confidence, or None when a pair's table would
+    have more than 2**16 cells or more dconf levels than 4 per item (near-continuous values:
+    the sorted path is cheaper)."""
+    n_items, m = c.shape
+    values, codes = [], np.empty((m, n_items), dtype=np.int64)
+    for j in range(m):
+        v, inv = np.unique(c[:, j], return_inverse=True)
+        values.append(v)
+        codes[j] = inv
+    sizes = np.array([v.size for v in values])
+    if ia.size and (sizes[ia] * sizes[ib]).max() > _MAX_CELLS:
+        return None
+    luts, n_levels = [], np.zeros(ia.size, dtype=np.int64)
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        levels, inv = np.unique(value_ties(values[a][:, None] - values[b][None, :]),
+                                return_inverse=True)  # fmt: skip
+        if levels.size > _LEVELS_PER_ITEM * n_items:
+            return None
+        luts.append(inv.ravel())
+        n_levels[k] = levels.size
+    off = np.concatenate([[0], np.cumsum([t.size for t in luts])]).astype(np.int64)
+    lut = np.concatenate(luts).astype(np.int64) if luts else np.zeros(0, np.int64)
+    return _ValueLookups(codes, off, lut, sizes[ib].astype(np.int64), n_levels)
