@@ -64,7 +64,7 @@ STAGES = [
     ("tetrachoric, eigen, factor model", "metacog_metrics.analyze", "_section"),
     ("factor alignment", "metacog_metrics.analyze", "factor_alignment"),
     ("pairwise calibration", "metacog_metrics.analyze", "pairwise_calibration"),
-    ("difficulty-stratified null", "metacog_metrics.analyze", "stratified_mean_tau_test"),
+    ("private-signal test", "metacog_metrics.analyze", "private_signal_test"),
     ("text analyses", "metacog_metrics.analyze", "text_sections"),
     ("report.html", "metacog_metrics.report", "write_report"),
 ]
