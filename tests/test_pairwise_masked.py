@@ -151,13 +151,22 @@ def test_three_column_tau_equals_the_generic_table_formula():
     assert np.isnan(got[:2]).all()
 
 
+def _engines():
+    from metacog_metrics.pairwise.pair import compiled_engine_available
+
+    return ["numpy", "numba"] if compiled_engine_available() else ["numpy"]
+
+
 @pytest.mark.parametrize(
     ("binary", "n_items"), [(True, 60), (False, 60), (False, 200)]
 )  # 200 items of a 0.1 grid: the integer-code path
 @pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
-def test_joint_draws_on_ragged_items_match_a_brute_force_reference(binary, n_items, null):
+@pytest.mark.parametrize("engine", _engines())
+def test_joint_draws_on_ragged_items_match_a_brute_force_reference(binary, n_items, null, engine):
     c, p = _ragged(n_items=n_items, m=4, binary=binary, seed=5)
-    res = pairwise_calibration(c, p, permutations=0, joint_permutations=400, rng=3, workers=1)
+    res = pairwise_calibration(c, p, permutations=0, joint_permutations=400, rng=3, workers=1,
+                               engine=engine)  # fmt: skip
+    assert res.joint_engine == ("numba" if engine == "numba" and not binary else "numpy")
     got = res.nulls[null].draws
     ref = _reference_joint(c, p, null, 400, np.random.default_rng(9))
     assert stats.ks_2samp(got, ref).pvalue > 1e-3
@@ -225,3 +234,26 @@ def test_ragged_input_errors():
         pairwise_calibration(c, bad, permutations=5, joint_permutations=5)
     with pytest.raises(ValueError, match="same shape"):
         pairwise_calibration(c[:, :2], p, permutations=5, joint_permutations=5)
+
+
+def test_compiled_masked_joint_kernel_with_every_item_present_is_the_complete_kernel():
+    pytest.importorskip("numba", reason="the compiled kernels need numba")
+    from metacog_metrics.pairwise import _numba
+    from metacog_metrics.pairwise.joint import _csr
+    from metacog_metrics.pairwise.tau import _value_lookups
+
+    c, p = _ragged(n_items=70, m=4, binary=False, seed=11, missing=0.0)
+    ia, ib = (x.astype(np.int64) for x in np.triu_indices(4, k=1))
+    present = np.ones(c.shape, dtype=bool)
+    lk = _value_lookups(c, ia, ib)
+    perf = np.ascontiguousarray(p.T, dtype=np.int64)
+    own_off, own = _csr(present.T)
+    sh_off, sh = _csr(present.T[ia] & present.T[ib])
+    for base_rate in (True, False):
+        seed = np.random.SeedSequence(4)
+        full = _numba.joint_levels_kernel(lk.codes, perf, ia, ib, lk.lut_off, lk.lut, lk.stride,
+                                          lk.n_levels, base_rate, 30, _numba.state(seed))
+        masked = _numba.joint_levels_masked_kernel(
+            lk.codes, perf, own_off, own, ia, ib, sh_off, sh, lk.lut_off, lk.lut, lk.stride,
+            lk.n_levels, base_rate, 30, _numba.state(seed))  # fmt: skip
+        np.testing.assert_array_equal(masked, full)

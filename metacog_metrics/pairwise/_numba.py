@@ -24,7 +24,7 @@ registers instead of ``(pairs, draws)`` arrays.
   (:func:`levels_base_rate_kernel`) and random category matching tables
   (:func:`matching_kernel`), hypergeometric variates simulated draw by draw when a parameter is
   small, HRUA otherwise; joint draws by shuffling with per-pair level lookups
-  (:func:`joint_levels_kernel`).
+  (:func:`joint_levels_kernel`; :func:`joint_levels_masked_kernel` when models lack items).
 * Binary joint draws and the difficulty-stratified null: packed bits and one popcount per
   word for every pair's co-occurrence counts (:func:`joint_binary_counts`,
   :func:`permuted_counts`).
@@ -54,6 +54,7 @@ __all__ = [
     "calibration_kernel",
     "joint_binary_counts",
     "joint_levels_kernel",
+    "joint_levels_masked_kernel",
     "levels_base_rate_kernel",
     "matching_kernel",
     "number_tables",
@@ -952,6 +953,78 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
             for i in range(n_items):
                 lev = lut[base + cs[a, i] * w + cs[b, i]]
                 table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
+            sv = 0
+            t0, t1, t2 = 0, 0, 0
+            ties_x = 0.0
+            for lv in range(n_lev):
+                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
+                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
+                t0 += x0
+                t1 += x1
+                t2 += x2
+                r = x0 + x1 + x2
+                ties_x += r * (r - 1.0)
+            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
+            den = (pairs - ties_x) * (pairs - ties_y)
+            out[d, k] = 2.0 * sv / math.sqrt(den) if den > 0.0 else np.nan
+    s[0], s[1], s[2], s[3] = st
+    return out
+
+
+@_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], int64[::1], int64[::1], int64[::1], "
+      "int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
+      "boolean, int64, uint64[::1])")  # fmt: skip
+def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: NDArray,
+                               ia: NDArray, ib: NDArray, shared_off: NDArray, shared: NDArray,
+                               lut_off: NDArray, lut: NDArray, stride: NDArray,
+                               n_levels: NDArray, base_rate: bool, n: int,
+                               s: NDArray) -> NDArray:  # fmt: skip
+    """:func:`joint_levels_kernel` on pairwise-complete items: ``(n, P)``.
+
+    Each model is shuffled among the items it answered (``own[own_off[m]:own_off[m + 1]]``;
+    its missing items stay in place, unread) and every pair is counted over the items both of
+    its models answered (``shared[shared_off[k]:shared_off[k + 1]]``). With every item present
+    it makes the same draws as :func:`joint_levels_kernel` from the same state.
+    """
+    n_models = codes.shape[0]
+    n_pairs = ia.shape[0]
+    out = np.empty((n, n_pairs))
+    st = (s[0], s[1], s[2], s[3])
+    max_l = 1
+    for k in range(n_pairs):
+        max_l = max(max_l, n_levels[k])
+    table = np.zeros(3 * max_l, dtype=np.int64)
+    cs = codes.copy()
+    ps = perf.copy()
+    for d in range(n):
+        for m in range(n_models):  # Fisher-Yates over the model's own items
+            lo = own_off[m]
+            for i in range(own_off[m + 1] - lo - 1, 0, -1):
+                u, st = _uniform(st)
+                j = int(u * (i + 1))
+                x, y = own[lo + i], own[lo + j]
+                cs[m, x], cs[m, y] = cs[m, y], cs[m, x]
+                if not base_rate:
+                    ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
+            if base_rate:
+                for i in range(own_off[m + 1] - lo - 1, 0, -1):
+                    u, st = _uniform(st)
+                    j = int(u * (i + 1))
+                    x, y = own[lo + i], own[lo + j]
+                    ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
+        for k in range(n_pairs):
+            a, b = ia[k], ib[k]
+            n_lev = n_levels[k]
+            base = lut_off[k]
+            w = stride[k]
+            for t in range(3 * n_lev):
+                table[t] = 0
+            for q in range(shared_off[k], shared_off[k + 1]):
+                i = shared[q]
+                lev = lut[base + cs[a, i] * w + cs[b, i]]
+                table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
+            n_k = float(shared_off[k + 1] - shared_off[k])
+            pairs = n_k * (n_k - 1.0)
             sv = 0
             t0, t1, t2 = 0, 0, 0
             ties_x = 0.0

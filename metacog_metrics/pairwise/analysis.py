@@ -225,7 +225,8 @@ def pairwise_calibration(
                         engine)
             if complete
             else _masked_joint_plan(
-                c, p, present, binary, ia, ib, null, int(joint_permutations), joint_seeds[null]
+                c, p, present, binary, ia, ib, null, int(joint_permutations), joint_seeds[null],
+                engine,
             )
             for null in NULLS
         ]  # fmt: skip

@@ -135,11 +135,15 @@ def _joint_plan(
 
 def _masked_joint_plan(
     c: NDArray, p: NDArray, present: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str,
-    n: int, seed: SeedLike,
+    n: int, seed: SeedLike, engine: str = "auto",
 ) -> _Plan:  # fmt: skip
     """:func:`_joint_plan` on pairwise-complete items: each model is shuffled among the items
     it answered (its missing items stay missing), on the union of items, and every pair is
     recomputed on its own shared items (:mod:`metacog_metrics.pairwise.masked`)."""
+    if not binary:
+        compiled = _compiled_masked_plan(c, p, present, ia, ib, null, n, seed, engine)
+        if compiled is not None:
+            return compiled
     n_items, m = c.shape
     per_draw = n_items * m * (7 if binary else 3 * max(1, ia.size // max(m, 1)))
     batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
@@ -225,6 +229,52 @@ def _compiled_joint_plan(
         finish,
         engine="numba",
     )
+
+
+def _compiled_masked_plan(
+    c: NDArray, p: NDArray, present: NDArray, ia: NDArray, ib: NDArray, null: str, n: int,
+    seed: SeedLike, engine: str,
+) -> _Plan | None:  # fmt: skip
+    """:func:`_compiled_joint_plan` on pairwise-complete items (real-valued confidence), or
+    None: each model shuffled among its own items, each pair counted on its shared items."""
+    from metacog_metrics.pairwise.pair import _compiled_kernels
+
+    kernels = _compiled_kernels(engine)
+    lookups = None if kernels is None else _value_lookups(c, ia, ib, present)
+    if lookups is None:
+        return None
+    pres_t = np.ascontiguousarray(present.T)
+    own_off, own = _csr(pres_t)
+    shared_off, shared = _csr(pres_t[ia] & pres_t[ib])
+    perf = np.ascontiguousarray(np.where(pres_t, np.rint(p.T), 0), dtype=np.int64)
+    ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
+    starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
+    seeds = seed_sequence(seed).spawn(len(starts))
+
+    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+        return kernels.joint_levels_masked_kernel(
+            lookups.codes, perf, own_off, own, ia64, ib64, shared_off, shared, lookups.lut_off,
+            lookups.lut, lookups.stride, lookups.n_levels, null == "base_rate",
+            min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
+        )  # fmt: skip
+
+    def finish(parts: list[NDArray]) -> NDArray:
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
+
+    return _Plan(
+        f"joint {null}",
+        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
+        [min(_COMPILED_DRAWS_PER_TASK, n - s) * ia.size for s in starts],
+        finish,
+        engine="numba",
+    )
+
+
+def _csr(rows: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Offsets and column indices of the True cells of a ``(R, N)`` mask, row by row."""
+    counts = rows.sum(axis=1)
+    off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return off, np.nonzero(rows)[1].astype(np.int64)
 
 
 def _compiled_binary_plan(

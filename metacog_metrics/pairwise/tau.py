@@ -501,16 +501,20 @@ class _ValueLookups:
     n_levels: NDArray[np.int64]
 
 
-def _value_lookups(c: NDArray, ia: NDArray, ib: NDArray) -> _ValueLookups | None:
+def _value_lookups(
+    c: NDArray, ia: NDArray, ib: NDArray, present: NDArray | None = None
+) -> _ValueLookups | None:
     """The :class:`_ValueLookups` of ``(N, M)`` confidence, or None when a pair's table would
     have more than 2**16 cells or more dconf levels than 4 per item (near-continuous values:
-    the sorted path is cheaper)."""
+    the sorted path is cheaper). With ``present`` (``(N, M)``), a model's values are those of
+    the items it answered; its missing items get code 0 and must not be read."""
     n_items, m = c.shape
-    values, codes = [], np.empty((m, n_items), dtype=np.int64)
+    values, codes = [], np.zeros((m, n_items), dtype=np.int64)
     for j in range(m):
-        v, inv = np.unique(c[:, j], return_inverse=True)
+        rows = slice(None) if present is None else present[:, j]
+        v, inv = np.unique(c[rows, j], return_inverse=True)
         values.append(v)
-        codes[j] = inv
+        codes[j, rows] = inv.ravel()
     sizes = np.array([v.size for v in values])
     if ia.size and (sizes[ia] * sizes[ib]).max() > _MAX_CELLS:
         return None
