@@ -550,6 +550,7 @@ def _analyze_group(
             permutations=opts.joint_permutations,
             rng=strat_seed,
             groups=sources,
+            workers=opts.workers,
         )
     elif opts.joint_permutations > 0:
         notes.append(f"private-signal test: {mat.n_items} complete-case item(s); need at least "

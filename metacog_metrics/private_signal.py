@@ -216,6 +216,7 @@ def private_signal_test(
     block_size: int = DEFAULT_BLOCK_SIZE,
     rng: SeedLike = 0,
     groups: ArrayLike | None = None,
+    workers: int | None = 1,
 ) -> PrivateSignalTestResult:
     """Test for private signal: is the mean tau above what items of the same pattern give?
 
@@ -227,6 +228,8 @@ def private_signal_test(
         rng: Seed, ``SeedSequence`` or ``Generator``.
         groups: Per item, a group (its benchmark) whose items are only exchanged among
             themselves, with abilities from its own items (see :func:`pattern_strata`).
+        workers: Threads for the null draws (None: one per CPU); the result does not depend
+            on it.
 
     Returns:
         A :class:`PrivateSignalTestResult`.
@@ -241,7 +244,7 @@ def private_signal_test(
     rng = np.random.default_rng(rng)
     with threadpool_limits(limits=1):
         observed = float(mean_taus(c, y))
-        draws = stratified_null_draws(c, y, permutations_within(labels, permutations, rng))
+        draws = stratified_null_draws(c, y, permutations_within(labels, permutations, rng), workers)
     ok = draws[np.isfinite(draws)]
     ties = ok >= observed - tie_tolerance(observed)
     p = (1.0 + np.sum(ties)) / (ok.size + 1.0) if ok.size else math.nan

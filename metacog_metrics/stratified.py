@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -108,7 +110,9 @@ def _nanmean_last(taus: NDArray) -> NDArray:
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def stratified_null_draws(conf: NDArray, perf: NDArray, perms: NDArray) -> NDArray:
+def stratified_null_draws(
+    conf: NDArray, perf: NDArray, perms: NDArray, workers: int | None = 1
+) -> NDArray:
     """Mean tau of every stratified permutation of one (items, models) replicate.
 
     The pairwise engine builds each pair's 3x3 (dconf, dperf) table from four Gram products;
@@ -118,12 +122,15 @@ def stratified_null_draws(conf: NDArray, perf: NDArray, perms: NDArray) -> NDArr
     instead of four plus input validation; the tables then go through the engine's
     :func:`~metacog_metrics.pairwise.tau_b_from_table`. (Checked against ``pairwise_taus`` on
     the permuted matrices in the tests.)
+
+    ``workers`` threads (None: one per CPU) share the permutations on the compiled engine; the
+    draws do not depend on it (the permutations are given).
     """
     n_items, m = conf.shape
     ia, ib = np.triu_indices(m, k=1)
     kernels = _compiled_kernels("auto")
     if kernels is not None:  # the same integer counts by popcount on packed bits
-        return _compiled_null_draws(kernels, conf, perf, perms, ia, ib)
+        return _compiled_null_draws(kernels, conf, perf, perms, ia, ib, workers)
     c = np.ascontiguousarray(conf.T, dtype=np.float32)  # (models, items)
     y = np.ascontiguousarray(perf.T, dtype=np.float32)
     kc, ky = c.sum(axis=1), y.sum(axis=1)
@@ -157,11 +164,13 @@ def stratified_null_draws(conf: NDArray, perf: NDArray, perms: NDArray) -> NDArr
 
 
 def _compiled_null_draws(
-    kernels: Any, conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray, ib: NDArray
-) -> NDArray:
+    kernels: Any, conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray, ib: NDArray,
+    workers: int | None = 1,
+) -> NDArray:  # fmt: skip
     """:func:`stratified_null_draws` on the compiled kernel (numba): every pair's
     co-occurrence counts by popcount on packed bits, the same integers as the float products,
-    so the same draws to the last bit, in chunks of permutations."""
+    so the same draws to the last bit, in chunks of permutations (on ``workers`` threads: the
+    kernel releases the GIL)."""
     n_items = conf.shape[0]
     c8 = np.ascontiguousarray(conf > 0.5, dtype=np.uint8)  # (items, models)
     p8 = np.ascontiguousarray(perf > 0.5, dtype=np.uint8)
@@ -170,11 +179,21 @@ def _compiled_null_draws(
     ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
     perms = np.ascontiguousarray(perms, dtype=np.int64)
     out = np.empty(perms.shape[0])
-    step = max(1, (1 << 21) // max(1, 6 * ia.size))
-    for start in range(0, perms.shape[0], step):
+    n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    step = max(1, min((1 << 21) // max(1, 6 * ia.size), -(-perms.shape[0] // n_workers)))
+
+    def chunk(start: int) -> None:
         counts = kernels.permuted_counts(c8, p8, perms[start : start + step], ia64, ib64)
         tables = _tables_from_counts(counts, kc, kp, n_items, ia, ib)
         out[start : start + step] = _nanmean_last(tau_b_from_table(tables))
+
+    starts = range(0, perms.shape[0], step)
+    if n_workers == 1 or len(starts) == 1:
+        for start in starts:
+            chunk(start)
+    else:
+        with ThreadPoolExecutor(min(n_workers, len(starts))) as pool:
+            list(pool.map(chunk, starts))
     return out
 
 

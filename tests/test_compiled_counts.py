@@ -104,6 +104,8 @@ def test_stratified_counts_equal_the_float_products(monkeypatch):
     conf = (diff + rng.normal(size=(130, 7)) > -0.2).astype(float)
     perms = strat.stratified_permutations(perf, 40, 5)
     compiled = strat.stratified_null_draws(conf, perf, perms)
+    # threads share the given permutations: the same draws, in order
+    np.testing.assert_array_equal(strat.stratified_null_draws(conf, perf, perms, 3), compiled)
     monkeypatch.setattr(strat, "_compiled_kernels", lambda engine: None)
     products = strat.stratified_null_draws(conf, perf, perms)
     np.testing.assert_array_equal(compiled, products)

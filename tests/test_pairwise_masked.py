@@ -251,8 +251,9 @@ def test_compiled_masked_joint_kernel_with_every_item_present_is_the_complete_ke
     sh_off, sh = _csr(present.T[ia] & present.T[ib])
     for base_rate in (True, False):
         seed = np.random.SeedSequence(4)
-        full = _numba.joint_levels_kernel(lk.codes, perf, ia, ib, lk.lut_off, lk.lut, lk.stride,
-                                          lk.n_levels, base_rate, 30, _numba.state(seed))  # fmt: skip
+        full = _numba.joint_levels_kernel(
+            lk.codes, perf, ia, ib, lk.lut_off, lk.lut, lk.stride, lk.n_levels, base_rate, 30,
+            _numba.state(seed))  # fmt: skip
         masked = _numba.joint_levels_masked_kernel(
             lk.codes, perf, own_off, own, ia, ib, sh_off, sh, lk.lut_off, lk.lut, lk.stride,
             lk.n_levels, base_rate, 30, _numba.state(seed))  # fmt: skip
