@@ -71,6 +71,23 @@ def _accumulate(obs: NDArray, draws: NDArray) -> NDArray:
     return np.stack([ge, le, valid.sum(axis=1), d.sum(axis=1), (d * d).sum(axis=1)], axis=1)
 
 
+def _accumulate_s(s_null: NDArray, s_obs: NDArray, rows: NDArray, cols: NDArray) -> NDArray:
+    """:func:`_accumulate` of (P, B) null draws of Kendall's S with fixed margins.
+
+    With both margins fixed tau-b is S times a constant, so the integer S is compared with the
+    observed one exactly (a draw equal to it counts on both sides); a pair whose tau-b is
+    undefined (a constant margin) gets zeros.
+    """
+    scale = _tau_from_s(np.ones(s_obs.shape), rows.astype(float), cols.astype(float))
+    ok = np.isfinite(scale)  # 1 / sqrt(denominator), NaN when a margin is constant
+    ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
+    le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
+    s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
+    s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
+    n = s_null.shape[1]
+    return np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float)
+
+
 def _binary_pair_task(
     tables: NDArray, cats: tuple[NDArray, NDArray] | None, null: str, n: int, ss: Any
 ) -> NDArray:
@@ -92,13 +109,7 @@ def _binary_pair_task(
         rows, cols = t.sum(axis=-1), t.sum(axis=-2)
         s_null = _base_rate_s(rows, cols, n, rng)
         s_obs = _kendall_s(t)
-        scale = _tau_from_s(np.ones(obs.shape), rows.astype(float), cols.astype(float))
-        ok = np.isfinite(scale)  # 1 / sqrt(denominator), NaN when a margin is constant
-        ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
-        le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
-        s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
-        s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
-        parts.append(np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float))
+        parts.append(_accumulate_s(s_null, s_obs, rows, cols))
     return np.concatenate(parts)
 
 
@@ -187,13 +198,7 @@ def _levels_pair_task(lt: _LevelTables, n: int, ss: Any) -> NDArray:
         cols = lt.cols[s:e]
         s_null = _levels_base_rate_s(rows, cols, n, rng)
         s_obs = lt.s_obs[s:e]
-        scale = _tau_from_s(np.ones(e - s), rows.astype(float), cols.astype(float))
-        ok = np.isfinite(scale)
-        ge = np.where(ok, (s_null >= s_obs[:, None]).sum(axis=1), 0)
-        le = np.where(ok, (s_null <= s_obs[:, None]).sum(axis=1), 0)
-        s1 = np.where(ok, s_null.sum(axis=1) * scale, 0.0)
-        s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
-        parts.append(np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float))
+        parts.append(_accumulate_s(s_null, s_obs, rows, cols))
     return np.concatenate(parts) if parts else np.zeros((0, 5))
 
 
