@@ -741,6 +741,31 @@ def levels_base_rate_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_ob
     return out
 
 
+@_jit(inline="always")
+def _levels_tau_b(table: NDArray, n_lev: int, pairs: float) -> float:
+    """tau-b of a (dconf level x dperf) table stored as ``table[3 level + dperf + 1]``, its
+    rows in ascending dconf; ``pairs`` is ``n (n - 1)``. NaN when a margin is constant.
+
+    With three columns Kendall's S is one pass over the rows: a row's column 1 is concordant
+    with earlier rows' column 0 and discordant with their column 2, column 2 concordant with
+    earlier columns 0 and 1, column 0 discordant with earlier 1 and 2.
+    """
+    sv = 0
+    t0, t1, t2 = 0, 0, 0
+    ties_x = 0.0
+    for lv in range(n_lev):
+        x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
+        sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
+        t0 += x0
+        t1 += x1
+        t2 += x2
+        r = x0 + x1 + x2
+        ties_x += r * (r - 1.0)
+    ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
+    den = (pairs - ties_x) * (pairs - ties_y)
+    return 2.0 * sv / math.sqrt(den) if den > 0.0 else np.nan
+
+
 @_jit("float64[:, ::1](int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
       "int64[::1], int64[::1], float64[::1], int64, uint64[::1], float64[::1], float64, "
       "float64[:, ::1])")  # fmt: skip
@@ -860,23 +885,8 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
                 row = cb + i * kb
                 for k in range(left):
                     table[cell_code[row + pool[k]]] += 1
-            # tau-b of the (dconf level, dperf) table
-            sv = 0
-            t0, t1, t2 = 0, 0, 0
-            ties_x = 0.0
-            for lv in range(n_lev):
-                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
-                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
-                t0 += x0
-                t1 += x1
-                t2 += x2
-                r = x0 + x1 + x2
-                ties_x += r * (r - 1.0)
-            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
-            den = (pairs - ties_x) * (pairs - ties_y)
-            tau = np.nan
-            if den > 0.0:
-                tau = 2.0 * sv / math.sqrt(den)
+            tau = _levels_tau_b(table, n_lev, pairs)
+            if not math.isnan(tau):
                 nv += 1
                 if tau >= o - gamma:
                     ge += 1
@@ -953,20 +963,7 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
             for i in range(n_items):
                 lev = lut[base + cs[a, i] * w + cs[b, i]]
                 table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
-            sv = 0
-            t0, t1, t2 = 0, 0, 0
-            ties_x = 0.0
-            for lv in range(n_lev):
-                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
-                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
-                t0 += x0
-                t1 += x1
-                t2 += x2
-                r = x0 + x1 + x2
-                ties_x += r * (r - 1.0)
-            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
-            den = (pairs - ties_x) * (pairs - ties_y)
-            out[d, k] = 2.0 * sv / math.sqrt(den) if den > 0.0 else np.nan
+            out[d, k] = _levels_tau_b(table, n_lev, pairs)
     s[0], s[1], s[2], s[3] = st
     return out
 
@@ -1025,20 +1022,7 @@ def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, 
                 table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
             n_k = float(shared_off[k + 1] - shared_off[k])
             pairs = n_k * (n_k - 1.0)
-            sv = 0
-            t0, t1, t2 = 0, 0, 0
-            ties_x = 0.0
-            for lv in range(n_lev):
-                x0, x1, x2 = table[3 * lv], table[3 * lv + 1], table[3 * lv + 2]
-                sv += x1 * (t0 - t2) + x2 * (t0 + t1) - x0 * (t1 + t2)
-                t0 += x0
-                t1 += x1
-                t2 += x2
-                r = x0 + x1 + x2
-                ties_x += r * (r - 1.0)
-            ties_y = t0 * (t0 - 1.0) + t1 * (t1 - 1.0) + t2 * (t2 - 1.0)
-            den = (pairs - ties_x) * (pairs - ties_y)
-            out[d, k] = 2.0 * sv / math.sqrt(den) if den > 0.0 else np.nan
+            out[d, k] = _levels_tau_b(table, n_lev, pairs)
     s[0], s[1], s[2], s[3] = st
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -141,7 +142,7 @@ def _masked_joint_plan(
     it answered (its missing items stay missing), on the union of items, and every pair is
     recomputed on its own shared items (:mod:`metacog_metrics.pairwise.masked`)."""
     if not binary:
-        compiled = _compiled_masked_plan(c, p, present, ia, ib, null, n, seed, engine)
+        compiled = _compiled_joint_plan(c, p, ia, ib, null, n, seed, engine, present)
         if compiled is not None:
             return compiled
     n_items, m = c.shape
@@ -196,78 +197,67 @@ def _masked_joint_plan(
     )
 
 
-def _compiled_joint_plan(
-    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, null: str, n: int, seed: SeedLike,
-    engine: str,
-) -> _Plan | None:  # fmt: skip
-    """Joint draws of real-valued confidence on the compiled kernel, or None (NumPy path):
-    without numba, or when the values are too many for per-pair lookup tables."""
-    from metacog_metrics.pairwise.pair import _compiled_kernels
-
-    kernels = _compiled_kernels(engine)
-    lookups = None if kernels is None else _value_lookups(c, ia, ib)
-    if lookups is None:
-        return None
-    perf = np.ascontiguousarray(np.rint(p.T), dtype=np.int64)
+def _compiled_plan(
+    kernels: Any, null: str, n: int, seed: SeedLike, n_pairs: int,
+    draw: Callable[[int, NDArray], NDArray],
+) -> _Plan:  # fmt: skip
+    """The :class:`_Plan` of ``n`` joint draws on a compiled kernel: fixed chunks of
+    ``_COMPILED_DRAWS_PER_TASK`` draws, each from its own child seed's SFC64 state, so the
+    draws do not depend on the number of threads. ``draw(b, state)`` makes ``(b, P)`` taus."""
     starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
     seeds = seed_sequence(seed).spawn(len(starts))
-
-    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
-        return kernels.joint_levels_kernel(
-            lookups.codes, perf, ia.astype(np.int64), ib.astype(np.int64), lookups.lut_off,
-            lookups.lut, lookups.stride, lookups.n_levels, null == "base_rate",
-            min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
-        )  # fmt: skip
+    sizes = [min(_COMPILED_DRAWS_PER_TASK, n - s) for s in starts]
 
     def finish(parts: list[NDArray]) -> NDArray:
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, n_pairs))
 
     return _Plan(
         f"joint {null}",
-        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
-        [min(_COMPILED_DRAWS_PER_TASK, n - s) * ia.size for s in starts],
+        [lambda b=b, ss=ss: draw(b, kernels.state(ss)) for b, ss in zip(sizes, seeds)],
+        [b * n_pairs for b in sizes],  # progress counts pair-draws
         finish,
         engine="numba",
     )
 
 
-def _compiled_masked_plan(
-    c: NDArray, p: NDArray, present: NDArray, ia: NDArray, ib: NDArray, null: str, n: int,
-    seed: SeedLike, engine: str,
+def _compiled_joint_plan(
+    c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, null: str, n: int, seed: SeedLike,
+    engine: str, present: NDArray | None = None,
 ) -> _Plan | None:  # fmt: skip
-    """:func:`_compiled_joint_plan` on pairwise-complete items (real-valued confidence), or
-    None: each model shuffled among its own items, each pair counted on its shared items."""
+    """Joint draws of real-valued confidence on the compiled kernel, or None (NumPy path):
+    without numba, or when the values are too many for per-pair lookup tables. With
+    ``present`` (pairwise-complete items), each model is shuffled among its own items and each
+    pair counted on its shared items."""
     from metacog_metrics.pairwise.pair import _compiled_kernels
 
     kernels = _compiled_kernels(engine)
-    lookups = None if kernels is None else _value_lookups(c, ia, ib, present)
-    if lookups is None:
+    lk = None if kernels is None else _value_lookups(c, ia, ib, present)
+    if lk is None:
         return None
+    ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
+    base_rate = null == "base_rate"
+    if present is None:
+        perf = np.ascontiguousarray(np.rint(p.T), dtype=np.int64)
+
+        def draw(b: int, state: NDArray) -> NDArray:
+            return kernels.joint_levels_kernel(
+                lk.codes, perf, ia64, ib64, lk.lut_off, lk.lut, lk.stride, lk.n_levels,
+                base_rate, b, state,
+            )  # fmt: skip
+
+        return _compiled_plan(kernels, null, n, seed, ia.size, draw)
     pres_t = np.ascontiguousarray(present.T)
     own_off, own = _csr(pres_t)
     shared_off, shared = _csr(pres_t[ia] & pres_t[ib])
     perf = np.ascontiguousarray(np.where(pres_t, np.rint(p.T), 0), dtype=np.int64)
-    ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
-    starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
-    seeds = seed_sequence(seed).spawn(len(starts))
 
-    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+    def draw_masked(b: int, state: NDArray) -> NDArray:
         return kernels.joint_levels_masked_kernel(
-            lookups.codes, perf, own_off, own, ia64, ib64, shared_off, shared, lookups.lut_off,
-            lookups.lut, lookups.stride, lookups.n_levels, null == "base_rate",
-            min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
+            lk.codes, perf, own_off, own, ia64, ib64, shared_off, shared, lk.lut_off, lk.lut,
+            lk.stride, lk.n_levels, base_rate, b, state,
         )  # fmt: skip
 
-    def finish(parts: list[NDArray]) -> NDArray:
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
-
-    return _Plan(
-        f"joint {null}",
-        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
-        [min(_COMPILED_DRAWS_PER_TASK, n - s) * ia.size for s in starts],
-        finish,
-        engine="numba",
-    )
+    return _compiled_plan(kernels, null, n, seed, ia.size, draw_masked)
 
 
 def _csr(rows: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -291,23 +281,12 @@ def _compiled_binary_plan(
     n_items = c.shape[0]
     k = {key: np.ascontiguousarray(v, dtype=np.int64) for key, v in _category_counts(c, p).items()}
     ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
-    starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
-    seeds = seed_sequence(seed).spawn(len(starts))
 
-    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+    def draw(b: int, state: NDArray) -> NDArray:
         counts = kernels.joint_binary_counts(
-            k["kc"], k["kp"], k["n11"], k["n01"], n_items, ia64, ib64, null == "base_rate",
-            min(_COMPILED_DRAWS_PER_TASK, n - start), kernels.state(ss),
+            k["kc"], k["kp"], k["n11"], k["n01"], n_items, ia64, ib64, null == "base_rate", b,
+            state,
         )  # fmt: skip
         return _tau_b_tables(_tables_from_counts(counts, k["kc"], k["kp"], n_items, ia, ib))
 
-    def finish(parts: list[NDArray]) -> NDArray:
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
-
-    return _Plan(
-        f"joint {null}",
-        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
-        [min(_COMPILED_DRAWS_PER_TASK, n - s) * ia.size for s in starts],
-        finish,
-        engine="numba",
-    )
+    return _compiled_plan(kernels, null, n, seed, ia.size, draw)
