@@ -414,3 +414,27 @@ def test_local_jsonl_in_the_original_format(tmp_path) -> None:
     )
     task = manager.load(["metacog_mmlu_pro"])["tasks"]["metacog_mmlu_pro"]
     assert [d["item_id"] for d in task.eval_docs] == [str(r["question_id"]) for r in rows]
+
+
+def test_grading_refuses_model_code_without_a_boundary_but_survives_grader_bugs(monkeypatch):
+    """No sandbox boundary stops the run with the sandbox's message (as in Inspect); any other
+    grader failure is one item's ``grader_error``, so a finished run is not lost."""
+    import types
+
+    import metacog_tasks.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_bwrap_problem", lambda: "bwrap not found")
+    monkeypatch.delenv(sandbox.UNSAFE_ENV, raising=False)
+    bench = get_benchmark("scicode")
+    item = next(i for i in bench.load("bundled") if i.meta.get("test_cases"))
+    task = types.SimpleNamespace(_bench=bench, _task="metacog_scicode")
+    with pytest.raises(sandbox.SandboxUnavailableError, match="apt-get install bubblewrap"):
+        MetacogTask._grade(task, item, ["def f():\n    return 1"])
+
+    class Broken:
+        def grade_responses(self, item, texts):
+            raise KeyError("grader bug")
+
+    grade = MetacogTask._grade(types.SimpleNamespace(_bench=Broken(), _task="t"), item, ["x"])
+    assert grade.status == "grader_error" and math.isnan(grade.correct)
+    assert "grader bug" in grade.details["error"]

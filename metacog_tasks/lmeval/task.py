@@ -39,6 +39,7 @@ from metacog_tasks.benchmarks.base import Grade, Item
 from metacog_tasks.lmeval import metrics as _m
 from metacog_tasks.lmeval.options import KIND_NAMES, OptionsError, TaskOptions
 from metacog_tasks.parsing import parse_confidence, parse_yes_no
+from metacog_tasks.sandbox import SandboxUnavailableError
 
 __all__ = ["LOGPROB_PREFIX", "PROBES", "MetacogTask", "TaskDataError"]
 
@@ -349,6 +350,8 @@ class MetacogTask(ConfigurableTask):
     def _grade(self, item: Item, solve_texts: list[str]) -> Grade:
         try:
             return self._bench.grade_responses(item, solve_texts)
+        except SandboxUnavailableError:
+            raise  # no boundary for model code: the run is refused, not graded NaN per item
         except Exception as exc:  # a grader bug must not lose a finished run
             log.exception("%s: grading item %s failed", self._task, item.item_id)
             return Grade(math.nan, status="grader_error", details={"error": repr(exc)})
