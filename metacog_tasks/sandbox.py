@@ -287,11 +287,14 @@ def _cgroup_parents() -> dict[str, Path]:
 class _Cgroup:
     """The run's own cgroups (pids, and memory where available); removed after the run."""
 
+    PREFIX = "metacog-sandbox-"
+
     def __init__(self, max_processes: int, memory_bytes: int) -> None:
         self.dirs: list[Path] = []
         self.memory: Path | None = None
-        name = f"metacog-sandbox-{uuid.uuid4().hex[:12]}"
+        name = f"{self.PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         for ctl, parent in _cgroup_parents().items():
+            self.sweep(parent)
             path = parent / name
             try:
                 path.mkdir()
@@ -313,6 +316,26 @@ class _Cgroup:
     @property
     def pids(self) -> bool:
         return any((d / "pids.max").exists() for d in self.dirs)
+
+    @classmethod
+    def sweep(cls, parent: Path) -> None:
+        """Remove the empty cgroups that runs of a process no longer alive left in ``parent``
+        (a caller killed before its cleanup). A cgroup holding processes cannot be removed, and
+        one whose creator still lives is left alone, so no run in progress is touched."""
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(parent):
+                pid = entry.name[len(cls.PREFIX) :].split("-", 1)[0]
+                if not entry.name.startswith(cls.PREFIX) or not pid.isdigit():
+                    continue
+                try:
+                    os.kill(int(pid), 0)
+                    continue  # the creator lives (or another process has its pid): keep
+                except ProcessLookupError:
+                    pass
+                except (PermissionError, OverflowError):
+                    continue
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)
 
     def join(self) -> None:  # in the launcher, between fork and exec
         pid = str(os.getpid()).encode()

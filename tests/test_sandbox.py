@@ -197,3 +197,33 @@ def _boundary_available() -> None:
         run_python("pass", timeout_s=30)
     except SandboxUnavailableError as exc:
         unavailable(str(exc))
+
+
+def test_cgroups_left_by_a_killed_caller_are_swept() -> None:
+    """A caller SIGKILLed mid-run cannot remove its run's cgroup; the next run removes the empty
+    cgroups of callers no longer alive, and keeps those of a live one."""
+    import subprocess
+
+    import metacog_tasks.sandbox as sandbox
+
+    parents = sandbox._cgroup_parents()
+    if not parents:
+        unavailable("no writable cgroup on this machine")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    prefix = sandbox._Cgroup.PREFIX
+    stale = [p / f"{prefix}{dead.pid}-feedc0ffee00" for p in parents.values()]
+    live = [p / f"{prefix}{os.getpid()}-feedc0ffee01" for p in parents.values()]
+    for d in stale + live:
+        d.mkdir()
+    try:
+        assert run_python("pass", timeout_s=30).ok
+        assert not any(d.exists() for d in stale)
+        assert all(d.exists() for d in live)
+    finally:
+        for d in stale + live:
+            if d.exists():
+                d.rmdir()
+    # and a run's own cgroup, named with its creator's pid, is gone after it
+    mine = f"{prefix}{os.getpid()}-"
+    assert not [e.name for p in parents.values() for e in os.scandir(p) if e.name.startswith(mine)]
