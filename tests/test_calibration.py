@@ -718,3 +718,46 @@ def test_calibration_does_not_depend_on_the_threads():
     one = calibration_by_model(df, n_boot=200, rng=3, workers=1).table
     two = calibration_by_model(df, n_boot=200, rng=3, workers=3).table
     pd.testing.assert_frame_equal(one, two)
+
+
+def test_input_errors_name_the_problem():
+    for call in (auroc, brier_score, ece):
+        with pytest.raises(ValueError, match=r"^confidence must be numeric$"):
+            call(["high", "low"], [1, 0])
+        with pytest.raises(ValueError, match=r"^correct must be numeric 0/1$"):
+            call([0.2, 0.8], ["yes", "no"])
+    with pytest.raises(ValueError, match=r"^confidence has infinite values$"):
+        auroc([np.inf, 0.5], [1, 0])
+    with pytest.raises(
+        ValueError,
+        match=r"^correct must be 0 or 1 \(NaN ignored\); got e\.g\. "
+        r"\[2\.0, 3\.0, 4\.0, 5\.0, 6\.0\]$",
+    ):
+        auroc(np.linspace(0, 1, 8), [2, 3, 4, 5, 6, 7, 1, 0])
+
+
+def test_more_models_than_items_are_no_repeats_and_the_first_repeat_is_named():
+    # 3 models x 2 items: every (model, item) once; a cell code that mixed models with items
+    # (model / items + item) would call model c's item 1 a repeat of model a's item 2
+    df = pd.DataFrame(
+        {
+            "model": list("aabbcc"),
+            "item_id": ["1", "2"] * 3,
+            "confidence": [0.9, 0.2, 0.8, 0.3, 0.7, 0.1],
+            "correct": [1, 0, 1, 1, 0, 0],
+        }
+    )
+    res = calibration_by_model(df, n_boot=0)
+    assert sorted(res.per_model) == ["a", "b", "c"]
+    assert res.per_model["a"].auroc_internal == 1.0 and res.per_model["c"].accuracy == 0.0
+    # repeats interleaved: the message names the first repeated row in record order
+    rep = pd.DataFrame(
+        {
+            "model": ["b", "a", "b", "a"],
+            "item_id": ["2", "1", "2", "1"],
+            "confidence": [1, 0, 1, 0],
+            "correct": [1, 0, 1, 0],
+        }
+    )
+    with pytest.raises(ValueError, match=r"e\.g\. model 'b' item '2';"):
+        calibration_by_model(rep)
