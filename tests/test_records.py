@@ -674,3 +674,36 @@ def test_item_matrices_equal_a_pandas_pivot(missing):
                 mat.ungraded_by_model[m]
                 == (rows_m["confidence"].notna() & rows_m["correct"].isna()).sum()
             )
+
+
+def test_item_matrices_refuse_a_repeat_anywhere_in_the_table():
+    # the repeated (model, item) is model c's item 2, the last cell in sorted order
+    df = _tiny(confidence_kind="verbal_binary")
+    df = pd.concat([df, df.iloc[[5]]], ignore_index=True)
+    with pytest.raises(
+        RecordError, match=r"^all/prospective/verbal_binary: a model repeats an item_id$"
+    ):
+        item_matrices(df)
+
+
+def test_confidence_kind_is_inferred_per_benchmark_and_probe():
+    # one non-binary confidence makes its (benchmark, probe) numeric, and only that one: with
+    # two benchmarks x two probes, (A, q) numeric must not make (B, p) numeric too
+    rows = []
+    for bench, probe, confs in (
+        ("A", "p", [1.0, 0.0]),
+        ("A", "q", [1.0, 0.7]),
+        ("B", "p", [0.0, 1.0]),
+        ("B", "q", [0.0, 0.0]),
+    ):
+        for i, c in enumerate(confs):
+            rows.append({"model": "m", "item_id": str(i), "benchmark": bench, "probe": probe,
+                         "confidence": c, "correct": 1})  # fmt: skip
+    out = validate_records(pd.DataFrame(rows))
+    kinds = out.groupby(["benchmark", "probe"])["confidence_kind"].agg(set).to_dict()
+    assert kinds == {
+        ("A", "p"): {"verbal_binary"},
+        ("A", "q"): {"verbal_numeric"},
+        ("B", "p"): {"verbal_binary"},
+        ("B", "q"): {"verbal_binary"},
+    }
