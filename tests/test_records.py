@@ -707,3 +707,16 @@ def test_confidence_kind_is_inferred_per_benchmark_and_probe():
         ("B", "p"): {"verbal_binary"},
         ("B", "q"): {"verbal_binary"},
     }
+
+
+def test_a_models_file_adds_its_notes_to_the_records_notes(tmp_path):
+    models = tmp_path / "models.yaml"
+    models.write_text("models:\n  a: {reasoning: true}\n  b: {reasoning: false}\n  c: {}\n")
+    path = tmp_path / "r.csv"
+    _tiny(confidence=[1, np.nan, 1, 1, 0, 0]).to_csv(path, index=False)
+    with pytest.warns(RecordWarning):
+        df = read_records(path, models_file=models)
+    assert df.attrs["warnings"] == [
+        f"{models}: no reasoning flag for 1 model(s): c",
+        "1 record(s) with an unparseable (NaN) confidence",
+    ]
