@@ -388,7 +388,7 @@ def coverage_table(df: pd.DataFrame, min_coverage: float | None) -> pd.DataFrame
     """Per model of one group: usable items (a confidence and a grade), share, included.
 
     Args:
-        df: The group's records.
+        df: The group's validated records (a model answers an item once).
         min_coverage: Share below which a model is left out of the cross-model analyses.
 
     Returns:
@@ -399,7 +399,7 @@ def coverage_table(df: pd.DataFrame, min_coverage: float | None) -> pd.DataFrame
     usable = df[df["confidence"].notna() & df["correct"].notna()]
     n_group = int(df["item_id"].nunique())
     models = list(pd.unique(df["model"]))
-    counts = usable.groupby("model", sort=False)["item_id"].nunique().reindex(models).fillna(0)
+    counts = usable.groupby("model", sort=False).size().reindex(models).fillna(0)
     share = counts / max(n_group, 1)
     rows = []
     for m in models:

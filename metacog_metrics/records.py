@@ -656,6 +656,17 @@ def _select(df: pd.DataFrame, column: str, value: str | None) -> pd.DataFrame:
     return out
 
 
+def _single_valued(col: pd.Series) -> bool:
+    """Whether a non-empty column holds one value throughout (missing values count as one
+    value), as ``col.nunique(dropna=False) == 1`` but without hashing millions of strings."""
+    if len(col) == 0:
+        return False
+    values = col.to_numpy()
+    if pd.isna(values[0]):
+        return bool(pd.isna(values).all())
+    return bool((values == values[0]).all())
+
+
 def item_matrices(
     df: pd.DataFrame,
     *,
@@ -704,11 +715,9 @@ def item_matrices(
     for name, value in zip(key_cols, (benchmark, probe, confidence_kind)):
         # a column holding only the value asked for needs no filtering (the usual case: the
         # rows of one group)
-        if value is not None and not (
-            df[name].nunique(dropna=False) == 1 and df[name].iloc[0] == value
-        ):
+        if value is not None and not (_single_valued(df[name]) and df[name].iloc[0] == value):
             df = _select(df, name, value)
-    if all(df[c].nunique(dropna=False) == 1 for c in key_cols):
+    if all(_single_valued(df[c]) for c in key_cols):
         groups = df[key_cols].iloc[:1]
     else:
         groups = df[key_cols].drop_duplicates()

@@ -720,3 +720,17 @@ def test_a_models_file_adds_its_notes_to_the_records_notes(tmp_path):
         f"{models}: no reasoning flag for 1 model(s): c",
         "1 record(s) with an unparseable (NaN) confidence",
     ]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [["x", "x", "x"], ["x", "y", "x"], ["x", None], [None, np.nan], [None, "x"], [1, 1.0],
+     [1, "1"], ["x"], []],
+)  # fmt: skip
+def test_single_valued_counts_every_missing_value_as_one(values):
+    from metacog_metrics.records import _single_valued
+
+    col = pd.Series(values, dtype=object)
+    expected = len({None if pd.isna(v) else v for v in values}) == 1
+    assert _single_valued(col) == expected
+    assert _single_valued(col.astype("category")) == expected
