@@ -88,15 +88,15 @@ def _owen(h: NDArray, k: NDArray, rho: NDArray) -> NDArray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a_h = (k - rho * h) / (h * s)
         a_k = (h - rho * k) / (k * s)
-    # T(0, a) = atan(a) / (2 pi); with a = +-inf (h = 0, k != 0) it is sign(k - rho h) / 4.
-    t_h = np.where(
-        h == 0.0, np.sign(k - rho * h) / 4.0, special.owens_t(h, np.where(h == 0.0, 0.0, a_h))
-    )
-    t_k = np.where(
-        k == 0.0, np.sign(h - rho * k) / 4.0, special.owens_t(k, np.where(k == 0.0, 0.0, a_k))
-    )
+        # T(0, a) = atan(a) / (2 pi); with a = +-inf (h = 0, k != 0) it is sign(k - rho h) / 4.
+        t_h = np.where(
+            h == 0.0, np.sign(k - rho * h) / 4.0, special.owens_t(h, np.where(h == 0.0, 0.0, a_h))
+        )
+        t_k = np.where(
+            k == 0.0, np.sign(h - rho * k) / 4.0, special.owens_t(k, np.where(k == 0.0, 0.0, a_k))
+        )
     hk = np.sign(h) * np.sign(k)  # signs, not the product, which underflows for tiny h, k
-    beta = np.where((hk < 0.0) | ((hk == 0.0) & (h + k < 0.0)), 0.5, 0.0)
+    beta = np.where((hk < 0.0) | ((hk == 0.0) & (h < -k)), 0.5, 0.0)  # h < -k: no overflow
     p = 0.5 * special.ndtr(h) + 0.5 * special.ndtr(k) - t_h - t_k - beta
     return np.clip(p, 0.0, 1.0)
 
@@ -116,6 +116,10 @@ def bvn_pdf(h: ArrayLike, k: ArrayLike, rho: ArrayLike) -> NDArray[np.float64]:
     """
     h, k, rho = (np.asarray(v, dtype=float) for v in (h, k, rho))
     one_m = (1.0 - rho) * (1.0 + rho)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         q = (h * h - 2.0 * rho * h * k + k * k) / one_m
+        # The form is positive definite for |rho| < 1: where it overflowed (inf - inf gives
+        # NaN) or a coordinate is infinite, it is +inf and the density 0.
+        far = np.isnan(q) & ~np.isnan(h) & ~np.isnan(k) & (np.abs(rho) < 1.0)
+        q = np.where(far, np.inf, q)
         return np.exp(-0.5 * q) / (_TWO_PI * np.sqrt(one_m))

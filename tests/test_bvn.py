@@ -97,3 +97,22 @@ def test_cancellation_below_zero_is_clipped():
     # when rho is -1 + 1e-9) is 0 to double precision.
     p = bvn_cdf(1.0261892805549682, -2.347803760471475, -0.999999999)
     assert 0.0 <= p < 1e-300
+
+
+def test_edge_inputs_give_limits_and_no_floating_point_warnings():
+    """Zeros, infinities, huge and tiny coordinates, rho at and near +-1: the CDF and the
+    density return their limits without a RuntimeWarning (NumPy's divide/overflow/invalid)."""
+    import warnings
+
+    h = np.array([0.0, 0.0, 1.0, -1.0, np.inf, -np.inf, 5e-324, 40.0, -40.0, 0.3, 1e308])
+    k = np.array([0.0, 1.0, 0.0, np.inf, 0.5, 0.2, 1e-300, -40.0, 40.0, 0.3, 1e308])
+    for rho in (0.0, 0.5, -0.5, 1.0, -1.0, 0.999999999, -0.9999999999):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            cdf = bvn_cdf(h, k, rho)
+            pdf = bvn_pdf(h, k, rho)
+        assert np.all((cdf >= 0) & (cdf <= 1))
+        assert cdf[-1] == 1.0 and cdf[5] == 0.0  # both at +inf; one at -inf
+        assert cdf[4] == pytest.approx(norm.cdf(0.5), abs=1e-15)  # h = +inf: Phi(k)
+        if abs(rho) < 1:
+            assert pdf[-1] == 0.0 and pdf[4] == 0.0 and pdf[7] == 0.0  # far out: density 0
