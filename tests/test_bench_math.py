@@ -85,6 +85,10 @@ def test_power_towers_never_reach_sympy(answer: str) -> None:
         (r"25000!", False),
         (r"25001!", True),
         (r"x^{10^{9}}", False),  # symbolic: nothing is evaluated
+        (r"10^{2^{20}}", True),  # the top of the chain is its last number: 10^1,048,576
+        (r"10^{1^{9}}", False),  # 1^9 = 1: 10
+        (r"10^{10^{10^{1^{2}}}}", True),  # a 1 inside the chain does not end it: 10^(10^10)
+        (r"\left(10\right)^{10^{6}}", True),  # \left and \right are grouping too
     ],
 )
 def test_too_large_boundary(text: str, large: bool) -> None:
