@@ -502,3 +502,47 @@ def test_alignment_small_and_degenerate_sets():
     three_items = factor_alignment(c4[:3], y4[:3], min_items=3).all
     assert three_items.reason is None and np.isfinite(three_items.r)
     assert np.isnan(three_items.ci).all()
+
+
+def test_ordinal_alignment_is_the_polychoric_composition():
+    """Numeric confidence as levels: polychoric correlations of the models with variance,
+    smoothed, one minres factor, scores with the model matrix's weights; contentious items by
+    pass rate alone. Each piece is checked against R elsewhere; here, that the ordinal path
+    composes them (and not the tetrachoric one)."""
+    from metacog_metrics.polychoric import polychoric_matrix
+    from metacog_metrics.tetrachoric import cor_smooth
+
+    rng = np.random.default_rng(3)
+    difficulty = rng.normal(size=(240, 1))
+    latent = difficulty + 0.8 * rng.normal(size=(240, 7))
+    levels = np.digitize(latent, [-1.0, -0.3, 0.3, 1.0]).astype(float)  # 0..4
+    levels[:, 6] = 2.0  # a model without variance in its confidence: left out
+    corr = (difficulty + 0.8 * rng.normal(size=(240, 7)) > 0).astype(float)
+    res = factor_alignment(levels, corr, ordinal=True)
+
+    kept = list(range(6))
+    rho = cor_smooth(polychoric_matrix(levels[:, kept]).rho).matrix
+    fa = factor_analysis(rho, method="minres")
+    lam = np.asarray(fa.loadings, dtype=float)
+    r_model = np.outer(lam, lam) + np.diag(np.asarray(fa.uniquenesses, dtype=float))
+    expected = factor_scores(levels[:, kept], r_model, fa.loadings)
+    assert res.all.n_models_confidence == 6 and res.all.reason is None
+    np.testing.assert_allclose(res.all.confidence_scores, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(res.contentious_mask, contentious_items(corr, corr))
+    assert "polychoric over levels" in res.method
+    # the contentious subset is recomputed on its own rows, ordinal too
+    sub = res.contentious_mask
+    rho_sub = polychoric_matrix(levels[sub][:, kept]).rho
+    assert res.contentious.n_models_confidence == 6
+    assert np.isfinite(rho_sub).all() and np.isfinite(res.contentious.r)
+
+
+def test_quadratic_fit_through_three_points_and_a_flat_response():
+    # three points fix the parabola y = 1 - 2x + 3x^2 exactly (by hand): R^2 1, no F-test
+    fit = quadratic_fit([0.0, 1.0, 2.0], [1.0, 2.0, 9.0])
+    np.testing.assert_allclose(fit.coef, (1.0, -2.0, 3.0), atol=1e-12)
+    assert fit.n == 3 and fit.r2 == pytest.approx(1.0) and np.isnan(fit.p_value)
+    assert fit.vertex == pytest.approx(1 / 3)
+    # a constant response has no variance to explain: R^2 undefined, no F-test
+    flat = quadratic_fit([0.0, 1.0, 2.0, 3.0], [2.0, 2.0, 2.0, 2.0])
+    assert np.isnan(flat.r2) and np.isnan(flat.p_value)
