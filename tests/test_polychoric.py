@@ -107,6 +107,19 @@ def test_ordinal_correlation_keeps_varying_models_and_reports_the_rest():
         v = conf[~np.isnan(conf[:, j]), j]
         share = (np.sum(v < med) + 0.5 * np.sum(v == med)) / v.size
         assert t == pytest.approx(stats.norm.ppf(share))
+    # what the result reports besides the matrix
+    assert res.median == pytest.approx(med)
+    assert res.dropped == tuple(n for n in "abcde" if n not in res.names)
+    assert set(res.dropped) == set(res.dropped_reasons) and "d" in res.dropped
+    assert res.correct == 0.0 and res.n_corrected_pairs == 0
+    assert res.threshold_rule.startswith("tau = Phi^-1(P(confidence < m)")
+    np.testing.assert_array_equal(res.raw_rho, res.rho)  # positive definite: not smoothed
+    assert res.min_eigenvalue == pytest.approx(np.linalg.eigvalsh(res.raw_rho).min())
+    levels = [np.unique(confidence_levels(conf[:, j])[~np.isnan(conf[:, j])]).size for j in kept]
+    assert list(res.n_levels) == levels
+    raw_only = ordinal_correlation(conf, names=list("abcde"), min_pair=10, smooth=False)
+    assert raw_only.smoothed is False
+    np.testing.assert_array_equal(raw_only.rho, res.raw_rho)
 
 
 @pytest.mark.parametrize("case", REF["psych_polychoric_mixed"], ids=lambda c: str(len(c["levels"])))
