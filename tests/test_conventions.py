@@ -73,3 +73,17 @@ def test_tie_tolerance_is_100_ulps_of_the_magnitude():
     obs = 0.1 + 0.2
     assert abs(0.3 - obs) <= tie_tolerance(obs)
     assert tie_tolerance(obs) < 1e-12
+
+
+def test_value_ties_makes_decimal_ties_ties_and_keeps_real_differences():
+    from metacog_metrics._conventions import TIE_DECIMALS, value_ties
+
+    assert TIE_DECIMALS == 12
+    assert 0.9 - 0.7 != 0.5 - 0.3  # binary floating point: last-bit noise
+    a, b = value_ties([0.9 - 0.7, 0.5 - 0.3])
+    assert a == b == 0.2
+    # a difference in the 11th decimal is real and kept; one in the 13th is noise
+    x = value_ties([0.1, 0.1 + 1e-11, 0.1 + 1e-13])
+    assert x[1] - x[0] == pytest.approx(1e-11, rel=1e-3) and x[2] == x[0]
+    out = value_ties([1, 2])
+    assert out.dtype == np.float64 and out.tolist() == [1.0, 2.0]
