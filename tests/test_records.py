@@ -193,6 +193,9 @@ def test_item_matrices_groups_and_order():
     np.testing.assert_array_equal(m.binary_confidence(), [[1, 1, 0], [0, 1, 0]])
     sub = item_matrices(df, benchmark="squad", models=["c", "a"])
     assert sub.models == ("c", "a")
+    # the columns follow the order asked for, not the names' sorted order
+    mm = item_matrices(df, benchmark="mmlu", models=["c", "a"])
+    np.testing.assert_array_equal(mm.confidence, [[0.2, 0.9], [0.3, 0.1]])
     with pytest.raises(RecordError, match="no records with benchmark 'x'"):
         item_matrices(df, benchmark="x")
 
