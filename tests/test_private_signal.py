@@ -187,3 +187,32 @@ def test_groups_keep_strata_within_each_group_with_their_own_abilities():
     np.testing.assert_array_equal(pattern_strata(perf, 10, ["x"] * 600), pattern_strata(perf, 10))
     with pytest.raises(ValueError, match="one entry per item"):
         pattern_strata(perf, 10, groups[:5])
+
+
+def test_the_test_uses_the_groups_and_reports_its_strata():
+    conf, perf = _sim(m=5, n=150, seed=8)
+    groups = np.repeat(["a", "b"], 75)
+    res = private_signal_test(conf, perf, permutations=9, block_size=5, rng=3, groups=groups)
+    labels = pattern_strata(perf, 5, groups)
+    perms = permutations_within(labels, 9, np.random.default_rng(3))
+    np.testing.assert_allclose(res.draws, [_scipy_mean_tau(conf[p], perf) for p in perms],
+                               atol=1e-12)  # fmt: skip
+    sizes = np.bincount(labels)
+    assert res.n_groups == 2 and res.n_strata == int((sizes >= 2).sum())
+    assert res.n_items_moving == int(sizes[sizes >= 2].sum())
+    assert res.null_sd == pytest.approx(np.std(res.draws, ddof=1))
+    assert res.null_mean == pytest.approx(np.mean(res.draws))
+    assert private_signal_test(conf, perf, permutations=3, block_size=5).n_groups == 1
+
+
+def test_draws_equal_to_the_observed_mean_count_against_it():
+    # items of one correctness pattern share one confidence row, so every permutation within
+    # a stratum leaves the matrix as it is: every draw equals the observed mean and p is 1
+    rng = np.random.default_rng(0)
+    base_perf = (rng.random((6, 4)) < 0.5).astype(float)
+    base_conf = (rng.random((6, 4)) < 0.5).astype(float)
+    perf = np.repeat(base_perf, 10, axis=0)
+    conf = np.repeat(base_conf, 10, axis=0)
+    res = private_signal_test(conf, perf, permutations=19, block_size=10, rng=1)
+    assert np.all(res.draws == res.draws[0])
+    assert res.p_value == 1.0
