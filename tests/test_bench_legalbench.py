@@ -205,3 +205,43 @@ def test_last_answer_line_label_is_graded(data) -> None:
     reply = "\n".join([*lines, form.format(x=label)])
     g = bench.grade(item, reply)
     assert g.correct == float(normalize(label) == normalize(str(item.target))), reply
+
+
+def test_aggregate_by_hand_over_every_metric_of_the_pack(bench) -> None:
+    """Each task under its own metric: balanced accuracy (sklearn) of the labels read, F1 of
+    the summed (tp, fp, fn) for the entity tasks, accuracy otherwise; ``mean`` over the tasks
+    and ``exact_match`` over the graded items."""
+    import warnings
+
+    items = bench.load("bundled")
+    rng = np.random.default_rng(11)
+    replies = [
+        bench.reference_response(it) if k % 3 else bench.wrong_response(it, rng)
+        for k, it in enumerate(items)
+    ]
+    grades = [bench.grade(it, r) for it, r in zip(items, replies)]
+    agg = bench.aggregate(items, grades)
+
+    expected: dict[str, float] = {}
+    for task in sorted({it.meta["task"] for it in items}):
+        pairs = [(it, g) for it, g in zip(items, grades) if it.meta["task"] == task]
+        metric = pairs[0][0].meta["metric"]
+        if metric == "balanced_accuracy":
+            gold = [normalize(it.target) for it, _ in pairs]
+            read = [normalize(g.extracted or "") for _, g in pairs]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # labels read outside the gold classes
+                expected[f"balanced_accuracy/{task}"] = balanced_accuracy_score(gold, read)
+        elif metric in ("successor_liability", "ssla"):
+            tp, fp, fn = (sum(g.details[k] for _, g in pairs) for k in ("tp", "fp", "fn"))
+            expected[f"f1/{task}"] = 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else 0.0
+        else:
+            expected[f"accuracy/{task}"] = sum(g.correct for _, g in pairs) / len(pairs)
+    expected["mean"] = sum(expected.values()) / len(expected)
+    expected["exact_match"] = sum(g.correct for g in grades) / len(grades)
+    assert agg.keys() == expected.keys()
+    for key, value in expected.items():
+        assert agg[key] == pytest.approx(value, abs=1e-12), key
+    assert 0 < agg["exact_match"] < 1  # both right and wrong replies in the mix
+    with pytest.raises(ValueError, match=r"^legalbench: 16 items but 15 grades$"):
+        bench.aggregate(items, grades[:-1])
