@@ -54,7 +54,7 @@ def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(json.dumps(v) for v in values) + "]"
 
 
-def _copy_repo(dest: Path) -> None:
+def copy_repo(dest: Path) -> None:
     """The tracked files (and untracked, not ignored ones) of the working tree."""
     files = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -139,7 +139,7 @@ def run_module(module: str, tests: list[str], args: argparse.Namespace, pytest_a
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="metacog-mutation-") as tmp:
         work = Path(tmp)
-        _copy_repo(work)
+        copy_repo(work)
         _write_config(work, module, tests, pytest_args)
         run_args = ["run", "--max-children", str(args.max_children)]
         code, out = _mutmut(work, *run_args, timeout=args.timeout)

@@ -23,12 +23,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from mutation import copy_repo  # tools/ is on the path when this runs as a script
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -315,21 +316,6 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def _copy_repo(dest: Path) -> None:
-    """The tracked files (and untracked, not ignored ones) of the working tree."""
-    files = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO, check=True, capture_output=True,
-    ).stdout.split(b"\0")  # fmt: skip
-    for raw in files:
-        if raw:
-            src = REPO / raw.decode()
-            if src.is_file():
-                dst = dest / raw.decode()
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dst)
-
-
 def _pytest(work: Path, tests: tuple[str, ...]) -> tuple[int, str]:
     env = {**os.environ, "PYTHONPATH": str(work), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("CI", None)
@@ -347,7 +333,7 @@ def check(rule: Rule, baseline: bool) -> dict:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="metacog-pinned-") as tmp:
         work = Path(tmp) / "repo"
-        _copy_repo(work)
+        copy_repo(work)
         out: dict = {"name": rule.name, "tests": list(rule.tests)}
         if baseline:
             code, log = _pytest(work, rule.tests)

@@ -28,12 +28,11 @@ from metacog_metrics.pairwise.common import _ELEMENTS_PER_CHUNK
 from metacog_metrics.pairwise.samplers import _exact_counts, _random_bits, _threshold
 from metacog_metrics.pairwise.tau import (
     _dconf,
-    _gather,
     _pack,
     _popcount_gram,
+    _tau_b_sorted,
     _tau_b_tables,
     _tau_from_ties,
-    _tied_pairs,
 )
 
 __all__ = [
@@ -292,40 +291,9 @@ def masked_code_taus(
 
 
 def _tau_b_sorted_masked(x: NDArray, y: NDArray) -> NDArray:
-    """Exact tau-b of (..., N) real x against y in {0, 1, 2} over the items with y < 3.
-
-    The missing items (y = 3) are sorted last (x = inf) and left out of every count.
-    """
-    x = np.where(y == 3, np.inf, x)
-    order = np.argsort(x, axis=-1, kind="stable")
-    x = _gather(x, order)
-    y = _gather(y, order)
-    n = x.shape[-1]
-    idx = np.arange(n, dtype=np.int64)
-    here = y < 3
-    new = np.ones(x.shape, dtype=bool)
-    new[..., 1:] = x[..., 1:] != x[..., :-1]
-    start = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
-    lower = np.zeros(x.shape, dtype=np.int64)
-    upper = np.zeros(x.shape, dtype=np.int64)
-    counts = []
-    for level in range(3):
-        mask = y == level
-        counts.append(mask.sum(axis=-1))
-        before = np.cumsum(mask, axis=-1, dtype=np.int64) - mask
-        at_start = _gather(before, start)
-        if level == 0:
-            lower += at_start * ((y >= 1) & here)
-        elif level == 1:
-            lower += at_start * (y == 2)
-            upper += at_start * (y == 0)
-        else:
-            upper += at_start * (y <= 1)
-    s = (lower - upper).sum(axis=-1).astype(float)
-    n1 = ((idx - start) * here).sum(axis=-1).astype(float)
-    cnt = np.stack(counts, axis=-1).astype(float)
-    n0 = _tied_pairs(cnt.sum(axis=-1))
-    return _tau_from_ties(s, n0, n1, _tied_pairs(cnt).sum(axis=-1))
+    """Exact tau-b of (..., N) real x against y in {0, 1, 2} over the items with y < 3: the
+    missing items (y = 3) are sorted last (x = inf) and left out by :func:`_tau_b_sorted`."""
+    return _tau_b_sorted(np.where(y == 3, np.inf, x), y)
 
 
 def _masked_continuous(

@@ -250,7 +250,9 @@ def _tau_b_sorted(x: NDArray, y: NDArray, *, presorted: bool = False) -> NDArray
     """Exact tau-b of (..., N) real x against y in {0, 1, 2}, ties in x handled, O(N log N).
 
     After sorting by x, ``S = sum_j [#(earlier blocks, y < y_j) - #(earlier blocks, y > y_j)]``
-    with the counts taken at the start of j's block of tied x (so tied pairs count 0).
+    with the counts taken at the start of j's block of tied x (so tied pairs count 0). An item
+    with y = 3 is absent (a pair's unshared item): it must sort last (x = inf) and is left out
+    of every count.
     """
     x = np.ascontiguousarray(x)
     y = np.ascontiguousarray(y)
@@ -260,6 +262,7 @@ def _tau_b_sorted(x: NDArray, y: NDArray, *, presorted: bool = False) -> NDArray
         y = _gather(y, order)
     n = x.shape[-1]
     idx = np.arange(n, dtype=np.int64)
+    here = y < 3
     new = np.ones(x.shape, dtype=bool)
     new[..., 1:] = x[..., 1:] != x[..., :-1]
     start = np.maximum.accumulate(np.where(new, idx, 0), axis=-1)
@@ -272,16 +275,16 @@ def _tau_b_sorted(x: NDArray, y: NDArray, *, presorted: bool = False) -> NDArray
         before = np.cumsum(mask, axis=-1, dtype=np.int64) - mask  # strictly earlier positions
         at_start = _gather(before, start)  # ... in strictly earlier blocks (smaller x)
         if level == 0:
-            lower += at_start * (y >= 1)
+            lower += at_start * ((y >= 1) & here)
         elif level == 1:
             lower += at_start * (y == 2)
             upper += at_start * (y == 0)
         else:
             upper += at_start * (y <= 1)
     s = (lower - upper).sum(axis=-1).astype(float)
-    n1 = (idx - start).sum(axis=-1).astype(float)  # pairs tied in x
-    n2 = _tied_pairs(np.stack(counts, axis=-1).astype(float)).sum(axis=-1)
-    return _tau_from_ties(s, _tied_pairs(float(n)), n1, n2)
+    n1 = ((idx - start) * here).sum(axis=-1).astype(float)  # pairs tied in x
+    cnt = np.stack(counts, axis=-1).astype(float)
+    return _tau_from_ties(s, _tied_pairs(cnt.sum(axis=-1)), n1, _tied_pairs(cnt).sum(axis=-1))
 
 
 def _dconf(c: NDArray, ia: NDArray, ib: NDArray) -> NDArray:
