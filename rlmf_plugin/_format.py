@@ -103,6 +103,16 @@ _FAST_END = re.compile(
 _FAST_WINDOW = 96
 
 
+def as_unit(value: Any) -> float:
+    """A value in [0, 1] as float, NaN for anything else (None, NaN, strings, out of range):
+    how dataset columns of confidences and grades are read."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return x if 0.0 <= x <= 1.0 else math.nan
+
+
 def _unit_or_nan(number: str | None, unit: str | None) -> float:
     if number is None:
         return math.nan

@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rlmf_plugin._format import ParsedCompletion, parse_completion
+from rlmf_plugin._format import ParsedCompletion, as_unit, parse_completion
 from rlmf_plugin._grading import ItemGrader
 
 __all__ = [
@@ -68,15 +68,6 @@ def _column(kwargs: dict[str, Any], name: str, n: int) -> list[Any]:
         return [None] * n
     values = list(values)
     return values if len(values) == n else [None] * n
-
-
-def _unit(value: Any) -> float:
-    """A value in [0, 1] as float, NaN for anything else (None, NaN, strings, out of range)."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return x if 0.0 <= x <= 1.0 else math.nan
 
 
 def _log(kwargs: dict[str, Any], name: str, value: float) -> None:
@@ -230,7 +221,7 @@ def faithful_reward(
 
     def reward(prompts=None, completions=(), **kwargs: Any) -> list[float | None]:
         parsed = _parse_all(completions)
-        gs = [_unit(g) for g in _column(kwargs, target, len(parsed))]
+        gs = [as_unit(g) for g in _column(kwargs, target, len(parsed))]
         out: list[float | None] = []
         for p, g in zip(parsed, gs):
             if math.isnan(g):
@@ -254,7 +245,7 @@ def metacog_score_reward(
 
     def reward(prompts=None, completions=(), **kwargs: Any) -> list[float | None]:
         parsed = _parse_all(completions)
-        gs = [_unit(g) for g in _column(kwargs, target, len(parsed))]
+        gs = [as_unit(g) for g in _column(kwargs, target, len(parsed))]
         out: list[float | None] = []
         for p, g in zip(parsed, gs):
             if math.isnan(g):

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from metacog_metrics import Result
+from rlmf_plugin._format import as_unit
 from rlmf_plugin._io import load_rows, write_json, write_rows
 
 __all__ = [
@@ -88,14 +89,6 @@ class SelectionResult(Result):
     stats: dict[str, Any]
 
 
-def _unit(value: Any) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return x if 0.0 <= x <= 1.0 else math.nan
-
-
 def selection_scores(rows: Sequence[Mapping[str, Any]], strategy: str) -> np.ndarray:
     """The score each row is ranked by (NaN where the row has no valid score).
 
@@ -106,16 +99,16 @@ def selection_scores(rows: Sequence[Mapping[str, Any]], strategy: str) -> np.nda
         raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
     out = np.full(len(rows), math.nan)
     for i, r in enumerate(rows):
-        stated = _unit(r.get("stated_confidence"))
-        intrinsic = _unit(r.get("intrinsic_confidence"))
+        stated = as_unit(r.get("stated_confidence"))
+        intrinsic = as_unit(r.get("intrinsic_confidence"))
         if strategy == "metacognitive":
-            out[i] = _unit(r.get("meta_confidence"))
+            out[i] = as_unit(r.get("meta_confidence"))
         elif strategy == "active":
             out[i] = 1.0 - abs(stated - intrinsic)
         elif strategy == "uncertainty":
             out[i] = 1.0 - intrinsic
         elif strategy == "deviation":
-            out[i] = abs(stated - _unit(r.get("accuracy")))
+            out[i] = abs(stated - as_unit(r.get("accuracy")))
         else:
             out[i] = 0.0
     return out
@@ -146,7 +139,7 @@ def _quotas(counts: Mapping[str, int], n: int) -> dict[str, int]:
 
 def _summary(rows: Sequence[Mapping[str, Any]], scores: np.ndarray) -> dict[str, Any]:
     def mean(name: str) -> float | None:
-        vals = [_unit(r.get(name)) for r in rows]
+        vals = [as_unit(r.get(name)) for r in rows]
         vals = [v for v in vals if not math.isnan(v)]
         return float(np.mean(vals)) if vals else None
 
