@@ -49,22 +49,28 @@ def _independent(n_items: int, reps: int, seed: int = 20261203) -> None:
 
     for name, kw in INDEPENDENT.items():
         rng = np.random.default_rng(seed)
-        t0, hits = time.perf_counter(), 0
-        for r in range(reps):
-            conf, perf = _logistic_population(n_items, 20, rng, **kw)
-            obs = float(mean_taus(conf, perf))
-            hit, _ = _curtailed_rejects(
-                conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, 10)
-            )
-            hits += hit
-        rate = hits / reps
-        low, high = stats.binomtest(hits, reps).proportion_ci(0.95)
-        print(
-            f"independent generator, {name}, {n_items} items, {reps} reps: rate {rate:.3f} "
-            f"(se {math.sqrt(rate * (1 - rate) / reps):.3f}, 95% {low:.3f}-{high:.3f}) "
-            f"[{time.perf_counter() - t0:.0f} s]",
-            flush=True,
-        )
+        t0 = time.perf_counter()
+        hits = sum(_rejects(*_logistic_population(n_items, 20, rng, **kw), r) for r in range(reps))
+        _print_rate(f"independent generator, {name}, {n_items} items", hits, reps, t0)
+
+
+def _rejects(conf: np.ndarray, perf: np.ndarray, r: int) -> int:
+    """Whether replicate ``r`` rejects at 0.05 (curtailed at 99 draws, blocks of 10 items)."""
+    obs = float(mean_taus(conf, perf))
+    hit, _ = _curtailed_rejects(
+        conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, 10)
+    )
+    return int(hit)
+
+
+def _print_rate(label: str, hits: int, reps: int, t0: float) -> None:
+    rate = hits / reps
+    low, high = stats.binomtest(hits, reps).proportion_ci(0.95)
+    print(
+        f"{label}, {reps} reps: rate {rate:.3f} (se {math.sqrt(rate * (1 - rate) / reps):.3f}, "
+        f"95% {low:.3f}-{high:.3f}) [{time.perf_counter() - t0:.0f} s]",
+        flush=True,
+    )
 
 
 def _two_tracks(n_items: int, reps: int, rho: float = 0.3, shift: float = 1.0) -> None:
@@ -81,20 +87,11 @@ def _two_tracks(n_items: int, reps: int, rho: float = 0.3, shift: float = 1.0) -
         threshold = rng.normal(0, 0.7, m)
         look = -0.9 * b + shift * (track - 0.5) + rng.normal(0, 0.8, track.size)
         conf = look[:, None] + rng.logistic(size=(track.size, m)) > threshold[None, :]
-        conf, perf = conf.astype(float), perf.astype(float)
-        obs = float(mean_taus(conf, perf))
-        hit, _ = _curtailed_rejects(
-            conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, 10)
-        )
-        hits += hit
-    rate = hits / reps
-    low, high = stats.binomtest(hits, reps).proportion_ci(0.95)
-    print(
-        f"two tracks (ability correlation {rho}, confidence shift {shift}), {n_items} items, "
-        f"{reps} reps: rate {rate:.3f} (95% {low:.3f}-{high:.3f}) "
-        f"[{time.perf_counter() - t0:.0f} s]",
-        flush=True,
-    )
+        hits += _rejects(conf.astype(float), perf.astype(float), r)
+    _print_rate(
+        f"two tracks (ability correlation {rho}, confidence shift {shift}), {n_items} items",
+        hits, reps, t0,
+    )  # fmt: skip
 
 
 def main() -> None:
