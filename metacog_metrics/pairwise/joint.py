@@ -108,14 +108,11 @@ def _joint_plan(
     n_items, m = c.shape
     per_draw = n_items * m * (4 if binary else 3 * max(1, ia.size // max(m, 1)))
     batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
-    starts = list(range(0, n, batch))
-    seeds = seed_sequence(seed).spawn(len(starts))
     grid = None if binary else _grid(c)
     counts = _category_counts(c, p) if binary else None
 
-    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+    def task(b: int, ss: np.random.SeedSequence) -> NDArray:
         rng = np.random.default_rng(ss)
-        b = min(batch, n - start)
         if binary:
             cs, ps = _shuffled_binary(counts, n_items, null, b, rng)
             return _tau_b_tables(_tables_from_bits(cs, ps, ia, ib))
@@ -123,15 +120,7 @@ def _joint_plan(
         g = None if grid is None else (np.rint(cs * grid[1]).astype(np.int64), grid[1])
         return _taus_chunked(cs, ps, ia, ib, g)
 
-    def finish(parts: list[NDArray]) -> NDArray:
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
-
-    return _Plan(
-        f"joint {null}",
-        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
-        [min(batch, n - s) * ia.size for s in starts],  # progress counts pair-draws
-        finish,
-    )
+    return _chunked_plan(null, n, batch, seed, ia.size, task)
 
 
 def _masked_joint_plan(
@@ -148,8 +137,6 @@ def _masked_joint_plan(
     n_items, m = c.shape
     per_draw = n_items * m * (7 if binary else 3 * max(1, ia.size // max(m, 1)))
     batch = max(1, min(n, _ELEMENTS_PER_CHUNK // max(per_draw, 1)))
-    starts = list(range(0, n, batch))
-    seeds = seed_sequence(seed).spawn(len(starts))
     pres_t = np.ascontiguousarray(present.T)
     cn = np.where(present, c, np.nan)
     pn = np.where(present, p, np.nan)
@@ -170,9 +157,8 @@ def _masked_joint_plan(
         np.put_along_axis(idx, np.broadcast_to(base, idx.shape), order, axis=-1)
         return idx
 
-    def task(start: int, ss: np.random.SeedSequence) -> NDArray:
+    def task(b: int, ss: np.random.SeedSequence) -> NDArray:
         rng = np.random.default_rng(ss)
-        b = min(batch, n - start)
         if binary:
             cs, ps = shuffled_binary_masked(counts, pres_t, null, b, rng)
             return _tau_b_tables(masked_binary_tables(cs, ps, pres_t, ia, ib))
@@ -186,37 +172,29 @@ def _masked_joint_plan(
         cs, ps = shuffled_values_masked(cn, pn, present, null, b, rng)
         return masked_taus(cs, ps, ia, ib, None)
 
-    def finish(parts: list[NDArray]) -> NDArray:
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0, ia.size))
-
-    return _Plan(
-        f"joint {null}",
-        [lambda s=s, ss=ss: task(s, ss) for s, ss in zip(starts, seeds)],
-        [min(batch, n - s) * ia.size for s in starts],
-        finish,
-    )
+    return _chunked_plan(null, n, batch, seed, ia.size, task)
 
 
-def _compiled_plan(
-    kernels: Any, null: str, n: int, seed: SeedLike, n_pairs: int,
-    draw: Callable[[int, NDArray], NDArray],
+def _chunked_plan(
+    null: str, n: int, batch: int, seed: SeedLike, n_pairs: int,
+    draw: Callable[[int, np.random.SeedSequence], NDArray], engine: str = "numpy",
 ) -> _Plan:  # fmt: skip
-    """The :class:`_Plan` of ``n`` joint draws on a compiled kernel: fixed chunks of
-    ``_COMPILED_DRAWS_PER_TASK`` draws, each from its own child seed's SFC64 state, so the
-    draws do not depend on the number of threads. ``draw(b, state)`` makes ``(b, P)`` taus."""
-    starts = list(range(0, n, _COMPILED_DRAWS_PER_TASK))
+    """The :class:`_Plan` of ``n`` joint draws in fixed chunks of ``batch``, each from its own
+    child seed, so the draws do not depend on the number of threads. ``draw(b, seed)`` makes
+    ``(b, P)`` taus."""
+    starts = list(range(0, n, batch))
     seeds = seed_sequence(seed).spawn(len(starts))
-    sizes = [min(_COMPILED_DRAWS_PER_TASK, n - s) for s in starts]
+    sizes = [min(batch, n - s) for s in starts]
 
     def finish(parts: list[NDArray]) -> NDArray:
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, n_pairs))
 
     return _Plan(
         f"joint {null}",
-        [lambda b=b, ss=ss: draw(b, kernels.state(ss)) for b, ss in zip(sizes, seeds)],
+        [lambda b=b, ss=ss: draw(b, ss) for b, ss in zip(sizes, seeds)],
         [b * n_pairs for b in sizes],  # progress counts pair-draws
         finish,
-        engine="numba",
+        engine=engine,
     )
 
 
@@ -239,25 +217,25 @@ def _compiled_joint_plan(
     if present is None:
         perf = np.ascontiguousarray(np.rint(p.T), dtype=np.int64)
 
-        def draw(b: int, state: NDArray) -> NDArray:
+        def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
             return kernels.joint_levels_kernel(
                 lk.codes, perf, ia64, ib64, lk.lut_off, lk.lut, lk.stride, lk.n_levels,
-                base_rate, b, state,
+                base_rate, b, kernels.state(ss),
             )  # fmt: skip
 
-        return _compiled_plan(kernels, null, n, seed, ia.size, draw)
+        return _chunked_plan(null, n, _COMPILED_DRAWS_PER_TASK, seed, ia.size, draw, "numba")
     pres_t = np.ascontiguousarray(present.T)
     own_off, own = _csr(pres_t)
     shared_off, shared = _csr(pres_t[ia] & pres_t[ib])
     perf = np.ascontiguousarray(np.where(pres_t, np.rint(p.T), 0), dtype=np.int64)
 
-    def draw_masked(b: int, state: NDArray) -> NDArray:
+    def draw_masked(b: int, ss: np.random.SeedSequence) -> NDArray:
         return kernels.joint_levels_masked_kernel(
             lk.codes, perf, own_off, own, ia64, ib64, shared_off, shared, lk.lut_off, lk.lut,
-            lk.stride, lk.n_levels, base_rate, b, state,
+            lk.stride, lk.n_levels, base_rate, b, kernels.state(ss),
         )  # fmt: skip
 
-    return _compiled_plan(kernels, null, n, seed, ia.size, draw_masked)
+    return _chunked_plan(null, n, _COMPILED_DRAWS_PER_TASK, seed, ia.size, draw_masked, "numba")
 
 
 def _csr(rows: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -282,11 +260,11 @@ def _compiled_binary_plan(
     k = {key: np.ascontiguousarray(v, dtype=np.int64) for key, v in _category_counts(c, p).items()}
     ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
 
-    def draw(b: int, state: NDArray) -> NDArray:
+    def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
         counts = kernels.joint_binary_counts(
             k["kc"], k["kp"], k["n11"], k["n01"], n_items, ia64, ib64, null == "base_rate", b,
-            state,
+            kernels.state(ss),
         )  # fmt: skip
         return _tau_b_tables(_tables_from_counts(counts, k["kc"], k["kp"], n_items, ia, ib))
 
-    return _compiled_plan(kernels, null, n, seed, ia.size, draw)
+    return _chunked_plan(null, n, _COMPILED_DRAWS_PER_TASK, seed, ia.size, draw, "numba")
