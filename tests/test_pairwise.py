@@ -33,6 +33,7 @@ from metacog_metrics.pairwise.samplers import (
     _random_bits,
     _shuffled_binary,
 )
+from metacog_metrics.pairwise.common import _bh
 from metacog_metrics.pairwise.tau import _binary_tables, _kendall_s
 from tests.availability import unavailable
 
@@ -133,6 +134,23 @@ def _kendall_variance(x, y):
 # --------------------------------------------------------------------------------------------
 # tau-b
 # --------------------------------------------------------------------------------------------
+
+
+def test_bh_matches_r_p_adjust(stats_reference):
+    ref = stats_reference["R"]["bh"]
+    q = _bh(np.array(ref["p"]))
+    np.testing.assert_allclose(q, ref["p_adjust_BH"], atol=1e-6)
+
+
+def test_bh_by_hand_with_ties_nan_and_the_cap():
+    # m = 4 finite: sorted 0.01, 0.02, 0.02, 0.9 -> 4p/rank 0.04, 0.04, 0.0267, 0.9, then the
+    # running minimum from the top: 0.0267, 0.0267, 0.0267, 0.9; the NaN stays NaN
+    p = np.array([0.02, np.nan, 0.9, 0.01, 0.02])
+    q = _bh(p)
+    np.testing.assert_allclose(q[[0, 2, 3, 4]], [0.08 / 3, 0.9, 0.08 / 3, 0.08 / 3])
+    assert np.isnan(q[1])
+    assert _bh(np.array([0.6, 0.7]))[0] == pytest.approx(0.7)  # 2 * 0.6 = 1.2 -> min(., 0.7)
+    assert _bh(np.array([0.9, 0.95, 1.0])).max() == 1.0  # never above 1
 
 
 def test_kendall_reference(stats_reference):

@@ -30,8 +30,9 @@ registers instead of ``(pairs, draws)`` arrays.
   :func:`permuted_counts`).
 * Every kernel releases the GIL: the thread pool of :mod:`metacog_metrics.pairwise` runs the
   chunks on all cores.
-* Compilation. Kernels are compiled for fixed signatures when this module is imported (about
-  ten seconds the first time), with numba's on-disk cache: numba writes it to
+* Compilation. Each kernel is compiled for its fixed signature on its first call (about
+  ten seconds for all of them the first time; an analysis loads only the kernels it uses),
+  with numba's on-disk cache: numba writes it to
   ``NUMBA_CACHE_DIR`` when set, else to the ``__pycache__`` beside this file only if that is
   writable, else to the user's cache folder (``~/.cache/numba``); a read-only installation
   never receives files. Where no location is writable the kernels compile in memory.
@@ -40,6 +41,8 @@ registers instead of ``(pairs, draws)`` arrays.
 from __future__ import annotations
 
 import math
+import threading
+from typing import Any
 
 import numba
 import numpy as np
@@ -80,15 +83,43 @@ _U40 = np.uint64(40)
 _TO_DOUBLE = 1.0 / 9007199254740992.0  # 2**-53
 
 
+class _Kernel:
+    """A kernel compiled for its one signature on its first call, not at import.
+
+    Loading a kernel from numba's cache costs tens of milliseconds and an analysis uses only
+    the kernels of its data (binary or real-valued): the others are never loaded. After the
+    first call no other signature compiles (a wrong argument type is a TypeError, as with an
+    eagerly compiled signature).
+    """
+
+    def __init__(self, dispatcher: Any, signature: str) -> None:
+        self._dispatcher = dispatcher
+        self._signature = signature
+        self._lock = threading.Lock()
+        self._ready = False
+        self.__doc__ = dispatcher.py_func.__doc__
+        self.__name__ = dispatcher.py_func.__name__
+
+    def __call__(self, *args: Any) -> Any:
+        if not self._ready:
+            with self._lock:  # the thread pool's first calls arrive together
+                if not self._ready:
+                    self._dispatcher.compile(self._signature)
+                    self._dispatcher.disable_compile()
+                    self._ready = True
+        return self._dispatcher(*args)
+
+
 def _jit(signature: str | None = None, **options):  # type: ignore[no-untyped-def]
-    """numba.njit with nogil and the on-disk cache (falling back to memory, see the docstring)."""
+    """numba.njit with nogil and the on-disk cache (falling back to memory, see the docstring);
+    with a ``signature``, a :class:`_Kernel` compiled for it on its first call."""
 
     def wrap(fn):  # type: ignore[no-untyped-def]
-        args = () if signature is None else (signature,)
         try:
-            return numba.njit(*args, nogil=True, cache=True, **options)(fn)
+            dispatcher = numba.njit(nogil=True, cache=True, **options)(fn)
         except RuntimeError:  # "cannot cache function ...: no locator available"
-            return numba.njit(*args, nogil=True, **options)(fn)
+            dispatcher = numba.njit(nogil=True, **options)(fn)
+        return dispatcher if signature is None else _Kernel(dispatcher, signature)
 
     return wrap
 
