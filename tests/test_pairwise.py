@@ -24,6 +24,7 @@ from metacog_metrics.pairwise import (
     pairwise_taus,
     tau_b_from_table,
 )
+from metacog_metrics.pairwise.common import _bh
 from metacog_metrics.pairwise.samplers import (
     _base_rate_s,
     _calibration_taus,
@@ -33,7 +34,6 @@ from metacog_metrics.pairwise.samplers import (
     _random_bits,
     _shuffled_binary,
 )
-from metacog_metrics.pairwise.common import _bh
 from metacog_metrics.pairwise.tau import _binary_tables, _kendall_s
 from tests.availability import unavailable
 
