@@ -435,9 +435,9 @@ def _analyze_group(
             f"cross-model analyses ({listed})"
         )
     keep = [m for m in pd.unique(df["model"]) if m not in excluded] if excluded else None
-    mat = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind, models=keep)
     every = item_matrices(df, benchmark=bench, probe=probe, confidence_kind=kind, models=keep,
                           missing="keep")  # fmt: skip
+    mat = every.complete_cases()
     answered = ~np.isnan(every.confidence) & ~np.isnan(every.correct)
     rows = answered.any(axis=1)
     every = dataclasses.replace(

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from metacog_metrics._io import atomic_write
 from metacog_metrics._result import Result
@@ -116,8 +117,19 @@ def _nones(n: int) -> pd.Series:
     return pd.Series(np.empty(n, dtype=object), dtype=object, copy=False)
 
 
+def _constant(value: str, n: int) -> pd.Series:
+    """A column of ``n`` times the same string (``np.full`` of objects is ten times slower)."""
+    return pd.Series(np.array([value], dtype=object).repeat(n), dtype=object, copy=False)
+
+
 def _as_str(col: pd.Series) -> pd.Series:
-    """Text column as Python strings, NaN kept; integral floats (Parquet/NaN upcasts) lose '.0'.
+    """Text column as Python strings, NaN kept; integral floats (Parquet/NaN upcasts) lose '.0'."""
+    return _text(col)[0]
+
+
+def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
+    """:func:`_as_str` of a column, with each row's code among the distinct strings (-1: missing)
+    and those strings.
 
     Each distinct value is converted once (a record table repeats every model name and item
     id many times): millions of rows cost a hash pass, not a Python call per row.
@@ -128,20 +140,39 @@ def _as_str(col: pd.Series) -> pd.Series:
         if integral[~np.isnan(vals)].all():
             uniq, inv = np.unique(vals, return_inverse=True)
             text = np.array([None if np.isnan(v) else str(int(v)) for v in uniq], dtype=object)
-            return pd.Series(text[inv.ravel()], index=col.index, dtype=object)
+            return _coded(text, inv.ravel(), col.index)
     if pd.api.types.is_bool_dtype(col):
-        return col.map(lambda v: None if pd.isna(v) else str(bool(v)).lower()).astype(object)
+        out = col.map(lambda v: None if pd.isna(v) else str(bool(v)).lower()).astype(object)
+        return out, *_codes_of(out)
     if isinstance(col.dtype, pd.StringDtype):  # pandas strings (Arrow or Python)
         codes, uniq = pd.factorize(col)
         text = np.array([*(str(u).strip() for u in uniq), None], dtype=object)
-        return pd.Series(text[codes], index=col.index, dtype=object)
+        return _coded(text, codes, col.index)
     obj = col.astype(object)
     if pd.api.types.infer_dtype(obj, skipna=True) == "string":  # only str (and missing)
         codes, uniq = pd.factorize(obj)
         text = np.array([*(u.strip() for u in uniq), None], dtype=object)  # code -1: missing
-        return pd.Series(text[codes], index=col.index, dtype=object)
+        return _coded(text, codes, col.index)
     out = obj.where(col.notna(), None)
-    return out.map(lambda v: v if v is None else str(v).strip()).astype(object)
+    out = out.map(lambda v: v if v is None else str(v).strip()).astype(object)
+    return out, *_codes_of(out)
+
+
+def _coded(
+    text: NDArray[np.object_], codes: NDArray, index: pd.Index
+) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
+    """Rows ``text[codes]``, with codes merged where distinct raw values give the same text."""
+    merged, names = pd.factorize(text)  # None: -1
+    return (
+        pd.Series(text[codes], index=index, dtype=object),
+        merged.astype(np.int64)[codes],
+        pd.Index(names),
+    )
+
+
+def _codes_of(col: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
+    codes, names = pd.factorize(col)
+    return codes.astype(np.int64), pd.Index(names)
 
 
 def _numeric(col: pd.Series, name: str, source: str, rows: np.ndarray) -> pd.Series:
@@ -209,31 +240,52 @@ def _check_columns(df: pd.DataFrame, source: str) -> None:
         raise RecordError(f"{source}: repeated column(s) {', '.join(map(str, dup))}")
 
 
-def _any_repeated_key(df: pd.DataFrame, constant: Iterable[str] = ()) -> bool:
+def _has_repeats(key: NDArray[np.int64], span: int) -> bool:
+    """Whether an integer key in ``[0, span)`` occurs twice: one count per value when the span
+    is not much larger than the keys (a record table's dense model x item grid), else a sort."""
+    if not key.size:
+        return False
+    if span <= 4 * key.size + 4096 and int(key.min()) >= 0:
+        return int(np.bincount(key).max()) > 1
+    ordered = np.sort(key)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _any_repeated_key(
+    df: pd.DataFrame,
+    constant: Iterable[str] = (),
+    codes: Mapping[str, tuple[NDArray[np.int64], int]] | None = None,
+) -> bool:
     """Whether rows repeat a :data:`KEY_COLUMNS` key: the columns' integer codes combined into
-    one number per row and sorted (a column with a single value, as ``constant`` ones, adds
-    nothing)."""
+    one number per row, checked for repeats (a column with a single value, as ``constant`` ones,
+    adds nothing); ``codes`` holds columns already coded (row codes, number of values)."""
     key = np.zeros(len(df), dtype=np.int64)
     span = 1
     for name in KEY_COLUMNS:
         if name in constant:
             continue
-        codes, uniq = pd.factorize(df[name])
-        if len(uniq) <= 1 and (codes >= 0).all():
+        if codes is not None and name in codes:
+            col_codes, n_values = codes[name]
+        else:
+            col_codes, uniq = pd.factorize(df[name])
+            n_values = len(uniq)
+        if n_values <= 1 and (col_codes >= 0).all():
             continue
-        if span * (len(uniq) + 1) >= 2**62:  # too many combinations for one int64
+        if span * (n_values + 1) >= 2**62:  # too many combinations for one int64
             return bool(df.duplicated(list(KEY_COLUMNS)).any())
-        key = key * (len(uniq) + 1) + (codes + 1)
-        span *= len(uniq) + 1
-    key.sort()
-    return bool((key[1:] == key[:-1]).any())
+        key = key * (n_values + 1) + (col_codes + 1)
+        span *= n_values + 1
+    return _has_repeats(key, span)
 
 
 def _duplicate_error(
-    df: pd.DataFrame, where: Callable[[int], str], constant: Iterable[str] = ()
+    df: pd.DataFrame,
+    where: Callable[[int], str],
+    constant: Iterable[str] = (),
+    codes: Mapping[str, tuple[NDArray[np.int64], int]] | None = None,
 ) -> str | None:
     """The error for rows repeating a key, or None; ``where(i)`` names row ``i`` (0-based)."""
-    if not _any_repeated_key(df, constant):
+    if not _any_repeated_key(df, constant, codes):
         return None
     dup = df.duplicated(list(KEY_COLUMNS), keep=False).to_numpy()
     if not dup.any():
@@ -281,17 +333,21 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
     rows = np.arange(1, len(df) + 1)
     out: dict[str, pd.Series] = {}
 
+    codes: dict[str, tuple[NDArray[np.int64], int]] = {}
     for name in _STR_COLUMNS:
         if name in df.columns:
-            out[name] = _as_str(df[name])
-    for name in ("model", "item_id"):
-        empty = out[name].isna() | (out[name] == "")
-        if empty.any():
-            raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
+            out[name], row_codes, names = _text(df[name])
+            if name in ("model", "item_id"):
+                codes[name] = (row_codes, len(names))
+                empty = row_codes == -1
+                if "" in names:
+                    empty |= row_codes == names.get_loc("")
+                if empty.any():
+                    raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
     constant = set()  # key columns known to hold one value (absent: the default)
     for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", _DEFAULT_PROBE)):
         if name not in out:
-            out[name] = pd.Series(np.full(len(df), default, dtype=object), dtype=object)
+            out[name] = _constant(default, len(df))
             constant.add(name)
             continue
         col = out[name]
@@ -331,7 +387,9 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
                 group = group * (len(uniq) + 1) + codes
         group = pd.factorize(group)[0]
         group_nonbinary = np.bincount(group, weights=nonbinary)[group] > 0
-        inferred = np.where(group_nonbinary, "verbal_numeric", "verbal_binary").astype(object)
+        inferred = np.array(["verbal_binary", "verbal_numeric"], dtype=object)[
+            group_nonbinary.astype(np.intp)
+        ]
         if unset.all():
             kind = pd.Series(inferred, index=df.index, dtype=object)
             if group_nonbinary.all() or not group_nonbinary.any():
@@ -379,7 +437,7 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
 
     columns = list(RECORD_COLUMNS) + [c for c in EXTRA_COLUMNS if c in out]
     result = pd.DataFrame({c: out[c] for c in columns}, copy=False)  # the columns are new
-    message = _duplicate_error(result, lambda i: f"row {i + 1}", constant=constant)
+    message = _duplicate_error(result, lambda i: f"row {i + 1}", constant=constant, codes=codes)
     if message:
         raise RecordError(f"{source}: {message}")
     return result
@@ -638,6 +696,25 @@ class ItemMatrices(Result):
         """Number of models (columns)."""
         return len(self.models)
 
+    def complete_cases(self) -> ItemMatrices:
+        """The items every model answered and graded, as ``item_matrices(missing="complete")``
+        would build them from the same records (without reading the records again)."""
+        if self.missing == "complete":
+            return self
+        full = (
+            ~np.isnan(self.confidence).any(axis=1)
+            if self.models
+            else np.zeros(self.n_items, dtype=bool)
+        )
+        return dataclasses.replace(
+            self,
+            item_ids=tuple(np.asarray(self.item_ids, dtype=object)[full]),
+            confidence=self.confidence[full],
+            correct=self.correct[full],
+            missing="complete",
+            n_items_dropped=self.n_items_total - int(full.sum()),
+        )
+
     def binary_confidence(self, threshold: float = 0.5) -> np.ndarray:
         """Confidence as 0/1: 1 where ``confidence >= threshold`` (NaN kept)."""
         out = (self.confidence >= threshold).astype(float)
@@ -665,6 +742,28 @@ def _single_valued(col: pd.Series) -> bool:
     if pd.isna(values[0]):
         return bool(pd.isna(values).all())
     return bool((values == values[0]).all())
+
+
+def _model_text(col: pd.Series) -> pd.Series:
+    """Model names as strings (``str`` of anything else, as ``astype(str)``)."""
+    if pd.api.types.infer_dtype(col, skipna=False) == "string":
+        return col
+    return col.astype(str)
+
+
+def _text_codes(
+    col: pd.Series, text: Callable[[pd.Series], pd.Series]
+) -> tuple[NDArray[np.int64], list[Any]]:
+    """Integer codes of a column's values after ``text`` (order of first appearance; -1: none).
+
+    The values are hashed once and ``text`` converts the distinct ones only: a record table
+    repeats every model name and item id many times.
+    """
+    codes, uniq = pd.factorize(col, use_na_sentinel=False)
+    converted = text(pd.Series(uniq, dtype=col.dtype if len(uniq) else object))
+    merged, names = pd.factorize(converted)  # values that convert to the same text: one code
+    lookup = np.append(merged, -1).astype(np.int64)
+    return lookup[codes], list(names)
 
 
 def item_matrices(
@@ -708,9 +807,6 @@ def item_matrices(
         df["confidence_kind"] = validate_records(df[list(REQUIRED_COLUMNS)], source="records")[
             "confidence_kind"
         ].to_numpy()
-    if pd.api.types.infer_dtype(df["model"], skipna=False) != "string":
-        df["model"] = df["model"].astype(str)
-    df["item_id"] = _as_str(df["item_id"])
     key_cols = ["benchmark", "probe", "confidence_kind"]
     for name, value in zip(key_cols, (benchmark, probe, confidence_kind)):
         # a column holding only the value asked for needs no filtering (the usual case: the
@@ -731,25 +827,31 @@ def item_matrices(
 
     # Every row's model and item as integer codes (order of first appearance): the checks and
     # the matrices are array operations on them, not a pivot of millions of rows.
-    if models is not None:
-        wanted = [str(m) for m in models]
-        present = set(pd.unique(df["model"]))
-        lacking = [m for m in wanted if m not in present]
-        if lacking:
-            raise RecordError(f"{bench}/{prb}/{kind}: no records for model(s) {lacking}")
-        df = df[df["model"].isin(wanted)]
-        m_codes = pd.Categorical(df["model"], categories=wanted).codes.astype(np.int64)
-        all_models = wanted
-    else:
-        m_codes, m_uniq = pd.factorize(df["model"])
-        all_models = [str(m) for m in m_uniq]
-    i_codes, items = pd.factorize(df["item_id"])
-    n_models, n_items = len(all_models), len(items)
-    cell = np.sort(m_codes.astype(np.int64) * max(n_items, 1) + i_codes)
-    if (cell[1:] == cell[:-1]).any():  # (a sort: NumPy's hashing np.unique is far slower)
-        raise RecordError(f"{bench}/{prb}/{kind}: a model repeats an item_id")
+    m_codes, all_models = _text_codes(df["model"], _model_text)
+    i_codes, items = _text_codes(df["item_id"], _as_str)
     conf = df["confidence"].to_numpy(dtype=float)
     corr = df["correct"].to_numpy(dtype=float)
+    flag = df["reasoning"] if "reasoning" in df.columns else None
+    if models is not None:
+        wanted = [str(m) for m in models]
+        if len(set(wanted)) != len(wanted):
+            raise ValueError(f"models repeats a name: {wanted}")
+        where = {name: k for k, name in enumerate(all_models)}
+        lacking = [m for m in wanted if m not in where]
+        if lacking:
+            raise RecordError(f"{bench}/{prb}/{kind}: no records for model(s) {lacking}")
+        remap = np.full(len(all_models), -1, dtype=np.int64)
+        remap[[where[m] for m in wanted]] = np.arange(len(wanted))
+        m_codes = remap[m_codes]
+        rows = m_codes >= 0
+        m_codes, conf, corr = m_codes[rows], conf[rows], corr[rows]
+        i_codes, first = pd.factorize(i_codes[rows])  # the items of these models' rows
+        items = [items[k] for k in first]
+        flag = None if flag is None else flag[rows]
+        all_models = wanted
+    n_models, n_items = len(all_models), len(items)
+    if _has_repeats(m_codes * max(n_items, 1) + i_codes, n_models * max(n_items, 1)):
+        raise RecordError(f"{bench}/{prb}/{kind}: a model repeats an item_id")
     unparseable = np.bincount(m_codes, weights=np.isnan(conf), minlength=n_models)
     ungraded = np.bincount(m_codes, weights=~np.isnan(conf) & np.isnan(corr), minlength=n_models)
     usable = ~np.isnan(conf) & ~np.isnan(corr)
@@ -776,8 +878,7 @@ def item_matrices(
     n_dropped = n_items - conf_m.shape[0]
 
     reasoning: list[bool | None] = []
-    if "reasoning" in df.columns:
-        flag = df["reasoning"]
+    if flag is not None:
         known = flag.notna().to_numpy()
         pairs = np.sort(m_codes[known] * 2 + flag[known].astype(bool).to_numpy(dtype=np.int64))
         pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if pairs.size else pairs

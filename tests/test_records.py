@@ -11,6 +11,7 @@ from metacog_metrics.records import (
     RECORD_COLUMNS,
     RecordError,
     RecordWarning,
+    _has_repeats,
     item_matrices,
     load_models_file,
     read_records,
@@ -639,7 +640,7 @@ def test_item_matrices_select_probe_and_kind():
         item_matrices(df, confidence_kind="sampled")
 
 
-@pytest.mark.parametrize("missing", ["complete", "keep"])
+@pytest.mark.parametrize("missing", ["complete", "keep", "keep, then complete_cases()"])
 def test_item_matrices_equal_a_pandas_pivot(missing):
     # Random partial coverage, unparseable and ungraded rows, a model with no usable item and a
     # requested model order: the matrices from integer codes against pandas' own pivot.
@@ -652,7 +653,11 @@ def test_item_matrices_equal_a_pandas_pivot(missing):
             rows.append((m, f"q{i}", conf, correct))
     df = validate_records(pd.DataFrame(rows, columns=["model", "item_id", "confidence", "correct"]))
     for models in (None, ["m2", "m3"]):
-        mat = item_matrices(df, missing=missing, models=models)
+        if missing.startswith("keep,"):
+            mat = item_matrices(df, missing="keep", models=models).complete_cases()
+            assert mat.missing == "complete"
+        else:
+            mat = item_matrices(df, missing=missing, models=models)
         sub = df if models is None else df[df["model"].isin(models)]
         usable = sub.dropna(subset=["confidence", "correct"])
         names = list(pd.unique(sub["model"])) if models is None else models
@@ -662,9 +667,11 @@ def test_item_matrices_equal_a_pandas_pivot(missing):
         conf = conf.reindex(index=items, columns=kept)
         corr = usable.pivot(index="item_id", columns="model", values="correct")
         corr = corr.reindex(index=items, columns=kept)
-        if missing == "complete":
+        if missing != "keep":
             full = conf.notna().all(axis=1)
             conf, corr = conf[full], corr[full]
+        assert mat.n_items_total == len(items)
+        assert mat.n_items_dropped == len(items) - len(conf)
         assert mat.models == tuple(kept)
         assert mat.item_ids == tuple(conf.index)
         np.testing.assert_array_equal(mat.confidence, conf.to_numpy())
@@ -737,3 +744,19 @@ def test_single_valued_counts_every_missing_value_as_one(values):
     expected = len({None if pd.isna(v) else v for v in values}) == 1
     assert _single_valued(col) == expected
     assert _single_valued(col.astype("category")) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "span", "repeats"),
+    [
+        ([0, 5, 3], 6, False),  # dense: counted
+        ([0, 5, 5], 6, True),
+        ([10**11, 5, 7], 10**12, False),  # sparse: sorted
+        ([10**11, 5, 10**11], 10**12, True),
+        ([-1, 4, -1], 6, True),  # a missing code (-1) is sorted, not counted
+        ([], 6, False),
+        ([3], 6, False),
+    ],
+)
+def test_repeat_check_counts_dense_keys_and_sorts_sparse_ones(key, span, repeats):
+    assert _has_repeats(np.array(key, dtype=np.int64), span) is repeats
