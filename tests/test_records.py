@@ -760,3 +760,29 @@ def test_single_valued_counts_every_missing_value_as_one(values):
 )
 def test_repeat_check_counts_dense_keys_and_sorts_sparse_ones(key, span, repeats):
     assert _has_repeats(np.array(key, dtype=np.int64), span) is repeats
+
+
+def test_parquet_text_read_as_categories_validates_as_plain_strings(tmp_path):
+    # Parquet text columns are read dictionary-encoded (categoricals); the validated table must
+    # be the one the plain strings give: stripped ids, numbers as text, repeats still refused.
+    raw = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b", "b"],
+            "item_id": [" 1", "2", "1 ", "2", "x"],
+            "confidence": [1.0, 0.0, 1.0, 0.0, 1.0],
+            "correct": [1.0, 0.0, 1.0, 0.0, 0.0],
+            "question": ["q1", None, "q1", "q2", "q3"],
+        }
+    )
+    path = tmp_path / "runs.parquet"
+    raw.to_parquet(path)
+    read = read_records([path])
+    pd.testing.assert_frame_equal(read, validate_records(raw, source=str(path)))
+    assert read["item_id"].tolist() == ["1", "2", "1", "2", "x"]
+    assert read["question"].tolist() == ["q1", None, "q1", "q2", "q3"]
+    as_categories = raw.assign(item_id=pd.Categorical([1, 2, 1, 2, np.nan]))
+    with pytest.raises(RecordError, match=r"item_id is empty in 1 row \(row 5\)"):
+        validate_records(as_categories)
+    repeated = raw.assign(item_id=pd.Categorical(["1", "1 ", "1", "2", "x"]))
+    with pytest.raises(RecordError, match="repeat a"):
+        validate_records(repeated)
