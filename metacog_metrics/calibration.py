@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from metacog_metrics._conventions import SeedLike, child_sequence, seed_sequence, value_ties
 from metacog_metrics._result import Result
+from metacog_metrics.records import _has_repeats
 
 __all__ = [
     "CalibrationResult",
@@ -271,18 +272,24 @@ def population_confidence(records: pd.DataFrame) -> pd.Series:
     Returns:
         A float Series aligned with ``records``.
     """
-    conf = records["confidence"].astype(float)
-    answered = conf.notna()
-    keys = pd.factorize(_strings(records["item_id"]))[0]  # integer keys: one hash pass
-    total = conf.fillna(0.0).groupby(keys).transform("sum")
-    count = answered.astype(int).groupby(keys).transform("sum")
-    own = conf.fillna(0.0)
-    others = count - answered.astype(int)
+    return _leave_one_out_mean(records, pd.factorize(_strings(records["item_id"]))[0])
+
+
+def _leave_one_out_mean(records: pd.DataFrame, keys: NDArray) -> pd.Series:
+    """:func:`population_confidence` with the items as integer codes ``keys``."""
+    conf = records["confidence"].to_numpy(dtype=float)
+    keys = np.asarray(keys, dtype=np.int64)
+    known = keys >= 0  # a missing item id has no population
+    answered = ~np.isnan(conf) & known
+    keys = np.where(known, keys, 0)
+    own = np.where(answered, conf, 0.0)
+    total = np.bincount(keys, weights=own)[keys]  # per item, in row order
+    others = np.bincount(keys, weights=answered)[keys] - answered
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = (total - own) / others.where(others > 0)
+        out = np.where((others > 0) & known, (total - own) / others, np.nan)
     # The subtraction leaves last-bit noise (0.93 vs 0.9300000000000002) that would break the
     # ties AUROC relies on: the project's value-tie rounding drops it.
-    return pd.Series(value_ties(out.to_numpy(dtype=float)), index=out.index, name=out.name)
+    return pd.Series(value_ties(out), index=records.index, name="confidence")
 
 
 def _weighted_auc(levels: NDArray, y: NDArray, weights: NDArray) -> NDArray[np.float64]:
@@ -586,8 +593,8 @@ def calibration_by_model(
     m_codes, m_uniq = pd.factorize(df["model"])
     i_codes, i_uniq = pd.factorize(df["item_id"])
     cell = m_codes.astype(np.int64) * max(len(i_uniq), 1) + i_codes
-    _, first_at, seen = np.unique(cell, return_index=True, return_counts=True)
-    if (seen > 1).any():
+    if _has_repeats(cell, len(m_uniq) * max(len(i_uniq), 1)):
+        _, first_at, seen = np.unique(cell, return_index=True, return_counts=True)
         dup = np.isin(cell, cell[first_at[seen > 1]])
         first = df[dup].iloc[0]
         raise ValueError(
@@ -596,10 +603,12 @@ def calibration_by_model(
             "confidence kind at a time"
         )
     root = int(rng) if isinstance(rng, int | np.integer) or rng is None else seed_sequence(rng)
-    pop = population_confidence(df)
+    pop = _leave_one_out_mean(df, i_codes)
     models = tuple(str(m) for m in m_uniq)
-    # each model's rows, in their order, from one stable sort of the model codes
-    order = np.argsort(m_codes, kind="stable")
+    # each model's rows, in their order, from one stable sort of the model codes (a radix sort
+    # when they fit 16 bits)
+    small = np.int16 if len(models) < 2**15 else np.int64
+    order = np.argsort(m_codes.astype(small), kind="stable")
     bounds = np.searchsorted(m_codes[order], np.arange(len(models) + 1))
 
     def one(j: int) -> ModelCalibration:

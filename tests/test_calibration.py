@@ -125,6 +125,18 @@ def test_population_confidence_leave_one_out():
     )
     pop = population_confidence(df).to_numpy()
     np.testing.assert_allclose(pop, [0.25, 0.75, 0.5, 0.5, 0.0, 1.0])
+    # rows without an item id have no population and take no part in item 1's mean; an item
+    # that only one model answered gives the others NaN, not 0
+    df2 = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "a", "b", "a", "b"],
+            "item_id": ["1", "1", "1", None, None, "3", "3"],
+            "confidence": [0.2, 0.4, np.nan, 0.9, 0.1, 0.7, np.nan],
+        }
+    )
+    np.testing.assert_allclose(
+        population_confidence(df2).to_numpy(), [0.4, 0.2, 0.3, np.nan, np.nan, np.nan, 0.7]
+    )
 
 
 def _published(realruns_dir):
