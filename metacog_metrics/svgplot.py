@@ -360,7 +360,6 @@ class _Artist:
     color: str = "#000000"
     alpha: float = 1.0
     label: str | None = None
-    kind: str = "line"  # legend handle: line, marker, patch
 
     def extent(self) -> tuple[np.ndarray, np.ndarray, set[str]]:
         """Data x and y values to autoscale on, and the sticky edges ("y0" etc.)."""
@@ -525,7 +524,6 @@ class _Bars(_Artist):
     x: np.ndarray = field(default_factory=lambda: np.array([]))
     heights: np.ndarray = field(default_factory=lambda: np.array([]))
     width: float = 0.8
-    horizontal: bool = False
 
     def _rects(self) -> np.ndarray:
         ok = _finite(self.x, self.heights)
@@ -905,7 +903,6 @@ class Axes:
                 color=color,
                 alpha=alpha,
                 label=label,
-                kind="patch",
                 edges=edges.astype(float),
                 counts=counts.astype(float),
             )
@@ -927,7 +924,6 @@ class Axes:
                 color=color,
                 alpha=alpha,
                 label=label,
-                kind="patch",
                 x=_arr(x),
                 heights=_arr(heights),
                 width=width,
@@ -943,7 +939,6 @@ class Axes:
                 color=color,
                 alpha=alpha,
                 label=label,
-                kind="patch",
                 x=_arr(x),
                 lo=_arr(lo),
                 hi=_arr(hi),
@@ -1019,7 +1014,6 @@ class Axes:
                 _Box(
                     color=color,
                     alpha=alpha,
-                    kind="patch",
                     x=float(k),
                     q1=float(q1),
                     med=float(med),
@@ -1399,7 +1393,7 @@ def _layout(ax: Axes, pw: float, ph: float) -> dict[str, Any]:
     return out
 
 
-def _legend_size(ax: Axes, entries: list[_Artist], size: float) -> tuple[float, float]:
+def _legend_size(entries: list[_Artist], size: float) -> tuple[float, float]:
     lines = sum(_n_lines(a.label) for a in entries)
     w = max(text_width(a.label or "", size) for a in entries) + 24 + 6 + 16
     return w, lines * 1.35 * size + 10
@@ -1412,7 +1406,7 @@ def _place_legend(ax: Axes, x_off: float, pw: float, y_below: float) -> tuple[st
     if spec is None or not entries or m is None or not ax.visible:
         return "", 0.0
     size = spec.size
-    w, h = _legend_size(ax, entries, size)
+    w, h = _legend_size(entries, size)
     loc = spec.loc
     pad = 6.0
     if loc == "best":
