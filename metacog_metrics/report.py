@@ -1,15 +1,13 @@
 """``report.html``: the analysis as plots and tables in one self-contained page.
 
-The page embeds its figures as PNG (matplotlib, Agg backend), so it can be attached to a CI run
-or mailed without its folder. :func:`headline_findings` condenses a ``summary.json`` into the
-few sentences that ``metacog analyze`` and ``metacog demo`` print.
+The page holds its figures as inline SVG (:mod:`metacog_metrics.svgplot`), so it can be attached
+to a CI run or mailed without its folder. :func:`headline_findings` condenses a ``summary.json``
+into the few sentences that ``metacog analyze`` and ``metacog demo`` print.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,10 +18,18 @@ import numpy as np
 import pandas as pd
 
 from metacog_metrics._io import atomic_write_text
+from metacog_metrics.svgplot import (
+    PURPLES,
+    RDBU_R,
+    Axes,
+    Figure,
+    FigureStack,
+    grey,
+    marker_radius,
+    text_width,
+)
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from metacog_metrics.analyze import AnalysisResult, GroupAnalysis
 
 __all__ = [
@@ -40,6 +46,7 @@ _NULL_LABELS = {
     "private_signal": "private-signal test null",
 }
 _COLORS = {"confidence": "#1f77b4", "correctness": "#d62728", "observed": "#000000"}
+_GREY6 = grey(0.6)
 _NULL_COLORS = {
     "base_rate": "#7f7f7f",
     "calibration_preserving": "#ff7f0e",
@@ -282,22 +289,45 @@ def headline_findings(
 
 
 # --------------------------------------------------------------------------------------------
-# Figures
+# Figures (inline SVG drawn by metacog_metrics.svgplot; that module says why not matplotlib)
 # --------------------------------------------------------------------------------------------
 
-
-def _figure(ncols: int, width: float = 5.2, height: float = 3.8) -> tuple[Figure, Any]:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width * ncols, height), layout="constrained")
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, axes
+#: Past this many points a scatter panel shows a seeded random subsample, and its legend says so
+#: (the factor-alignment panel has one point per item: 50,000 items would make a 3 MB figure).
+MAX_SCATTER_POINTS = 3000
 
 
-def _png(fig: Figure) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+def _figure(ncols: int, width: float = 540.0, height: float = 290.0) -> tuple[Figure, list[Axes]]:
+    fig = Figure(ncols, panel_width=width, plot_height=height)
+    return fig, fig.axes
+
+
+def _label_size(n: int) -> float:
+    """Font size (px) of n model names along an axis."""
+    return 11.0 if n <= 25 else 9.0 if n <= 50 else 8.0
+
+
+def _rows_height(n: int, minimum: float = 290.0) -> float:
+    """Height (px) of a plot box with one row per model."""
+    return max(minimum, (18.0 if n <= 25 else 13.0 if n <= 50 else 10.0) * n + 16.0)
+
+
+def _subsample(sizes: Sequence[int], cap: int = MAX_SCATTER_POINTS, seed: int = 0) -> list[Any]:
+    """Indices to draw of each of several point sets, at most ``cap`` in all (each set keeps its
+    share, at least one point), the same on every run (seeded); ``slice(None)`` under the cap."""
+    total = sum(sizes)
+    if total <= cap:
+        return [slice(None)] * len(sizes)
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in sizes:
+        k = min(n, max(1, round(cap * n / total)))
+        out.append(np.sort(rng.choice(n, size=k, replace=False)))
+    return out
+
+
+def _shown(n: int, idx: Any) -> str:
+    return "" if isinstance(idx, slice) else f"; random {len(idx):,} of {n:,} shown"
 
 
 def _structure_figure(g: GroupAnalysis) -> Figure | None:
@@ -312,63 +342,79 @@ def _structure_figure(g: GroupAnalysis) -> Figure | None:
         ax1.plot(
             np.arange(1, ev.size + 1),
             ev,
-            "o-",
             color=_COLORS[name],
+            marker="o",
             label=f"{name} (first share {sec.eigen.first_share:.0%})",
         )
         tau, load = np.asarray(sec.eigen.thresholds), np.asarray(sec.eigen.loadings)
-        ax2.scatter(tau, load, color=_COLORS[name], label=name, s=22)
+        ax2.scatter(
+            tau,
+            load,
+            color=_COLORS[name],
+            radius=marker_radius(22),
+            label=name,
+            tips=[str(n) for n in sec.eigen.names] or None,
+        )
         q = sec.eigen.quadratic
         if q is not None and np.isfinite(q.r2):
-            grid = np.linspace(tau.min(), tau.max(), 100)
+            grid = np.linspace(np.nanmin(tau), np.nanmax(tau), 100)
             c0, c1, c2 = q.coef
             ax2.plot(
                 grid,
                 c0 + c1 * grid + c2 * grid**2,
                 color=_COLORS[name],
                 lw=1.2,
-                label=f"quadratic fit, R$^2$ = {q.r2:.2f}",
+                label=f"quadratic fit, R\u00b2 = {q.r2:.2f}",
             )
-    ax1.axhline(1.0, color="0.6", lw=0.8, ls=":")
+    ax1.axhline(1.0, color=_GREY6, lw=0.8, ls=":")
     ax1.set(xlabel="component", ylabel="eigenvalue", title="Scree of the correlation matrices")
-    ax1.legend(fontsize=8)
+    ax1.legend()
+    numeric = g.confidence is not None and g.confidence.method == "polychoric"
     ax2.set(
-        xlabel=r"response threshold $\tau = \Phi^{-1}(P(x=0))$"
-        + (
-            "\n(numeric confidence: x = 0 below the pooled median, ties half)"
-            if g.confidence is not None and g.confidence.method == "polychoric"
-            else ""
-        ),
+        xlabel="response threshold \u03c4 = \u03a6\u207b\u00b9(P(x = 0))"
+        + ("\n(numeric confidence: x = 0 below the pooled median, ties half)" if numeric else ""),
         ylabel="PC1 loading",
         title="PC1 loadings against thresholds",
     )
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return fig
 
 
-def _heatmap_figure(g: GroupAnalysis) -> Figure | None:
+def _heatmap_figure(g: GroupAnalysis) -> Figure | FigureStack | None:
     if g.confidence is None or len(g.confidence.tetrachoric.names) < 2:
         return None
-    fig, axes = _figure(2, width=5.4, height=4.8)
-    for ax, name in zip(axes, ("confidence", "correctness"), strict=True):
-        sec = getattr(g, name)
+    sections = [(name, getattr(g, name)) for name in ("confidence", "correctness")]
+    names = [str(m) for m in g.confidence.tetrachoric.names]
+    n = len(names)
+    size = 10.0 if n <= 25 else 8.0
+    # Every name up to 50 models: where two matrices side by side leave too little room for
+    # them (long names), the matrices go one above the other, each as tall as its names need.
+    label = max(text_width(m, size) for m in names)
+    need = n * 1.15 * size
+    stacked = n <= 50 and need > 540.0 - label - 110.0
+    if stacked:
+        present = [(k, s) for k, s in sections if s is not None and len(s.tetrachoric.names) >= 2]
+        side = max(360.0, need + 10.0)
+        figs = [Figure(1, panel_width=min(1080.0, label + side + 140.0), plot_height=side)
+                for _ in present]  # fmt: skip
+        fig: Figure | FigureStack = FigureStack(figs)
+        pairs = [(f.axes[0], k, s) for f, (k, s) in zip(figs, present, strict=True)]
+    else:
+        fig, axes = _figure(2, height=360.0)
+        pairs = [(ax, k, s) for ax, (k, s) in zip(axes, sections, strict=True)]
+    for ax, name, sec in pairs:
         if sec is None or len(sec.tetrachoric.names) < 2:
-            ax.set_axis_off()
+            ax.axis_off()
             continue
         tet = sec.tetrachoric
         order = np.argsort(tet.tau)
         rho = np.asarray(tet.rho)[np.ix_(order, order)]
-        names = [tet.names[i] for i in order]
-        im = ax.imshow(rho, vmin=-1, vmax=1, cmap="RdBu_r")
-        # Past 50 models the names no longer fit (and laying out hundreds of tick labels is
-        # most of the report's time): every k-th one, at most 50 an axis.
-        step = -(-len(names) // 50)
-        ticks = np.arange(0, len(names), step)
-        size = 7 if len(names) <= 25 else 5
-        ax.set_xticks(ticks, [names[i] for i in ticks], rotation=90, fontsize=size)
-        ax.set_yticks(ticks, [names[i] for i in ticks], fontsize=size)
-        ax.set_title(f"{sec.method.capitalize()} {name} (models by threshold)")
-        fig.colorbar(im, ax=ax, shrink=0.8)
+        ordered = [str(tet.names[i]) for i in order]
+        ax.heatmap(rho, cmap=RDBU_R, vmin=-1.0, vmax=1.0)
+        # Past 50 models (or where they would touch) every k-th name is shown.
+        ax.set_xticks(range(len(ordered)), ordered, size=size, rotation=90, thin=True)
+        ax.set_yticks(range(len(ordered)), ordered, size=size, thin=True)
+        ax.set(title=f"{sec.method.capitalize()} {name} (models by threshold)")
     return fig
 
 
@@ -378,28 +424,22 @@ def _null_figure(g: GroupAnalysis) -> Figure | None:
         return None
     fig, (ax1, ax2) = _figure(2)
     for null, res in pw.nulls.items():
-        draws = np.asarray(res.draws, dtype=float)
-        draws = draws[np.isfinite(draws)]
-        if draws.size:
-            ax1.hist(
-                draws,
-                bins=40,
-                alpha=0.55,
-                color=_NULL_COLORS.get(null),
-                label=f"{_NULL_LABELS.get(null, null)} ({_p(res.p_value)})",
-            )
+        ax1.hist(
+            res.draws,
+            bins=40,
+            alpha=0.55,
+            color=_NULL_COLORS.get(null, _GREY6),
+            label=f"{_NULL_LABELS.get(null, null)} ({_p(res.p_value)})",
+        )
     st = g.private_signal
     if st is not None:
-        sdraws = np.asarray(st.draws, dtype=float)
-        sdraws = sdraws[np.isfinite(sdraws)]
-        if sdraws.size:
-            ax1.hist(
-                sdraws,
-                bins=40,
-                alpha=0.55,
-                color=_NULL_COLORS["private_signal"],
-                label=f"{_NULL_LABELS['private_signal']} (one-sided {_p(st.p_value)})",
-            )
+        ax1.hist(
+            st.draws,
+            bins=40,
+            alpha=0.55,
+            color=_NULL_COLORS["private_signal"],
+            label=f"{_NULL_LABELS['private_signal']} (one-sided {_p(st.p_value)})",
+        )
     if np.isfinite(pw.mean_tau):
         ax1.axvline(
             pw.mean_tau, color=_COLORS["observed"], lw=2, label=f"observed mean = {pw.mean_tau:.3f}"
@@ -409,29 +449,29 @@ def _null_figure(g: GroupAnalysis) -> Figure | None:
         ylabel="joint null draws",
         title="Observed mean tau against the nulls",
     )
-    ax1.legend(fontsize=8)
+    ax1.legend()
 
     dc = pw.delta_curve
     delta = np.asarray(dc.delta, dtype=float)
-    ax2.plot(delta, dc.mean_tau, "o-", color=_COLORS["observed"], label="observed")
+    ax2.plot(delta, dc.mean_tau, color=_COLORS["observed"], marker="o", label="observed")
     for null in dc.null_mean:
-        lo, hi = np.asarray(dc.null_low[null]), np.asarray(dc.null_high[null])
+        color = _NULL_COLORS.get(null, _GREY6)
         ax2.fill_between(
             delta,
-            lo,
-            hi,
-            color=_NULL_COLORS.get(null),
+            dc.null_low[null],
+            dc.null_high[null],
+            color=color,
             alpha=0.25,
             label=f"{_NULL_LABELS.get(null, null)} (95%)",
         )
-        ax2.plot(delta, dc.null_mean[null], color=_NULL_COLORS.get(null), lw=1)
-    ax2.axhline(0, color="0.6", lw=0.8, ls=":")
+        ax2.plot(delta, dc.null_mean[null], color=color, lw=1)
+    ax2.axhline(0, color=_GREY6, lw=0.8, ls=":")
     ax2.set(
-        xlabel=r"allowed accuracy gap $\delta$ = |acc$_A$ - acc$_B$|",
-        ylabel="mean tau-b of pairs within delta",
+        xlabel="allowed accuracy gap \u03b4 = |acc(A) \u2212 acc(B)|",
+        ylabel="mean tau-b of pairs within \u03b4",
         title="Mean tau as the gap shrinks",
     )
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return fig
 
 
@@ -439,13 +479,16 @@ def _calibration_figure(g: GroupAnalysis) -> Figure | None:
     per = g.calibration.per_model
     if not per:
         return None
-    fig, (ax1, ax2) = _figure(2, height=max(3.8, 0.22 * len(per) + 1.5))
     models = list(per)
-    y = np.arange(len(models))
+    n = len(models)
+    fig, (ax1, ax2) = _figure(2, height=_rows_height(n))
+    y = np.arange(n, dtype=float)
     internal = np.array([per[m].auroc_internal for m in models], dtype=float)
     pop = np.array([per[m].auroc_pop for m in models], dtype=float)
+    names = [str(m) for m in models]
+    ax1.segments(np.column_stack([internal, y, pop, y]), color=grey(0.7), lw=1)
     ax1.scatter(
-        internal, y, color=_COLORS["confidence"], label="Internal (own confidence)", zorder=3
+        internal, y, color=_COLORS["confidence"], label="Internal (own confidence)", tips=names
     )
     ax1.scatter(
         pop,
@@ -453,38 +496,45 @@ def _calibration_figure(g: GroupAnalysis) -> Figure | None:
         color=_NULL_COLORS["calibration_preserving"],
         marker="s",
         label="Pop (leave-one-out population mean)",
-        zorder=3,
+        tips=names,
     )
-    for i in range(len(models)):
-        ax1.plot([internal[i], pop[i]], [i, i], color="0.7", lw=1, zorder=1)
-    ax1.axvline(0.5, color="0.6", lw=0.8, ls=":")
-    ax1.set_yticks(y, models, fontsize=7 if len(models) <= 25 else 5)
+    ax1.axvline(0.5, color=_GREY6, lw=0.8, ls=":")
+    ax1.set_yticks(y, names, size=_label_size(n))
+    ax1.set_ylim(-0.6, n - 0.4)
     ax1.invert_yaxis()
     ax1.set(xlabel="AUROC for correctness", title="Per-model AUROC: own vs population")
-    ax1.legend(fontsize=7, loc="best", framealpha=0.8)
+    ax1.legend()
 
     al = g.alignment
     if al is not None and al.all.confidence_scores.size:
         mask = np.asarray(al.contentious_mask, dtype=bool)
         cs, ps = np.asarray(al.all.confidence_scores), np.asarray(al.all.correctness_scores)
+        rest, cont = ~mask, mask
+        n_rest, n_cont = int(rest.sum()), int(cont.sum())
+        i_rest, i_cont = _subsample([n_rest, n_cont])
         ax2.scatter(
-            ps[~mask], cs[~mask], s=10, color="0.6", label=f"all items, r = {_fmt(al.all.r, 2)}"
+            ps[rest][i_rest],
+            cs[rest][i_rest],
+            radius=marker_radius(10),
+            color=_GREY6,
+            label=f"all items, r = {_fmt(al.all.r, 2)}{_shown(n_rest, i_rest)}",
         )
         ax2.scatter(
-            ps[mask],
-            cs[mask],
-            s=14,
+            ps[cont][i_cont],
+            cs[cont][i_cont],
+            radius=marker_radius(14),
             color=_COLORS["correctness"],
-            label=f"contentious (own factor fit: r = {_fmt(al.contentious.r, 2)})",
+            label=f"contentious (own factor fit: r = {_fmt(al.contentious.r, 2)})"
+            f"{_shown(n_cont, i_cont)}",
         )
         ax2.set(
             xlabel="capability factor-1 score (correctness)",
             ylabel="confidence factor-1 score",
             title="Factor alignment over items",
         )
-        ax2.legend(fontsize=8)
+        ax2.legend()
     else:
-        ax2.set_axis_off()
+        ax2.axis_off()
     return fig
 
 
@@ -501,7 +551,8 @@ h3{font-size:1.05em}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:.25em .5em;text-align:right}th{background:#f5f5f5}
 td:first-child,th:first-child{text-align:left}
-img{max-width:100%}.warn{color:#8a5a00}.muted{color:#777;font-size:.9em}
+svg.fig{display:block;max-width:100%;height:auto;margin:.6em 0}
+.warn{color:#8a5a00}.muted{color:#777;font-size:.9em}
 ul.findings li{margin:.4em 0}
 """
 
@@ -512,10 +563,9 @@ def _table(df: pd.DataFrame, digits: int = 3) -> str:
     )
 
 
-def _img(fig: Figure | None, alt: str) -> str:
-    if fig is None:
-        return ""
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_png(fig)}">'
+def _img(fig: Figure | FigureStack | None, alt: str) -> str:
+    """The figure as inline SVG; ``alt`` becomes its ``<title>`` (its accessible name)."""
+    return "" if fig is None else fig.to_svg(alt)
 
 
 def _key_figures(group: Mapping[str, Any]) -> pd.DataFrame:
@@ -681,43 +731,49 @@ def _ci(pair: Any, digits: int = 3, pct: bool = False) -> str:
 def _inline_rates_figure(rates: pd.DataFrame) -> Figure | None:
     if rates is None or rates.empty:
         return None
-    wide = rates.pivot_table(index="model", columns="benchmark", values="inline_rate",
-                             sort=False)  # fmt: skip
-    flags = rates.groupby("model", sort=False)["reasoning"].first() if "reasoning" in rates \
-        else pd.Series(dtype=object)  # fmt: skip
+    wide = rates.pivot_table(index="model", columns="benchmark", values="inline_rate", sort=False)
+    flags = (
+        rates.groupby("model", sort=False)["reasoning"].first()
+        if "reasoning" in rates
+        else pd.Series(dtype=object)
+    )
     labels = [f"{m} (R)" if flags.get(m) is True else str(m) for m in wide.index]
-    fig, (ax,) = _figure(1, width=max(7.0, 1.1 * wide.shape[1] + 4.0),
-                         height=max(3.0, 0.26 * len(wide) + 1.6))  # fmt: skip
-    im = ax.imshow(wide.to_numpy(dtype=float), vmin=0, vmax=1, cmap="Purples", aspect="auto")
-    ax.set_xticks(np.arange(wide.shape[1]), [str(c) for c in wide.columns], rotation=30,
-                  ha="right", fontsize=8)  # fmt: skip
-    ax.set_yticks(np.arange(len(labels)), labels, fontsize=8 if len(labels) <= 30 else 6)
-    for (i, j), v in np.ndenumerate(wide.to_numpy(dtype=float)):
-        if np.isfinite(v):
-            ax.text(j, i, f"{v:.0%}", ha="center", va="center", fontsize=8,
-                    color="white" if v > 0.6 else "black")  # fmt: skip
-    ax.set_title("Share of each model's rationales flagged as inline solving\n"
-                 "(R): reasoning model", fontsize=10)  # fmt: skip
-    fig.colorbar(im, ax=ax, shrink=0.8)
+    n_rows, n_cols = wide.shape
+    fig, (ax,) = _figure(
+        1,
+        width=min(1100.0, max(620.0, 110.0 * n_cols + 420.0)),
+        height=_rows_height(n_rows, minimum=200.0),
+    )
+    ax.heatmap(
+        wide.to_numpy(dtype=float), cmap=PURPLES, vmin=0.0, vmax=1.0, annotate="{:.0%}", equal=False
+    )
+    ax.set_xticks(range(n_cols), [str(c) for c in wide.columns], rotation=30)
+    ax.set_yticks(range(n_rows), labels, size=_label_size(n_rows))
+    ax.set(title="Share of each model's rationales flagged as inline solving\n(R): reasoning model")
     return fig
 
 
 def _inline_pairs_figure(types: pd.DataFrame, title: str) -> Figure | None:
     if types is None or types.empty:
         return None
-    fig, (ax,) = _figure(1, width=5.6, height=3.6)
-    x = np.arange(len(types))
-    ax.bar(x - 0.2, types["mean_tau_with"], 0.4, color=_COLORS["confidence"],
-           label="all items")  # fmt: skip
-    ax.bar(x + 0.2, types["mean_tau_without"], 0.4, color="0.65",
-           label="without inline-solved items")  # fmt: skip
-    ax.axhline(0, color="0.3", lw=0.8)
+    fig, (ax,) = _figure(1, width=560.0, height=260.0)
+    x = np.arange(len(types), dtype=float)
+    ax.bar(x - 0.2, types["mean_tau_with"], 0.4, color=_COLORS["confidence"], label="all items")
+    ax.bar(
+        x + 0.2,
+        types["mean_tau_without"],
+        0.4,
+        color=grey(0.65),
+        label="without inline-solved items",
+    )
+    ax.axhline(0, color=grey(0.3), lw=0.8)
     for k, v in enumerate(types["mean_tau_without"]):
         if not np.isfinite(v):  # no pair of this type keeps enough items
-            ax.text(k + 0.2, 0, "n/a", ha="center", va="bottom", fontsize=8, color="0.4")
+            ax.text(k + 0.2, 0, "n/a", valign="bottom", size=10, color=grey(0.4))
     ax.set_xticks(x, [f"{t}\n({n} pairs)" for t, n in zip(types["pair_type"], types["n_pairs"])])
+    ax.set_xlim(-0.6, len(types) - 0.4)
     ax.set(ylabel="mean pairwise tau-b (dconf vs dperf)", title=title)
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 
@@ -815,35 +871,44 @@ def _probe_figure(t: pd.DataFrame, title: str) -> Figure | None:
         return None
     cols = [c for c in ("internal", "pop", "M", "QMP") if t[f"auroc_{c}"].notna().any()]
     models = list(t["model"])
-    fig, (ax1, ax2) = _figure(2, height=max(4.2, 0.24 * len(models) + 2.2))
-    y = np.arange(len(models))
+    n = len(models)
+    fig, (ax1, ax2) = _figure(2, height=_rows_height(n, minimum=300.0))
+    y = np.arange(n, dtype=float)
     for k, c in enumerate(cols):
         off = (k - (len(cols) - 1) / 2) * 0.18
-        v = t[f"auroc_{c}"].to_numpy(dtype=float)
-        lo = v - t[f"auroc_{c}_low"].to_numpy(dtype=float)
-        hi = t[f"auroc_{c}_high"].to_numpy(dtype=float) - v
-        err = np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)])
-        ax1.errorbar(v, y + off, xerr=err, fmt="o", ms=4, lw=0.8, capsize=0,
-                     color=_PROBE_COLORS[c], label=dict(_PROBE_COLUMNS).get(c, c))  # fmt: skip
-    ax1.axvline(0.5, color="0.6", lw=0.8, ls=":")
-    ax1.set_yticks(y, [_model_label(m, r) for m, r in zip(models, t["reasoning"])],
-                   fontsize=8 if len(models) <= 25 else 6)  # fmt: skip
+        ax1.errorbar_x(
+            t[f"auroc_{c}"],
+            y + off,
+            t[f"auroc_{c}_low"],
+            t[f"auroc_{c}_high"],
+            color=_PROBE_COLORS[c],
+            label=dict(_PROBE_COLUMNS).get(c, c),
+        )
+    ax1.axvline(0.5, color=_GREY6, lw=0.8, ls=":")
+    ax1.set_yticks(
+        y, [_model_label(m, r) for m, r in zip(models, t["reasoning"])], size=_label_size(n)
+    )
+    ax1.set_ylim(-0.6, n - 0.4)
     ax1.invert_yaxis()
     ax1.set(xlabel="AUROC for correctness (95% item bootstrap)", title=title)
-    # Below the axes, so it covers no point.
-    ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(models) > 12
-               else -0.16), ncol=len(cols), frameon=False)  # fmt: skip
-    names = [c for c in ("internal", "pop", "Q", "M", "P", "QM", "QP", "QMP")
-             if t[f"auroc_{c}"].notna().any()]  # fmt: skip
-    data = [t[f"auroc_{c}"].dropna().to_numpy() for c in names]
-    box = ax2.boxplot(data, patch_artist=True, widths=0.6)
-    for patch, c in zip(box["boxes"], names, strict=True):
-        patch.set_facecolor(_PROBE_COLORS[c])
-        patch.set_alpha(0.6)
+    ax1.legend("below")  # one row under the axes: it covers no point
+    names = [
+        c
+        for c in ("internal", "pop", "Q", "M", "P", "QM", "QP", "QMP")
+        if t[f"auroc_{c}"].notna().any()
+    ]
+    ax2.boxplot(
+        [t[f"auroc_{c}"].dropna().to_numpy() for c in names],
+        colors=[_PROBE_COLORS[c] for c in names],
+        alpha=0.6,
+    )
     ax2.set_xticks(np.arange(1, len(names) + 1), [_PROBE_NAMES.get(c, c) for c in names])
-    ax2.axhline(0.5, color="0.6", lw=0.8, ls=":")
-    ax2.set(ylabel="AUROC for correctness, one point per model",
-            title="Own confidence, population and text probes")  # fmt: skip
+    ax2.set_xlim(0.5, len(names) + 0.5)
+    ax2.axhline(0.5, color=_GREY6, lw=0.8, ls=":")
+    ax2.set(
+        ylabel="AUROC for correctness, one point per model",
+        title="Own confidence, population and text probes",
+    )
     return fig
 
 
@@ -1003,36 +1068,41 @@ def _rlmf_figure(runs: Mapping[str, Any]) -> Figure | None:
     """Reliability (stated confidence vs accuracy) and faithfulness (stated vs intrinsic)."""
     if not any(r.get("bins", {}).get("reliability") for r in runs.values()):
         return None
-    fig, (ax1, ax2) = _figure(2, width=4.6, height=4.0)
+    fig, (ax1, ax2) = _figure(2, width=480.0, height=320.0)
     for ax in (ax1, ax2):
         ax.plot([0, 1], [0, 1], color="#bbbbbb", lw=1, ls="--")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
     for side, run in runs.items():
         color, label = _RLMF_COLORS.get(side, "#000000"), f"{side}: {run.get('model')}"
-        rel = run.get("bins", {}).get("reliability") or []
-        if rel:
-            sizes = [20 + 180 * b["n"] / max(x["n"] for x in rel) for b in rel]
-            ax1.plot([b["confidence"] for b in rel], [b["accuracy"] for b in rel], "-",
-                     color=color, alpha=0.6)  # fmt: skip
-            ax1.scatter([b["confidence"] for b in rel], [b["accuracy"] for b in rel], s=sizes,
-                        color=color, label=label)  # fmt: skip
-        fai = run.get("bins", {}).get("faithfulness") or []
-        if fai:
-            sizes = [20 + 180 * b["n"] / max(x["n"] for x in fai) for b in fai]
-            ax2.plot([b["intrinsic"] for b in fai], [b["confidence"] for b in fai], "-",
-                     color=color, alpha=0.6)  # fmt: skip
-            ax2.scatter([b["intrinsic"] for b in fai], [b["confidence"] for b in fai], s=sizes,
-                        color=color, label=label)  # fmt: skip
-    ax1.set_xlabel("stated confidence (bin mean)")
-    ax1.set_ylabel("accuracy")
-    ax1.set_title("factual calibration")
-    ax2.set_xlabel("intrinsic confidence: agreement of sampled answers")
-    ax2.set_ylabel("stated confidence (bin mean)")
-    ax2.set_title("faithful calibration")
-    ax1.legend(frameon=False, fontsize=8, loc="upper left")
+        for ax, key, (xk, yk) in (
+            (ax1, "reliability", ("confidence", "accuracy")),
+            (ax2, "faithfulness", ("intrinsic", "confidence")),
+        ):
+            bins = run.get("bins", {}).get(key) or []
+            if not bins:
+                continue
+            most = max(b["n"] for b in bins)
+            radius = [marker_radius(20 + 180 * b["n"] / most) for b in bins]
+            xs, ys = [b[xk] for b in bins], [b[yk] for b in bins]
+            ax.plot(xs, ys, color=color, alpha=0.6)
+            ax.scatter(
+                xs,
+                ys,
+                radius=radius,
+                color=color,
+                label=label,
+                tips=[f"{b['n']} items" for b in bins],
+            )
+    ax1.set(xlabel="stated confidence (bin mean)", ylabel="accuracy", title="factual calibration")
+    ax2.set(
+        xlabel="intrinsic confidence: agreement of sampled answers",
+        ylabel="stated confidence (bin mean)",
+        title="faithful calibration",
+    )
+    ax1.legend()
     if not any(r.get("bins", {}).get("faithfulness") for r in runs.values()):
-        ax2.text(0.5, 0.5, "no item with two sampled answers", ha="center", color="#8a5a00")
+        ax2.text(0.5, 0.5, "no item with two sampled answers", color="#8a5a00")
     return fig
 
 

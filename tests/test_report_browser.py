@@ -1,5 +1,6 @@
-"""The report in a real browser: headless Chromium loads it, every image decodes, nothing is
-shrunk past legibility, and screenshots are saved (to ``$METACOG_SCREENSHOT_DIR`` when set).
+"""The report in a real browser: headless Chromium loads it, every inline SVG figure is laid out
+at a readable size and draws something, and screenshots are saved (to
+``$METACOG_SCREENSHOT_DIR`` when set).
 
 Chromium is the Debian package ``chromium``; without it these tests skip (not the check of the
 simulated run's tables, which needs no browser).
@@ -25,12 +26,17 @@ _CHECK = """<script>
 window.addEventListener("load", () => {
   const imgs = [...document.images];
   const bad = imgs.filter(i => !i.complete || i.naturalWidth === 0);
+  const svgs = [...document.querySelectorAll("svg.fig")];
   document.body.setAttribute("data-images", imgs.length);
   document.body.setAttribute("data-broken", bad.length);
   document.body.setAttribute("data-height", document.documentElement.scrollHeight);
-  document.body.setAttribute("data-sizes", imgs.map(i =>
-    `${i.naturalWidth}x${i.naturalHeight}:${Math.round(i.getBoundingClientRect().width)}`
-  ).join(","));
+  document.body.setAttribute("data-figures", svgs.length);
+  // viewBox width x height : shown width x height @ page x, y
+  document.body.setAttribute("data-sizes", svgs.map(s => {
+    const r = s.getBoundingClientRect();
+    const v = s.viewBox.baseVal;
+    return `${v.width}x${v.height}:${r.width}x${r.height}@${r.left + scrollX},${r.top + scrollY}`;
+  }).join(";"));
 });
 </script>"""
 
@@ -56,7 +62,7 @@ def _check_in_browser(chromium: str, report: Path, shots: Path, name: str) -> di
     probe = report.with_name("report.checked.html")
     probe.write_text(html.replace("</body>", _CHECK + "</body>"), encoding="utf-8")
     dom = _run(chromium, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
-    attrs = dict(re.findall(r'data-(images|broken|sizes|height)="([^"]*)"', dom))
+    attrs = dict(re.findall(r'data-(images|broken|figures|sizes|height)="([^"]*)"', dom))
     shots.mkdir(parents=True, exist_ok=True)
     shot = shots / f"{name}.png"
     # The whole page in one screenshot: a window as tall as the page.
@@ -67,16 +73,21 @@ def _check_in_browser(chromium: str, report: Path, shots: Path, name: str) -> di
         grey = np.asarray(im.convert("L"))
     assert grey.shape[0] >= int(attrs["height"])
     assert (grey < 200).mean() > 0.02  # drawn, not a blank page
-    n_img = html.count("<img ")
-    assert int(attrs["images"]) == n_img > 0
-    assert attrs["broken"] == "0", attrs
-    for size in attrs["sizes"].split(","):
-        natural, shown = size.split(":")
-        width, height = (int(v) for v in natural.split("x"))
-        # Figures are drawn at 96 dpi at least ~5 inches wide; the page may not shrink one
-        # below 60% of that (text at 8 pt stays above ~6 px).
-        assert width >= 400 and height >= 250, size
-        assert int(shown) >= 0.6 * min(width, 1100), size
+    assert int(attrs["images"]) == 0 and attrs["broken"] == "0", attrs  # no PNG left
+    n_svg = len(re.findall(r'<svg [^>]*class="fig"', html))
+    assert int(attrs["figures"]) == n_svg > 0
+    for size in attrs["sizes"].split(";"):
+        m = re.fullmatch(r"([\d.]+)x([\d.]+):([\d.]+)x([\d.]+)@([\d.]+),([\d.]+)", size)
+        assert m, size
+        vw, vh, w, h, x, y = (float(v) for v in m.groups())
+        assert w > 0 and h > 0, size
+        # The page may scale a figure down but keeps its proportions, and no further than 60%
+        # of its drawn width (11 px tick labels stay above ~6.5 px).
+        assert w / h == pytest.approx(vw / vh, rel=0.02), size
+        assert w >= 0.6 * min(vw, 1100), size
+        # Its place in the screenshot is not blank: the figure was drawn there.
+        box = grey[int(y) : int(y + h), int(x) : int(x + w)]
+        assert box.size and (box < 200).mean() > 0.01, size
     return attrs
 
 
@@ -144,8 +155,9 @@ def test_simulated_report_with_text_sections_renders(chromium, simulated_run, tm
     _check_in_browser(chromium, simulated_run / "report.html", _shots(tmp_path), "simulated")
 
 
-def test_realruns_report_says_why_text_sections_are_absent(chromium, realruns_dir, tmp_path):
-    tidy = realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv"
+@pytest.mark.parametrize("run", ["cacioli_mmlu500_verbalized", "cacioli_battery_binary"])
+def test_realruns_report_says_why_text_sections_are_absent(chromium, realruns_dir, tmp_path, run):
+    tidy = realruns_dir / run / "tidy.csv"
     if not tidy.exists():
         unavailable(f"{tidy} is not in this checkout of the shared data")
     out = tmp_path / "real"
@@ -156,4 +168,4 @@ def test_realruns_report_says_why_text_sections_are_absent(chromium, realruns_di
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "Not shown: the records have no probe_text" in html
     assert "Not shown: the records have no question, probe_text or solve_text" in html
-    _check_in_browser(chromium, out / "report.html", _shots(tmp_path), "realruns")
+    _check_in_browser(chromium, out / "report.html", _shots(tmp_path), run)
