@@ -29,6 +29,10 @@ def test_seed_sequence_of_a_generator_is_drawn_from_its_stream():
     assert ss.entropy == np.random.default_rng(5).integers(0, 2**63, size=4).tolist()
     # the generator moved on: a second call gives another sequence
     assert seed_sequence(gen).entropy != ss.entropy
+    # draws from [0, 2**63), not [1, 2**63): for seed 0 the two ranges give different values
+    for seed in range(4):
+        expected = np.random.default_rng(seed).integers(0, 2**63, size=4).tolist()
+        assert seed_sequence(np.random.default_rng(seed)).entropy == expected
 
 
 def test_seed_sequence_of_none_is_fresh_entropy():

@@ -546,3 +546,91 @@ def test_quadratic_fit_through_three_points_and_a_flat_response():
     # a constant response has no variance to explain: R^2 undefined, no F-test
     flat = quadratic_fit([0.0, 1.0, 2.0, 3.0], [2.0, 2.0, 2.0, 2.0])
     assert np.isnan(flat.r2) and np.isnan(flat.p_value)
+
+
+def test_ordinal_alignment_smooths_a_matrix_that_is_not_positive_definite():
+    """Few items and many models: the raw polychoric matrix has a negative eigenvalue, so the
+    composition must go through ``cor_smooth`` (a model with two levels counts as varying)."""
+    from metacog_metrics.polychoric import polychoric_matrix
+    from metacog_metrics.tetrachoric import cor_smooth
+
+    rng = np.random.default_rng(5)
+    difficulty = rng.normal(size=(16, 1))
+    latent = difficulty + 0.9 * rng.normal(size=(16, 8))
+    levels = np.digitize(latent, [-1.0, -0.3, 0.3, 1.0]).astype(float)
+    levels[:, 7] = (latent[:, 7] > 0).astype(float)  # two levels only
+    corr = (difficulty + 0.8 * rng.normal(size=(16, 8)) > 0).astype(float)
+    raw = polychoric_matrix(levels).rho
+    assert np.isfinite(raw).all() and np.linalg.eigvalsh(raw)[0] < 0  # the case has teeth
+    res = factor_alignment(levels, corr, ordinal=True, min_items=5)
+    rho = cor_smooth(raw).matrix
+    fa = factor_analysis(rho, method="minres")
+    lam = np.asarray(fa.loadings, dtype=float)
+    r_model = np.outer(lam, lam) + np.diag(np.asarray(fa.uniquenesses, dtype=float))
+    expected = factor_scores(levels, r_model, fa.loadings)
+    assert res.all.n_models_confidence == 8
+    np.testing.assert_allclose(res.all.confidence_scores, expected, rtol=1e-8, atol=1e-10)
+
+
+def test_too_few_models_give_one_nan_score_per_item():
+    rng = np.random.default_rng(2)
+    conf = (rng.random((30, 2)) < 0.5).astype(float)
+    corr = (rng.random((30, 2)) < 0.5).astype(float)
+    res = factor_alignment(conf, corr)
+    assert res.all.reason == (
+        "confidence: fewer than 3 models with variance; "
+        "correctness: fewer than 3 models with variance"
+    )
+    assert res.all.confidence_scores.shape == (30,) and np.isnan(res.all.confidence_scores).all()
+    assert res.all.correctness_scores.shape == (30,)
+
+
+def test_first_component_is_signed_to_sum_positive_when_its_entries_differ_in_sign():
+    from scipy import linalg
+
+    r = np.array([[1.0, -0.3, -0.2], [-0.3, 1.0, 0.6], [-0.2, 0.6, 1.0]])
+    res = eigen_decomposition(r)
+    values = linalg.eigvalsh(r)  # ascending
+    lam = res.loadings
+    # an eigenvector of the largest eigenvalue, scaled to length sqrt(lambda1), summing > 0
+    np.testing.assert_allclose(r @ lam, values[-1] * lam, atol=1e-12)
+    assert lam @ lam == pytest.approx(values[-1], rel=1e-12)
+    assert 0 < lam.sum() < np.sqrt(values[-1])  # mixed signs: the sum is below the norm
+
+
+def test_asymmetry_beyond_1e_10_is_refused():
+    r = np.eye(3)
+    r[0, 1], r[1, 0] = 0.0, 1e-9  # beyond 1e-10 where the entries are near 0
+    with pytest.raises(ValueError, match="not symmetric"):
+        eigen_decomposition(r)
+    r[1, 0] = 1e-12  # rounding noise is accepted (and averaged away)
+    assert eigen_decomposition(r).loadings.shape == (3,)
+
+
+def test_a_zero_response_has_no_vertex_and_no_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = quadratic_fit([0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0])
+    assert fit.coef == (0.0, 0.0, 0.0) and np.isnan(fit.vertex)
+
+
+def test_contentious_bounds_are_compared_exactly():
+    # 1/3 is above the bound 0.3333333333333333 (its 16-digit decimal): an item with one yes of
+    # three models is outside, although 1e16 and 3333333333333333 * 3 round to the same double
+    conf = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    corr = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    mask = contentious_items(conf, corr, bounds=(0.0, 0.3333333333333333))
+    np.testing.assert_array_equal(mask, [False, False])
+    mask = contentious_items(conf, corr, bounds=(0.0, 1 / 3 + 1e-15))
+    np.testing.assert_array_equal(mask, [True, False])
+
+
+def test_ordinal_alignment_without_any_varying_model():
+    rng = np.random.default_rng(0)
+    levels = np.full((20, 4), 2.0)  # every model gives one level
+    corr = (rng.random((20, 4)) < 0.5).astype(float)
+    res = factor_alignment(levels, corr, ordinal=True)
+    assert res.all.reason.startswith("confidence: fewer than 3 models with variance")
+    assert res.all.n_models_confidence == 0

@@ -265,3 +265,155 @@ def test_matrix_validation_messages():
             polychoric_matrix(bad)
     with pytest.raises(ValueError, match=_exact("1 names for 2 models")):
         polychoric_matrix([[0, 1], [1, 0], [1, 1]], names=["a"])
+
+
+def test_zero_cells_are_corrected_in_a_table_without_ones():
+    # a zero cell and no cell of 1: the correction must not depend on a 1 being present
+    from tests.refstats import polychoric_ml_exact
+
+    t = np.array([[9.0, 4.0, 2.0], [3.0, 8.0, 5.0], [0.0, 2.0, 7.0]])
+    tx, ty = _inner_thresholds(t)
+    expected = polychoric_ml_exact(np.where(t == 0, 0.5, t), tx, ty)
+    assert abs(polychoric_table(t) - expected) < 5e-8
+    assert abs(polychoric_table(t, correct=0) - polychoric_ml_exact(t, tx, ty)) < 5e-8
+
+
+def test_a_column_of_one_observation_is_a_real_column():
+    from tests.refstats import polychoric_ml_exact
+
+    t = np.array([[6.0, 1.0, 2.0], [3.0, 0.0, 7.0]])  # middle column: one observation
+    tx, ty = _inner_thresholds(t)
+    expected = polychoric_ml_exact(np.where(t == 0, 0.5, t), tx, ty)
+    assert abs(polychoric_table(t) - expected) < 5e-8
+
+
+def test_location_thresholds_by_hand():
+    from scipy import special
+
+    from metacog_metrics.polychoric import location_thresholds
+
+    nan = np.nan
+    # pooled median of the 9 observed values (0.1 .. 0.9) is 0.5
+    conf = np.array(
+        [
+            [0.1, 0.6, nan, 0.5],
+            [0.2, 0.7, nan, nan],
+            [0.3, 0.8, nan, nan],
+            [0.4, 0.9, nan, nan],
+        ]
+    )
+    tau, med = location_thresholds(conf)
+    assert med == 0.5
+    # model 0: all 4 below the median, share 1 clipped to 1 - 0.5/4; model 1: none below,
+    # share 0 clipped to 0.5/4; model 2: no observations (n counts as 1), share 0 clipped to
+    # 1/2; model 3: its one value equals the median (half below), share 1/2
+    expected = special.ndtri([1 - 0.125, 0.125, 0.5, 0.5])
+    np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-15)
+    # pooled median 0.25: model 0 has 2 of 3 below; model 1's one value is above (share 0,
+    # clipped to 0.5 / 1 = 1/2)
+    tau, _ = location_thresholds(np.array([[0.1, 0.9], [0.2, nan], [0.3, nan]]))
+    np.testing.assert_allclose(tau, special.ndtri([2 / 3, 0.5]), rtol=0, atol=1e-15)
+    tau, med = location_thresholds(np.full((3, 2), nan))
+    assert np.isnan(med) and tau.shape == (2,)
+
+
+def test_ordinal_correlation_names_why_each_model_is_left_out():
+    from metacog_metrics.polychoric import ordinal_correlation
+
+    rng = np.random.default_rng(0)
+    n = 20
+    base = rng.normal(size=n)
+    conf = np.column_stack([base + rng.normal(scale=0.7, size=n) for _ in range(6)])
+    conf[:, 2] = np.where(np.arange(n) < 10, conf[:, 2], np.nan)  # C: items 0-9
+    conf[:, 3] = np.where(np.arange(n) >= 9, conf[:, 3], np.nan)  # D: items 9-19
+    conf[:, 4] = np.where((np.arange(n) >= 6) & (np.arange(n) <= 12), conf[:, 4], np.nan)
+    conf[:, 5] = np.where(np.arange(n) < 3, 0.5, np.nan)  # F: 3 items, one value
+    conf = np.column_stack([conf, np.full(n, np.nan), np.where(np.arange(n) == 0, 0.3, np.nan)])
+    conf = np.column_stack([conf, np.where(np.arange(n) % 2, 0.8, 0.2)])  # I: two levels
+    names = ["A", "B", "C", "D", "E", "F", "G", "H", "I"]
+    res = ordinal_correlation(conf, names=names)
+    # C and D share only item 9 (fewer than 2); each has one such gap, and C has fewer items
+    # (10 against 11), so C goes; E (items 6-12) shares 4 with C and 4 with D and stays
+    assert res.dropped_reasons == {
+        "C": "fewer than 2 shared items, or no variance on them, with 1 other model(s)",
+        "F": "no variance (one confidence level)",
+        "G": "no observations",
+        "H": "no variance (one confidence level)",
+    }
+    assert res.names == ("A", "B", "D", "E", "I")  # I varies over its two levels
+    with pytest.raises(ValueError, match=_exact("conf must be (items, 9 models), got shape (20,)")):
+        ordinal_correlation(conf[:, 0], names=names)
+    with pytest.raises(
+        ValueError, match=_exact("conf must be (items, 2 models), got shape (20, 9)")
+    ):
+        ordinal_correlation(conf, names=["A", "B"])
+
+
+def test_ordinal_correlation_passes_its_level_count_on():
+    from metacog_metrics.polychoric import ordinal_correlation
+
+    rng = np.random.default_rng(1)
+    conf = rng.random((40, 3))  # 40 distinct values per model
+    assert list(ordinal_correlation(conf, names=["a", "b", "c"], n_levels=3).n_levels) == [3] * 3
+    assert list(ordinal_correlation(conf, names=["a", "b", "c"]).n_levels) == [5] * 3
+
+
+def test_the_constant_on_shared_items_gate_is_per_pair():
+    # as in test_matrix_pair_gates, c is constant on the items it shares with d; other pairs
+    # (with e) are fine, and must not lift the gate of the (c, d) pair
+    c = np.array([0, 0, 0, 0, np.nan, np.nan, np.nan, 1])
+    d = np.array([0, 1, 2, 1, 2, 0, 1, np.nan])
+    e = np.array([0, 1, 1, 2, 2, 0, 1, 1])
+    rho = polychoric_matrix(np.c_[c, d, e]).rho
+    assert np.isnan(rho[0, 1]) and np.isnan(rho[1, 0])
+    assert np.isfinite(rho[0, 2]) and np.isfinite(rho[1, 2])
+
+
+def _not_positive_definite_levels():
+    # 16 items, 8 models: the raw polychoric matrix has a negative eigenvalue
+    rng = np.random.default_rng(5)
+    difficulty = rng.normal(size=(16, 1))
+    latent = difficulty + 0.9 * rng.normal(size=(16, 8))
+    levels = np.digitize(latent, [-1.0, -0.3, 0.3, 1.0]).astype(float)
+    levels[:, 7] = (latent[:, 7] > 0).astype(float)
+    return levels
+
+
+def test_ordinal_correlation_smooths_by_default():
+    from metacog_metrics.polychoric import ordinal_correlation
+    from metacog_metrics.tetrachoric import cor_smooth
+
+    levels = _not_positive_definite_levels()
+    names = [f"m{j}" for j in range(8)]
+    raw = polychoric_matrix(levels).rho
+    assert np.linalg.eigvalsh(raw)[0] < 0  # the case has teeth
+    res = ordinal_correlation(levels, names=names)
+    assert res.smoothed
+    np.testing.assert_allclose(res.rho, cor_smooth(raw).matrix, atol=1e-12)
+    plain = ordinal_correlation(levels, names=names, smooth=False)
+    assert not plain.smoothed
+    np.testing.assert_allclose(plain.rho, raw, atol=1e-12)
+
+
+def test_ordinal_correlation_passes_min_pair_on():
+    from metacog_metrics.polychoric import ordinal_correlation
+
+    rng = np.random.default_rng(3)
+    conf = rng.random((12, 3))
+    conf[:8, 2] = np.nan  # model c shares 4 items with each other model
+    assert ordinal_correlation(conf, names=["a", "b", "c"], min_pair=4).dropped == ()
+    res = ordinal_correlation(conf, names=["a", "b", "c"], min_pair=5)
+    assert res.dropped_reasons == {
+        "c": "fewer than 5 shared items, or no variance on them, with 2 other model(s)"
+    }
+
+
+def test_location_thresholds_of_nothing_warn_nothing():
+    import warnings
+
+    from metacog_metrics.polychoric import location_thresholds
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        med = location_thresholds(np.full((3, 2), np.nan))[1]
+    assert np.isnan(med)

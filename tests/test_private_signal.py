@@ -4,12 +4,15 @@ independent generator (logistic 2PL/3PL, confidence that reads every item parame
 from __future__ import annotations
 
 import itertools
+import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy import special, stats
 
 from metacog_metrics.private_signal import (
+    PrivateSignalTestResult,
     ability_scores,
     pattern_strata,
     permutations_within,
@@ -216,3 +219,179 @@ def test_draws_equal_to_the_observed_mean_count_against_it():
     res = private_signal_test(conf, perf, permutations=19, block_size=10, rng=1)
     assert np.all(res.draws == res.draws[0])
     assert res.p_value == 1.0
+
+
+# --- rules the formula tests above do not see ----------------------------------------------
+
+
+def test_ability_scores_move_perfect_accuracy_half_an_item_inwards():
+    perf = np.array([[1, 0, 1], [1, 0, 0], [1, 0, 1], [1, 1, 1]], dtype=float)
+    # accuracies 1 (moved to 1 - 0.5/4), 1/4 and 3/4
+    expected = [stats.norm.ppf(0.875), stats.norm.ppf(0.25), stats.norm.ppf(0.75)]
+    np.testing.assert_allclose(ability_scores(perf), expected, rtol=1e-12)
+    # one item: every accuracy is moved half an item inwards, to 1/2, whose probit is 0
+    np.testing.assert_allclose(ability_scores([[1.0, 0.0]]), [0.0, 0.0], atol=1e-15)
+
+
+def test_strata_labels_are_consecutive_from_zero_across_groups():
+    # two models; by hand: group x has pass counts 1, 1, 2 (two strata), group y 0, 0 (one)
+    perf = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [0, 0]], dtype=float)
+    labels = pattern_strata(perf, block_size=100, groups=["x", "x", "x", "y", "y"])
+    np.testing.assert_array_equal(labels, [0, 0, 1, 2, 2])
+    np.testing.assert_array_equal(pattern_strata(perf, block_size=100), [1, 1, 2, 0, 0])
+
+
+def test_block_size_one_puts_every_item_in_its_own_block():
+    _, perf = _sim(m=4, n=40, seed=2)
+    np.testing.assert_array_equal(np.sort(pattern_strata(perf, block_size=1)), np.arange(40))
+    with pytest.raises(ValueError, match=r"^block_size must be >= 1, got 0$"):
+        pattern_strata(perf, block_size=0)
+
+
+def test_equal_scores_keep_the_item_order_within_a_stratum():
+    # Pass count 2: rows 0..29 alternate (1, 1, 0, 0) and (0, 0, 1, 1); pass count 1: ten
+    # (1, 0, 0, 0) then ten (0, 1, 0, 0), which make models 0 and 1 the abler, so every
+    # (0, 0, 1, 1) item has the lower score. Equal scores keep the item order. By hand, with
+    # blocks of 5: pass count 1 (20 items, 4 blocks) takes labels 0-3 in item order; pass
+    # count 2 (30 items, 6 blocks) gives its 15 low items (odd rows, in order) labels 4, 5, 6
+    # and its 15 high items (even rows) labels 7, 8, 9, five items each.
+    pairs = np.array([[1, 1, 0, 0], [0, 0, 1, 1]] * 15, dtype=float)
+    ones = np.array([[1, 0, 0, 0]] * 10 + [[0, 1, 0, 0]] * 10, dtype=float)
+    labels = pattern_strata(np.vstack([pairs, ones]), block_size=5)
+    expected = np.empty(50, dtype=int)
+    expected[1:30:2] = np.repeat([4, 5, 6], 5)
+    expected[0:30:2] = np.repeat([7, 8, 9], 5)
+    expected[30:] = np.repeat([0, 1, 2, 3], 5)
+    np.testing.assert_array_equal(labels, expected)
+
+
+def test_messages_name_the_shapes():
+    with pytest.raises(ValueError, match=r"^perf must be \(items, models\), got shape \(3,\)$"):
+        pattern_strata(np.ones(3))
+    with pytest.raises(
+        ValueError, match=r"^groups must have one entry per item \(5\), got \(2,\)$"
+    ):
+        pattern_strata(np.ones((5, 3)), 10, ["a", "b"])
+    with pytest.raises(ValueError, match=r"^labels must be one-dimensional, got shape \(2, 2\)$"):
+        permutations_within(np.zeros((2, 2)), 3)
+    with pytest.raises(ValueError, match=r"^conf and perf must be complete 0/1 matrices$"):
+        private_signal_test(np.full((4, 2), 0.5), np.ones((4, 2)))
+
+
+def _reference_permutations(labels, n, seed):
+    """The documented draw, written out item by item: row r draws U(0, 1) per position of the
+    items listed group by group (groups in increasing label, items in index order); within a
+    group the item in place t takes the row of the member whose draw has rank t."""
+    labels = np.asarray(labels)
+    u = np.random.default_rng(seed).random((n, labels.size))
+    groups = [[i for i in range(labels.size) if labels[i] == v] for v in sorted(set(labels))]
+    out = np.empty((n, labels.size), dtype=int)
+    for r in range(n):
+        pos = 0
+        for members in groups:
+            draws = u[r, pos : pos + len(members)]
+            ranked = sorted(range(len(members)), key=lambda t: draws[t])
+            for t, member in enumerate(members):
+                out[r, member] = members[ranked[t]]
+            pos += len(members)
+    return out
+
+
+def test_permutations_follow_the_documented_draw_for_a_seed():
+    # large groups with many equal labels: the result must not depend on how a sort breaks ties
+    labels = np.random.default_rng(4).integers(0, 3, 200)
+    np.testing.assert_array_equal(
+        permutations_within(labels, 5, rng=9), _reference_permutations(labels, 5, 9)
+    )
+
+
+def test_an_observed_mean_of_exactly_zero_tied_by_every_draw_has_p_one():
+    # block size 1: no item moves, every draw is the observed mean; for the one model pair
+    # dconf = (1, -1, 1, -1) and dperf = (1, 1, -1, -1): one concordant and one discordant
+    # pair, so tau-b is exactly 0 (SciPy agrees) and the draws tie it with no tolerance
+    conf = np.array([[1, 0], [0, 1], [1, 0], [0, 1]], dtype=float)
+    perf = np.array([[1, 0], [1, 0], [0, 1], [0, 1]], dtype=float)
+    assert _scipy_mean_tau(conf, perf) == 0.0
+    res = private_signal_test(conf, perf, permutations=9, block_size=1, rng=0)
+    assert res.observed == 0.0 and np.all(res.draws == 0.0)
+    assert res.p_value == 1.0
+    assert res.n_strata == 0 and res.n_items_moving == 0
+
+
+def test_strata_of_two_items_move_and_are_counted():
+    # pass counts 1, 1, 2, 0, 0 (block size 100): strata of sizes 2, 1 and 2
+    conf = np.array([[1, 0], [0, 1], [1, 1], [0, 1], [1, 0]], dtype=float)
+    perf = np.array([[1, 0], [0, 1], [1, 1], [0, 0], [0, 0]], dtype=float)
+    res = private_signal_test(conf, perf, permutations=5, block_size=100, rng=0)
+    assert (res.n_strata, res.n_items_moving) == (2, 4)
+
+
+def test_one_and_two_draws_are_accepted():
+    conf, perf = _sim(m=4, n=60, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one draw has no sd, and says so quietly with NaN
+        one = private_signal_test(conf, perf, permutations=1, rng=0)
+    assert one.draws.shape == (1,) and math.isnan(one.null_sd)
+    assert one.p_value == (1.0 + float(one.draws[0] >= one.observed)) / 2.0
+    two = private_signal_test(conf, perf, permutations=2, rng=0)
+    d1, d2 = two.draws
+    assert two.null_sd == pytest.approx(abs(d1 - d2) / math.sqrt(2), rel=1e-12)
+
+
+def test_defaults_are_999_draws_seeded_with_zero():
+    conf, perf = _sim(m=3, n=40, seed=6)
+    res = private_signal_test(conf, perf)
+    assert res.permutations == 999 and res.draws.shape == (999,)
+    np.testing.assert_array_equal(res.draws, private_signal_test(conf, perf, rng=0).draws)
+
+
+def test_an_undefined_statistic_gives_nan_without_warnings():
+    # confidence constant across models: no pair has a tau, so no draw is finite
+    _, perf = _sim(m=3, n=30, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = private_signal_test(np.ones_like(perf), perf, permutations=4)
+        summary = res.summary()
+    assert math.isnan(res.observed) and math.isnan(res.p_value)
+    assert math.isnan(res.null_mean) and math.isnan(res.null_sd)
+    assert summary["ci"] == (None, None)
+
+
+def test_summary_by_hand():
+    res = PrivateSignalTestResult(
+        observed=0.3,
+        null_mean=0.25,
+        null_sd=0.129,
+        p_value=0.2,
+        permutations=5,
+        block_size=7,
+        n_strata=3,
+        n_items_moving=11,
+        draws=np.array([0.1, 0.4, np.nan, 0.2, 0.3]),
+        n_groups=2,
+    )
+    # the 2.5% and 97.5% quantiles of 0.1, 0.2, 0.3, 0.4 (linear interpolation between order
+    # statistics, position 0.025 * 3 and 0.975 * 3): 0.1 + 0.075 * 0.1 and 0.3 + 0.925 * 0.1
+    expected = {
+        "mean": 0.25,
+        "sd": 0.129,
+        "ci": (0.1075, 0.3925),
+        "p_value": 0.2,
+        "alternative": "greater",
+        "n_draws": 5,
+        "block_size": 7,
+        "n_strata": 3,
+        "n_items_moving": 11,
+        "n_groups": 2,
+    }
+    got = res.summary()
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-12), key
+
+
+def test_the_draws_do_not_depend_on_the_thread_count():
+    conf, perf = _sim(m=5, n=80, seed=9)
+    one = private_signal_test(conf, perf, permutations=20, rng=4, workers=1)
+    two = private_signal_test(conf, perf, permutations=20, rng=4, workers=2)
+    np.testing.assert_array_equal(one.draws, two.draws)

@@ -719,6 +719,23 @@ def test_confidence_kind_is_inferred_per_benchmark_and_probe():
     }
 
 
+def test_kind_groups_of_many_benchmarks_stay_apart():
+    # four benchmarks x two probes: every (benchmark, probe) pair is its own group, however the
+    # pairs are numbered; only (A, q) has a non-binary confidence
+    rows = []
+    for bench in "ABCD":
+        for probe in "pq":
+            confs = [1.0, 0.7] if (bench, probe) == ("A", "q") else [0.0, 1.0]
+            for i, c in enumerate(confs):
+                rows.append({"model": "m", "item_id": str(i), "benchmark": bench, "probe": probe,
+                             "confidence": c, "correct": 1})  # fmt: skip
+    out = validate_records(pd.DataFrame(rows))
+    kinds = out.groupby(["benchmark", "probe"])["confidence_kind"].agg(set).to_dict()
+    expected = {(b, p): {"verbal_binary"} for b in "ABCD" for p in "pq"}
+    expected["A", "q"] = {"verbal_numeric"}
+    assert kinds == expected
+
+
 def test_a_models_file_adds_its_notes_to_the_records_notes(tmp_path):
     models = tmp_path / "models.yaml"
     models.write_text("models:\n  a: {reasoning: true}\n  b: {reasoning: false}\n  c: {}\n")

@@ -1,0 +1,259 @@
+"""Gate baseline files: what is written, what is read back, and every refusal, by hand."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metacog_metrics.gate import GateConfig
+from metacog_metrics.gate_baseline import (
+    is_baseline_file,
+    read_baseline,
+    template_versions,
+    version_warnings,
+    write_baseline,
+)
+from metacog_metrics.records import RecordError, validate_records
+
+
+def _exact(message: str) -> str:
+    return "^" + re.escape(message) + "$"
+
+
+def _records(model: str = "m1") -> pd.DataFrame:
+    rows = [
+        # benchmark, probe, item, confidence, correct, prompt hash, task version
+        ("squad", "prospective", "s2", 1.0, 1.0, "p1", "1.0"),
+        ("squad", "prospective", "s1", 0.0, np.nan, "p2", "1.0"),
+        ("mmlu_pro", "prospective", "q1", np.nan, 0.0, None, "2.0"),
+        ("mmlu_pro", "prospective", "q2", 1.0, 1.0, None, "2.1"),
+    ]
+    df = pd.DataFrame(
+        rows,
+        columns=["benchmark", "probe", "item_id", "confidence", "correct", "prompt_hash",
+                 "task_version"],
+    )  # fmt: skip
+    return validate_records(df.assign(model=model))
+
+
+def test_the_file_is_a_header_then_one_record_per_line(tmp_path: Path) -> None:
+    cfg = GateConfig(n_boot=300, seed=1)
+    path = tmp_path / "b.json"
+    written = write_baseline(
+        _records(), path, config=cfg, versions={"lm_eval": "0.4.13", "inspect_ai": "0.3"},
+        sources=["runs/a", Path("runs/b")],
+    )  # fmt: skip
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text)
+    # sorted by benchmark, probe, kind and item; columns: the baseline's, in its order, those
+    # with a value (no probe_status, grade_status, harness or doc_hash here)
+    assert data["columns"] == [
+        "benchmark", "probe", "confidence_kind", "item_id", "confidence", "correct",
+        "prompt_hash", "task_version",
+    ]  # fmt: skip
+    assert data["records"] == [
+        ["mmlu_pro", "prospective", "verbal_binary", "q1", None, 0.0, None, "2.0"],
+        ["mmlu_pro", "prospective", "verbal_binary", "q2", 1.0, 1.0, None, "2.1"],
+        ["squad", "prospective", "verbal_binary", "s1", 0.0, None, "p2", "1.0"],
+        ["squad", "prospective", "verbal_binary", "s2", 1.0, 1.0, "p1", "1.0"],
+    ]
+    assert text.endswith("\n  ]\n}\n")
+    assert (
+        '\n    ["mmlu_pro", "prospective", "verbal_binary", "q1", null, 0.0, null, "2.0"],\n'
+        in text
+    )
+    assert data["format"] == "metacog-gate-baseline" and data["format_version"] == 1
+    assert data["model"] == "m1" and data["n_records"] == 4
+    assert data["versions"] == {"inspect_ai": "0.3", "lm_eval": "0.4.13"}
+    assert list(data["versions"]) == ["inspect_ai", "lm_eval"]  # sorted
+    assert data["templates"] == {
+        "mmlu_pro/prospective": {"task_version": "2.0, 2.1", "prompt_hashes": None},
+        "squad/prospective": {"task_version": "1.0", "prompt_hashes": 2},
+    }
+    expected_fp = hashlib.sha256(
+        json.dumps(
+            {k: v for k, v in json.loads(json.dumps(data["config"])).items()
+             if k != "max_annotations"},
+            sort_keys=True, separators=(",", ":"),
+        ).encode()
+    ).hexdigest()  # fmt: skip
+    assert data["config_fingerprint"] == expected_fp == cfg.fingerprint()
+    assert data["config"]["n_boot"] == 300 and data["config"]["seed"] == 1
+    assert data["sources"] == ["runs/a", "runs/b"]
+    assert data["blessed_with"]["python"] == platform.python_version()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", data["created"])
+    assert written.path == str(path) and written.created == data["created"]
+    assert written.sources == ("runs/a", "runs/b") and written.model == "m1"
+
+    back = read_baseline(path)
+    assert back.path == str(path) and back.model == "m1"
+    assert back.versions == {"inspect_ai": "0.3", "lm_eval": "0.4.13"}
+    assert back.templates == data["templates"] and back.config == data["config"]
+    assert back.config_fingerprint == expected_fp and back.created == data["created"]
+    assert back.blessed_with == data["blessed_with"] and back.sources == ("runs/a", "runs/b")
+    assert sorted(back.records["item_id"]) == ["q1", "q2", "s1", "s2"]
+    assert (back.records["model"] == "m1").all()
+
+
+def test_a_default_config_and_no_versions(tmp_path: Path) -> None:
+    b = write_baseline(_records(), tmp_path / "b.json")
+    data = json.loads((tmp_path / "b.json").read_text())
+    assert data["config_fingerprint"] == GateConfig().fingerprint()
+    assert data["versions"] == {} and data["sources"] == [] and b.versions == {}
+
+
+def test_bless_refusals(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match=_exact("nothing to bless: the run holds no records")):
+        write_baseline(_records().iloc[:0], tmp_path / "b.json")
+    six = pd.concat([_records(f"m{i}") for i in range(6, 0, -1)])
+    with pytest.raises(
+        RecordError,
+        match=_exact(
+            "a baseline holds one model; the run holds 6 (m1, m2, m3, m4, m5, ...): "
+            "choose one with --model"
+        ),
+    ):
+        write_baseline(six, tmp_path / "b.json")
+    with pytest.raises(
+        RecordError,
+        match=_exact(
+            "a baseline holds one model; the run holds 2 (m1, m2): choose one with --model"
+        ),
+    ):
+        write_baseline(pd.concat([_records("m2"), _records("m1")]), tmp_path / "b.json")
+    assert not (tmp_path / "b.json").exists()
+
+
+def test_baseline_files_are_recognised_by_their_first_bytes(tmp_path: Path) -> None:
+    write_baseline(_records(), tmp_path / "b.json")
+    assert is_baseline_file(tmp_path / "b.json")
+    upper = tmp_path / "B.JSON"
+    upper.write_bytes((tmp_path / "b.json").read_bytes())
+    assert is_baseline_file(upper)
+    other = tmp_path / "b.txt"
+    other.write_bytes((tmp_path / "b.json").read_bytes())
+    assert not is_baseline_file(other)  # not .json
+    assert not is_baseline_file(tmp_path / "missing.json")
+    assert not is_baseline_file(tmp_path)
+    late = tmp_path / "late.json"
+    late.write_text(" " * 600 + '{"format": "metacog-gate-baseline"}')
+    assert not is_baseline_file(late)  # beyond the first 512 bytes
+    (tmp_path / "r.json").write_text('[{"format": "something else"}]')
+    assert not is_baseline_file(tmp_path / "r.json")
+
+
+def _write(tmp_path: Path, data) -> Path:
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_read_refusals_name_the_file_and_the_problem(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_baseline(tmp_path / "missing.json")
+    path = _write(tmp_path, "{not json")
+    with pytest.raises(
+        RecordError, match=f"^{re.escape(str(path))}: not a readable gate baseline \\("
+    ):
+        read_baseline(path)
+    fmt = '(no "format": "metacog-gate-baseline")'
+    for data in ([1, 2], {"format": "other"}):
+        path = _write(tmp_path, data)
+        with pytest.raises(RecordError, match=_exact(f"{path}: not a gate baseline {fmt}")):
+            read_baseline(path)
+    good = {"format": "metacog-gate-baseline", "format_version": 1, "model": "m",
+            "columns": ["benchmark", "probe", "confidence_kind", "item_id", "confidence",
+                        "correct"],
+            "records": [["squad", "prospective", "verbal_binary", "a", 1.0, 1.0]]}  # fmt: skip
+    path = _write(tmp_path, {**good, "format_version": 2})
+    with pytest.raises(
+        RecordError,
+        match=_exact(
+            f"{path}: baseline format_version 2; this metacog-eval reads version 1 "
+            "(bless the baseline again, or upgrade metacog-eval)"
+        ),
+    ):
+        read_baseline(path)
+    path = _write(tmp_path, {k: v for k, v in good.items() if k != "format_version"})
+    with pytest.raises(RecordError, match="baseline format_version None;"):
+        read_baseline(path)
+    lists = f'{path}: a baseline needs "columns" and "records" lists'
+    for key in ("columns", "records"):
+        path = _write(tmp_path, {**good, key: "x"})
+        with pytest.raises(RecordError, match=_exact(lists)):
+            read_baseline(path)
+    path = _write(tmp_path, {**good, "columns": [*good["columns"][:3], "correct"]})
+    with pytest.raises(
+        RecordError, match=_exact(f"{path}: baseline columns lack item_id, confidence")
+    ):
+        read_baseline(path)
+    path = _write(tmp_path, {**good, "records": [*good["records"], ["squad"]]})
+    with pytest.raises(
+        RecordError, match=_exact(f"{path}: record 2 has 1 fields, the header names 6")
+    ):
+        read_baseline(path)
+    path = _write(tmp_path, {**good, "records": [{"a": 1}]})
+    with pytest.raises(
+        RecordError, match=_exact(f"{path}: record 1 has no fields, the header names 6")
+    ):
+        read_baseline(path)
+    path = _write(tmp_path, {**good, "n_records": 3})
+    with pytest.raises(
+        RecordError,
+        match=_exact(f"{path}: the header says 3 records, the file holds 1 (truncated or edited?)"),
+    ):
+        read_baseline(path)
+    assert read_baseline(_write(tmp_path, {**good, "n_records": 1})).model == "m"
+    assert read_baseline(_write(tmp_path, good)).model == "m"  # n_records may be absent
+    for model in (None, ""):
+        path = _write(tmp_path, {**good, "model": model})
+        with pytest.raises(RecordError, match=_exact(f"{path}: the baseline names no model")):
+            read_baseline(path)
+    path = _write(tmp_path, {**good, "records": [["squad", "prospective", "verbal_binary", "a",
+                                                  0.5, 1.0]]})  # fmt: skip
+    with pytest.raises(RecordError, match=re.escape(f"{path} (records): confidence_kind")):
+        read_baseline(path)
+    minimal = read_baseline(_write(tmp_path, good))
+    assert (minimal.versions, minimal.templates, minimal.config) == ({}, {}, {})
+    assert (minimal.config_fingerprint, minimal.created, minimal.sources) == ("", "", ())
+    assert minimal.blessed_with == {}
+
+
+def test_template_versions_without_hashes_or_versions() -> None:
+    recs = _records()[["model", "benchmark", "probe", "item_id", "confidence", "correct"]]
+    assert template_versions(validate_records(recs)) == {
+        "mmlu_pro/prospective": {"task_version": None, "prompt_hashes": None},
+        "squad/prospective": {"task_version": None, "prompt_hashes": None},
+    }
+
+
+def test_version_warnings_by_hand() -> None:
+    tail = "(a harness or package change can move the metrics by itself)"
+    assert version_warnings(
+        {"lm_eval": "0.4.13", "inspect_ai": "0.3", "metacog-eval": "1"},
+        {"lm_eval": "0.4.14", "inspect_ai": "0.3", "trl": "0.9"},
+    ) == [
+        f"lm_eval version differs: baseline 0.4.13, candidate 0.4.14 {tail}",
+        "the candidate's logs do not state metacog-eval; not compared",
+    ]
+    assert version_warnings({"b": "2", "a": "1"}, {}) == [
+        "the candidate states no software versions (a record table?); the baseline's "
+        "(a 1, b 2) were not compared"
+    ]
+    assert version_warnings({}, {"lm_eval": "1"}) == []
+    assert version_warnings({"lm_eval": ""}, {"lm_eval": "1"}) == []  # an empty version: unknown
+    got = version_warnings(
+        {}, {},
+        baseline_templates={"a/p": {"task_version": "1"}, "b/p": {"task_version": "1"},
+                            "c/p": {"task_version": None}, "d/p": {"task_version": "1"}},
+        candidate_templates={"a/p": {"task_version": "2"}, "b/p": {"task_version": "1"},
+                             "c/p": {"task_version": "2"}},
+    )  # fmt: skip
+    assert got == ["a/p: task (template/grader) version differs: baseline 1, candidate 2"]
