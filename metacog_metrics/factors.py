@@ -111,7 +111,8 @@ def quadratic_fit(x: ArrayLike, y: ArrayLike) -> QuadraticFit:
         p = float(special.fdtrc(2, n - 3, f))  # F(2, n - 3) upper tail
     else:
         f, p = nan, nan
-    vertex = float(-coef[1] / (2 * coef[2])) if coef[2] != 0 else nan
+    # a constant response has no shape: its fitted c2 is rounding noise, not a vertex
+    vertex = float(-coef[1] / (2 * coef[2])) if coef[2] != 0 and ss_tot > 0 else nan
     return QuadraticFit(tuple(map(float, coef)), float(r2), n, float(f), p, vertex)
 
 

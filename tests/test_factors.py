@@ -545,7 +545,7 @@ def test_quadratic_fit_through_three_points_and_a_flat_response():
     assert fit.vertex == pytest.approx(1 / 3)
     # a constant response has no variance to explain: R^2 undefined, no F-test
     flat = quadratic_fit([0.0, 1.0, 2.0, 3.0], [2.0, 2.0, 2.0, 2.0])
-    assert np.isnan(flat.r2) and np.isnan(flat.p_value)
+    assert np.isnan(flat.r2) and np.isnan(flat.p_value) and np.isnan(flat.vertex)
 
 
 def test_ordinal_alignment_smooths_a_matrix_that_is_not_positive_definite():
