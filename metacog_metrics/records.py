@@ -776,11 +776,10 @@ def _text_codes(
     The values are hashed once and ``text`` converts the distinct ones only: a record table
     repeats every model name and item id many times.
     """
-    codes, uniq = pd.factorize(col, use_na_sentinel=False)
+    codes, uniq = pd.factorize(col, use_na_sentinel=False)  # a missing value is a value too
     converted = text(pd.Series(uniq, dtype=col.dtype if len(uniq) else object))
     merged, names = pd.factorize(converted)  # values that convert to the same text: one code
-    lookup = np.append(merged, -1).astype(np.int64)
-    return lookup[codes], list(names)
+    return merged.astype(np.int64)[codes], list(names)
 
 
 def item_matrices(
@@ -846,6 +845,11 @@ def item_matrices(
     # the matrices are array operations on them, not a pivot of millions of rows.
     m_codes, all_models = _text_codes(df["model"], _model_text)
     i_codes, items = _text_codes(df["item_id"], _as_str)
+    for name, row_codes in (("model", m_codes), ("item_id", i_codes)):
+        if (row_codes < 0).any():  # (raw records: validated ones never lack a name)
+            raise RecordError(
+                f"{bench}/{prb}/{kind}: {name} is missing in {int((row_codes < 0).sum())} row(s)"
+            )
     conf = df["confidence"].to_numpy(dtype=float)
     corr = df["correct"].to_numpy(dtype=float)
     flag = df["reasoning"] if "reasoning" in df.columns else None

@@ -803,3 +803,41 @@ def test_parquet_text_read_as_categories_validates_as_plain_strings(tmp_path):
     repeated = raw.assign(item_id=pd.Categorical(["1", "1 ", "1", "2", "x"]))
     with pytest.raises(RecordError, match="repeat a"):
         validate_records(repeated)
+
+
+def test_item_matrices_of_raw_records_refuse_a_missing_model_or_item():
+    # raw (unvalidated) records: a row without a model or item id is refused, never put in a
+    # column or row of its own (or wrapped around to the last one); numbers become names
+    for missing in (None, np.nan):
+        raw = _tiny(model=["a", "a", missing, missing, "c", "c"], confidence_kind="verbal_binary")
+        with pytest.raises(RecordError, match=r"model is missing in 2 row\(s\)"):
+            item_matrices(raw)
+    raw = _tiny(item_id=["1", "2", "1", None, "1", "2"], confidence_kind="verbal_binary")
+    with pytest.raises(RecordError, match=r"item_id is missing in 1 row\(s\)"):
+        item_matrices(raw)
+    mat = item_matrices(_tiny(model=[7, 7, 8.0, 8.0, "c", "c"], confidence_kind="verbal_binary"))
+    assert mat.models == ("7", "8.0", "c")
+
+
+def test_complete_cases_without_any_usable_model_has_no_items():
+    raw = _tiny(confidence=[np.nan] * 6, confidence_kind="verbal_binary")
+    keep = item_matrices(raw, missing="keep")
+    assert keep.models == () and keep.n_items == 2
+    full = keep.complete_cases()
+    assert full.item_ids == () and full.confidence.shape == (0, 0)
+    assert full.n_items_dropped == 2 and full.missing == "complete"
+    direct = item_matrices(raw, missing="complete")
+    assert (direct.item_ids, direct.n_items_dropped) == (full.item_ids, full.n_items_dropped)
+
+
+def test_item_matrices_keep_reasoning_flags_of_the_models_asked_for():
+    df = validate_records(_tiny(reasoning=[True, True, False, False, None, None]))
+    assert item_matrices(df, models=["b", "a"]).reasoning == (False, True)
+    assert item_matrices(df, models=["c", "b"]).reasoning == (None, False)
+    with pytest.raises(ValueError, match=r"models repeats a name: \['a', 'a'\]"):
+        item_matrices(df, models=["a", "a"])
+
+
+def test_missing_and_blank_item_ids_are_both_counted_empty():
+    with pytest.raises(RecordError, match=r"item_id is empty in 2 rows \(rows 2, 5\)"):
+        validate_records(_tiny(item_id=["1", None, "1", "2", " ", "2"]))
