@@ -7,6 +7,7 @@ Fast unit tests; the statistical behaviour of the nulls is tested in ``tests/tes
 from __future__ import annotations
 
 import collections
+import functools
 import importlib.util
 import io
 import itertools
@@ -534,6 +535,14 @@ _TINY_BINARY = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [0.0
 _TINY_PERF = np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
 
 
+@functools.cache
+def _tiny_law(kind, masked, null):
+    """:func:`_exact_joint_law` of the tiny inputs (computed once: a second or two)."""
+    conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
+    present = _TINY_PRESENT if masked else np.ones(conf.shape, dtype=bool)
+    return _exact_joint_law(conf, _TINY_PERF, present, null)
+
+
 @pytest.mark.parametrize("engine", ["numpy", "numba"])
 @pytest.mark.parametrize("kind", ["binary", "continuous"])
 @pytest.mark.parametrize("null", NULLS)
@@ -541,7 +550,7 @@ def test_joint_draws_follow_the_exact_permutation_law(null, kind, engine):
     if engine == "numba" and importlib.util.find_spec("numba") is None:
         pytest.skip("numba is not installed (the fast extra)")
     conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
-    law = _exact_joint_law(conf, _TINY_PERF, np.ones(conf.shape, dtype=bool), null)
+    law = _tiny_law(kind, False, null)
     draws = joint_null_draws(conf, _TINY_PERF, null=null, n=3000, rng=7, engine=engine)
     assert draws.shape == (3000, 3)
     _assert_follows_the_law(draws, law)
@@ -559,7 +568,7 @@ def test_masked_joint_draws_follow_the_exact_permutation_law(null, kind, engine)
     if engine == "numba" and importlib.util.find_spec("numba") is None:
         pytest.skip("numba is not installed (the fast extra)")
     conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
-    law = _exact_joint_law(conf, _TINY_PERF, _TINY_PRESENT, null)
+    law = _tiny_law(kind, True, null)
     ia, ib = np.triu_indices(3, 1)
     plan = _masked_joint_plan(
         conf, _TINY_PERF, _TINY_PRESENT, kind == "binary", ia, ib, null, 3000, 7, engine
@@ -733,7 +742,7 @@ def test_analysis_rejects_mismatched_names_and_flags():
 @pytest.mark.parametrize("null", NULLS)
 def test_null_of_the_mean_follows_the_exact_permutation_law(null):
     # the law of the mean tau-b over the pairs with a tau, from every shuffle of every model
-    law = _exact_joint_law(_TINY_CONF, _TINY_PERF, np.ones((4, 3), dtype=bool), null)
+    law = _tiny_law("continuous", False, null)
     means, probs = [], []
     for key, q in law.items():
         t = np.array(key)
@@ -859,12 +868,212 @@ def test_joint_draws_inputs_shapes_and_progress(terminal):
     assert "/30.0" in stream.getvalue()
 
 
-def test_joint_engine_is_reported():
+@pytest.mark.parametrize("masked", [False, True], ids=["complete", "missing"])
+def test_joint_engine_is_reported(masked):
     kw = {"permutations": 0, "joint_permutations": 10, "rng": 0}
-    res = pairwise_calibration(_TINY_CONF, _TINY_PERF, engine="numpy", **kw)
-    assert res.joint_engine == "numpy"
+    perf = np.where(_TINY_PRESENT, _TINY_PERF, np.nan) if masked else _TINY_PERF
+    for conf in (_TINY_CONF, _TINY_BINARY):
+        assert pairwise_calibration(conf, perf, engine="numpy", **kw).joint_engine == "numpy"
     if importlib.util.find_spec("numba") is not None:
-        for conf in (_TINY_CONF, _TINY_BINARY):
-            assert (
-                pairwise_calibration(conf, _TINY_PERF, engine="numba", **kw).joint_engine == "numba"
+        # with missing items, binary confidence is drawn by NumPy (no compiled masked kernel)
+        assert pairwise_calibration(_TINY_CONF, perf, engine="numba", **kw).joint_engine == "numba"
+        want = "numpy" if masked else "numba"
+        assert pairwise_calibration(_TINY_BINARY, perf, engine="numba", **kw).joint_engine == want
+
+
+@pytest.mark.parametrize("kind", ["binary", "continuous"])
+def test_joint_null_draws_defaults_seed_and_engines(kind, terminal):
+    conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
+    stream = terminal()
+    assert joint_null_draws(conf, _TINY_PERF).shape == (1000, 3)  # 1000 draws by default
+    for engine in ("numpy", "auto"):  # n not a multiple of the chunks: the last one is short
+        assert joint_null_draws(conf, _TINY_PERF, n=120, engine=engine).shape == (120, 3)
+    assert stream.getvalue() == ""  # no progress bar by default
+    a = joint_null_draws(conf, _TINY_PERF, n=200, rng=5, engine="numpy")
+    np.testing.assert_array_equal(a, joint_null_draws(conf, _TINY_PERF, n=200, rng=5,
+                                                      engine="numpy", workers=3))  # fmt: skip
+    assert not np.array_equal(a, joint_null_draws(conf, _TINY_PERF, n=200, rng=6,
+                                                  engine="numpy"), equal_nan=True)  # fmt: skip
+    if importlib.util.find_spec("numba") is not None:
+        b = joint_null_draws(conf, _TINY_PERF, n=200, rng=5, engine="numba")
+        np.testing.assert_array_equal(b, joint_null_draws(conf, _TINY_PERF, n=200, rng=5,
+                                                          engine="numba", workers=3))  # fmt: skip
+        assert not np.array_equal(a, b, equal_nan=True)  # the engines draw differently
+        joint_null_draws(conf, _TINY_PERF, n=10, rng=5, engine="numba", progress=True)
+        assert stream.getvalue().startswith("\rjoint base_rate:   0%|")
+
+
+def _reference_masked_draws(conf, perf, present, null, n, rng):
+    """Joint draws by the plain method: every model's values shuffled among its own items
+    (``base_rate``: confidence and correctness each on its own), every pair's tau-b from its
+    definition on the items both models have."""
+    m = conf.shape[1]
+    out = np.empty((n, m * (m - 1) // 2))
+    for d in range(n):
+        c, p = conf.copy(), perf.copy()
+        for k in range(m):
+            own = np.flatnonzero(present[:, k])
+            order = rng.permutation(own)
+            c[own, k] = conf[order, k]
+            p[own, k] = perf[rng.permutation(own) if null == "base_rate" else order, k]
+        for j, (a, b) in enumerate(zip(*np.triu_indices(m, 1))):
+            ok = present[:, a] & present[:, b]
+            out[d, j] = _tau_b_defined((c[:, a] - c[:, b])[None], (p[:, a] - p[:, b])[None], ok)[0]
+    return out
+
+
+def _assert_same_law(draws, ref):
+    """Each pair's tau-b: chi-square two-sample test on ten bins (deciles of both samples)."""
+    for j in range(draws.shape[1]):
+        a, b = np.round(draws[:, j], 9), np.round(ref[:, j], 9)
+        both = np.r_[a, b]
+        edges = np.unique(np.quantile(both[np.isfinite(both)], np.linspace(0, 1, 11)))
+        # the bins, and the draws without a tau (constant dconf or dperf: rare)
+        ca = np.r_[np.histogram(a[np.isfinite(a)], edges)[0], np.isnan(a).sum() + 1]
+        cb = np.r_[np.histogram(b[np.isfinite(b)], edges)[0], np.isnan(b).sum() + 1]
+        assert ca.size >= 6
+        assert stats.chi2_contingency(np.stack([ca, cb])).pvalue > 1e-3, j
+
+
+def _ragged(n_items, values, seed):
+    rng = np.random.default_rng(seed)
+    conf = rng.choice(values, size=(n_items, 3)).astype(float)
+    perf = (rng.random((n_items, 3)) < 0.5).astype(float)
+    present = np.ones((n_items, 3), dtype=bool)
+    present[:3, 1] = present[n_items - 3 :, 2] = False
+    return conf, perf, present
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["complete", "missing"])
+@pytest.mark.parametrize("null", NULLS)
+def test_joint_draws_on_a_confidence_grid_match_plain_shuffles(null, masked):
+    # 18 items, confidence in {0, 0.5, 1} (grid step 1/2, 3 * (2 * 2 + 1) <= 18 items: the
+    # grid-code paths of the NumPy engine) against plain shuffles
+    conf, perf, present = _ragged(18, [0.0, 0.5, 1.0], seed=4)
+    if not masked:
+        present[:] = True
+    ia, ib = np.triu_indices(3, 1)
+    if masked:
+        plan = _masked_joint_plan(conf, perf, present, False, ia, ib, null, 2000, 5, "numpy")
+        draws = _execute([plan], 1, False)[0]
+    else:
+        draws = joint_null_draws(conf, perf, null=null, n=2000, rng=5, engine="numpy")
+    _assert_same_law(draws, _reference_masked_draws(conf, perf, present, null, 2000,
+                                                    np.random.default_rng(9)))  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_percent_confidence_with_missing_items(engine):
+    # confidence in percent (integers 0-100) lies on a grid of step 1 but outside [0, 1]: the
+    # masked paths used to count code differences beyond [-q, q] (crash, or counts in another
+    # pair's cells)
+    if engine == "numba" and importlib.util.find_spec("numba") is None:
+        pytest.skip("numba is not installed (the fast extra)")
+    conf, perf, present = _ragged(30, np.arange(101), seed=1)
+    cn, pn = np.where(present, conf, np.nan), np.where(present, perf, np.nan)
+    res = pairwise_calibration(cn, pn, permutations=0, joint_permutations=0, engine=engine)
+    rows = {(0, 1): slice(3, 30), (0, 2): slice(0, 27), (1, 2): slice(3, 27)}
+    want = [_kendall(conf, perf, a, b, r) for (a, b), r in rows.items()]
+    np.testing.assert_allclose(res.tau, want)
+    ia, ib = np.triu_indices(3, 1)
+    null = "calibration_preserving"
+    plan = _masked_joint_plan(conf, perf, present, False, ia, ib, null, 1500, 5, engine)
+    draws = _execute([plan], 1, False)[0]
+    _assert_same_law(draws, _reference_masked_draws(conf, perf, present, null, 1500,
+                                                    np.random.default_rng(9)))  # fmt: skip
+
+
+def _exact_pair_law(ca, pa, cb, pb, null):
+    """Every permutation of one pair's shared items: the per-pair null's tau-b values (equally
+    likely). ``base_rate``: dperf permuted against dconf; ``calibration_preserving``: B's items
+    (its (conf, perf) pairs) permuted against A's."""
+    perms = np.array(list(itertools.permutations(range(ca.size))))
+    if null == "base_rate":
+        dx = np.broadcast_to(np.round(ca - cb, 12), perms.shape)
+        dy = (pa - pb)[perms]
+    else:
+        dx = np.round(ca[None] - cb[perms], 12)
+        dy = pa[None] - pb[perms]
+    return _tau_b_defined(dx, dy, np.ones(ca.size, dtype=bool))
+
+
+@pytest.mark.parametrize("kind", ["binary", "continuous"])
+def test_per_pair_p_values_with_missing_items_follow_the_exact_law(kind):
+    # each pair tested on its own shared items (pairs grouped by shared items); the p-values
+    # against every permutation of those items
+    conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
+    conf = np.vstack([conf, conf[:1]])  # 5 items: model 0 all, 1 items 0-2 and 4, 2 items 1-4
+    perf = np.vstack([_TINY_PERF, [[0.0, 1.0, 1.0]]])
+    present = np.vstack([_TINY_PRESENT, [[True, True, True]]])
+    cn, pn = np.where(present, conf, np.nan), np.where(present, perf, np.nan)
+    k = 3000
+    res = pairwise_calibration(cn, pn, permutations=k, joint_permutations=0, rng=4,
+                               alternative="greater")  # fmt: skip
+    for j, (a, b) in enumerate(zip(*np.triu_indices(3, 1))):
+        rows = present[:, a] & present[:, b]
+        dx, dy = conf[rows, a] - conf[rows, b], perf[rows, a] - perf[rows, b]
+        obs = _tau_b_defined(dx[None], dy[None], np.ones(dx.size, dtype=bool))[0]
+        assert res.tau[j] == pytest.approx(obs)
+        assert res.n_items_pair[j] == rows.sum()
+        for null in NULLS:
+            law = _exact_pair_law(conf[rows, a], perf[rows, a], conf[rows, b], perf[rows, b], null)
+            law = law[np.isfinite(law)]
+            p = np.mean(law >= obs - 1e-9)
+            got = res.per_pair[null]
+            assert got.n_valid[j] > 0.5 * k
+            tol = 4 * np.sqrt(p * (1 - p) / got.n_valid[j]) + 2 / got.n_valid[j]
+            assert abs(got.p_value[j] - p) < tol, (null, j, got.p_value[j], p)
+            assert got.null_mean[j] == pytest.approx(
+                law.mean(), abs=4 * law.std() / np.sqrt(k) + 1e-9
             )
+
+
+def test_analysis_edges_two_shared_items_one_draw_no_valid_pair():
+    # model 2 shares exactly two items with model 1 (items 2 and 3): a tau-b of its own at the
+    # default min_pair_items (2), none at 3
+    conf = np.array([[1.0, 0.2, np.nan], [0.0, 0.4, np.nan], [1.0, 0.9, 0.1], [0.0, 0.3, 0.8]])
+    perf = np.array([[1.0, 0.0, np.nan], [0.0, 1.0, np.nan], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    kw = {"joint_permutations": 0, "rng": 0}
+    res = pairwise_calibration(conf, perf, permutations=0, **kw)
+    assert res.n_items_pair.tolist() == [4, 2, 2]
+    assert res.tau[2] == pytest.approx(1.0)  # dconf 0.8, -0.5 against dperf 1, -1
+    assert np.isnan(pairwise_calibration(conf, perf, permutations=0, min_pair_items=3, **kw).tau[2])
+    # one per-pair draw and one joint draw still give p-values: (1 + count) / 2
+    one = pairwise_calibration(conf[:, :2], perf[:, :2], permutations=1, joint_permutations=1,
+                               rng=0)  # fmt: skip
+    for null in NULLS:
+        assert one.per_pair[null].permutations == 1
+        assert one.per_pair[null].p_greater[0] in (0.5, 1.0)
+        assert one.nulls[null].n_draws == 1 and one.nulls[null].p_greater in (0.5, 1.0)
+    assert one.continuous is True
+    # no pair with a tau: no mean, no null of the mean
+    flat = pairwise_calibration(np.ones((4, 3)), perf[[0, 1, 0, 1]][:, [0, 1, 0]],
+                                permutations=0, joint_permutations=5, rng=0)  # fmt: skip
+    assert flat.n_pairs_valid == 0 and np.isnan(flat.mean_tau) and flat.continuous is False
+    assert all(flat.nulls[null].n_draws == 0 for null in NULLS)
+    assert flat.delta_curve.n_pairs.tolist() == [0] * len(flat.delta_curve.delta)
+    # without per-pair tests a pair type has no share of significant pairs
+    shares = pairwise_calibration(_TINY_CONF, _TINY_PERF, reasoning=[True] * 3, permutations=0,
+                                  joint_permutations=0, min_pairs=1).pair_types["R-R"]  # fmt: skip
+    assert all(np.isnan(v) for v in shares.fdr_significant_share.values())
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+@pytest.mark.parametrize("masked", [False, True], ids=["complete", "missing"])
+@pytest.mark.parametrize("kind", ["binary", "continuous"])
+def test_joint_draws_are_reproducible_from_the_seed_whatever_the_workers(kind, masked, engine):
+    if engine == "numba" and importlib.util.find_spec("numba") is None:
+        pytest.skip("numba is not installed (the fast extra)")
+    conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
+    present = _TINY_PRESENT if masked else np.ones(conf.shape, dtype=bool)
+    cn, pn = np.where(present, conf, np.nan), np.where(present, _TINY_PERF, np.nan)
+
+    def draws(seed, workers):
+        res = pairwise_calibration(cn, pn, permutations=0, joint_permutations=120, rng=seed,
+                                   workers=workers, engine=engine)  # fmt: skip
+        return np.stack([res.nulls[null].draws for null in NULLS])
+
+    a = draws(3, 1)
+    np.testing.assert_array_equal(a, draws(3, 3))
+    assert not np.array_equal(a, draws(4, 1), equal_nan=True)
+    assert not np.array_equal(a[0], a[1], equal_nan=True)  # each null its own stream
