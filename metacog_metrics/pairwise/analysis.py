@@ -108,10 +108,12 @@ def _merge_pair_results(
 
 
 def _subset_mean(taus: NDArray, mask: NDArray) -> NDArray:
-    """Mean over the masked pairs of (..., P) taus, ignoring NaN draws."""
+    """Mean over the masked pairs of (..., P) taus, ignoring NaN taus (NaN where a draw has
+    none: written out because ``np.nanmean`` warns "Mean of empty slice" on such draws)."""
     sub = taus[..., mask]
-    with np.errstate(invalid="ignore"):
-        return np.nanmean(sub, axis=-1) if sub.shape[-1] else np.full(sub.shape[:-1], np.nan)
+    ok = np.isfinite(sub)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(ok, sub, 0.0).sum(axis=-1) / ok.sum(axis=-1)
 
 
 def pairwise_calibration(

@@ -340,7 +340,9 @@ def masked_grid(c: NDArray) -> tuple[NDArray, int] | None:
 
     ok = ~np.isnan(c)
     found = _grid(c[ok])
-    if found is None:
+    # the code paths count differences of codes in [-q, q]: confidence outside [0, 1] (e.g.
+    # percentages) takes the sort path
+    if found is None or (found[0].size and (found[0].min() < 0 or found[0].max() > found[1])):
         return None
     codes = np.zeros(c.shape, dtype=np.int64)
     codes[ok] = found[0]
