@@ -1077,3 +1077,20 @@ def test_joint_draws_are_reproducible_from_the_seed_whatever_the_workers(kind, m
     np.testing.assert_array_equal(a, draws(3, 3))
     assert not np.array_equal(a, draws(4, 1), equal_nan=True)
     assert not np.array_equal(a[0], a[1], equal_nan=True)  # each null its own stream
+
+
+def test_two_draws_have_an_sd_and_the_result_lists_every_pair_type():
+    # the sd of the null of the mean needs two draws, not three: |a - b| / sqrt(2)
+    two = _mean_null("base_rate", 0.0, np.array([0.1, 0.4, np.nan]), "greater")
+    assert two.n_draws == 2 and two.sd == pytest.approx(0.3 / np.sqrt(2))
+    # no R-R pair at all: the R-NR and NR-NR summaries are still made (the loop over the pair
+    # types skips a missing type, it does not stop at it)
+    rng = np.random.default_rng(3)
+    perf = (rng.random((40, 4)) < 0.6).astype(float)
+    conf = np.where(rng.random((40, 4)) < 0.7, perf, 1 - perf)
+    res = pairwise_calibration(conf, perf, reasoning=[True, False, False, False],
+                               permutations=0, joint_permutations=0, min_pairs=3)  # fmt: skip
+    assert set(res.pair_types) == {"R-NR", "NR-NR"}
+    assert res.pair_types["R-NR"].n_pairs == 3 and res.pair_types["NR-NR"].n_pairs == 3
+    assert res.pair_type == ("R-NR", "R-NR", "R-NR", "NR-NR", "NR-NR", "NR-NR")
+    assert res.n_pairs == 6 and res.n_pairs_valid == 6
