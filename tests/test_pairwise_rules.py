@@ -1094,3 +1094,21 @@ def test_two_draws_have_an_sd_and_the_result_lists_every_pair_type():
     assert res.pair_types["R-NR"].n_pairs == 3 and res.pair_types["NR-NR"].n_pairs == 3
     assert res.pair_type == ("R-NR", "R-NR", "R-NR", "NR-NR", "NR-NR", "NR-NR")
     assert res.n_pairs == 6 and res.n_pairs_valid == 6
+
+
+def test_the_documented_defaults_and_a_model_with_one_item():
+    import inspect
+
+    params = inspect.signature(pairwise_calibration).parameters
+    defaults = {k: params[k].default for k in ("permutations", "joint_permutations",
+                                                "min_pairs", "progress", "fdr_alpha")}  # fmt: skip
+    assert defaults == {"permutations": 10_000, "joint_permutations": 1_000, "min_pairs": 3,
+                        "progress": False, "fdr_alpha": 0.05}  # fmt: skip
+    # ragged: model z answered one item (correctly): its accuracy is 1/1, not 1/2
+    conf = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, np.nan], [1.0, 1.0, np.nan], [0.0, 0.0, np.nan]])
+    perf = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, np.nan], [1.0, 0.0, np.nan], [1.0, 1.0, np.nan]])
+    res = pairwise_calibration(conf, perf, models=["x", "y", "z"], permutations=0,
+                               joint_permutations=0)  # fmt: skip
+    table = res.table.set_index(["model_a", "model_b"])
+    assert table.loc[("x", "z"), "accuracy_b"] == 1.0
+    assert table.loc[("x", "y"), "accuracy_a"] == pytest.approx(3 / 4)
