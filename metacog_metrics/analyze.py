@@ -53,6 +53,7 @@ from metacog_metrics.private_signal import PrivateSignalTestResult, private_sign
 from metacog_metrics.records import (
     ItemMatrices,
     RecordWarning,
+    _single_valued,
     apply_model_traits,
     item_matrices,
     read_records,
@@ -964,13 +965,17 @@ def _analyze(
     )
     if models:
         notes += apply_model_traits(records, models, source="models")
-    # each group's rows from one hash pass (groups in order of first appearance)
-    positions = {
-        tuple(str(v) for v in k): idx
-        for k, idx in records.groupby(
-            ["benchmark", "probe", "confidence_kind"], sort=False
-        ).indices.items()
-    }
+    # each group's rows from one hash pass (groups in order of first appearance); records of
+    # one group (the usual case) are used as they are, not hashed and copied
+    group_cols = ["benchmark", "probe", "confidence_kind"]
+    positions: dict[tuple[str, ...], np.ndarray | None]
+    if len(records) and all(_single_valued(records[c]) for c in group_cols):
+        positions = {tuple(str(records[c].iloc[0]) for c in group_cols): None}
+    else:
+        positions = {
+            tuple(str(v) for v in k): idx
+            for k, idx in records.groupby(group_cols, sort=False).indices.items()
+        }
     keys = list(positions)
     frames = {}
     if opts.pool:
@@ -983,7 +988,11 @@ def _analyze(
     tables: dict[str, pd.DataFrame] = {}
     for key in keys:
         bench = key[0]
-        rows = frames[key] if key in frames else records.iloc[np.sort(positions[key])]
+        if key in frames:
+            rows = frames[key]
+        else:
+            where = positions[key]
+            rows = records if where is None else records.iloc[np.sort(where)]
         g = _analyze_group(rows, key, labels[key], opts)
         groups[key] = g
         results.setdefault(bench, {})[labels[key]] = _group_summary(g)
