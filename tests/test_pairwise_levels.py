@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -22,15 +23,18 @@ from metacog_metrics._conventions import value_ties
 from metacog_metrics.pairwise import pair_permutation_test, pairwise_taus
 from metacog_metrics.pairwise.samplers import _levels_base_rate_s
 from metacog_metrics.pairwise.tau import _level_tables, _tau_from_s
+from tests.availability import unavailable
 
 _NO_NUMBA = "numba is not installed (the fast extra): the compiled engine is not tested"
-needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason=_NO_NUMBA)
+needs_numba = pytest.mark.skipif(
+    importlib.util.find_spec("numba") is None and not os.environ.get("CI"), reason=_NO_NUMBA
+)
 ENGINES = ["numpy", pytest.param("numba", marks=needs_numba)]
 
 
 def _kernels():
     if importlib.util.find_spec("numba") is None:
-        pytest.skip(_NO_NUMBA)
+        unavailable(_NO_NUMBA)
     from metacog_metrics.pairwise import _numba
 
     return _numba

@@ -3,6 +3,8 @@ checked against brute force and SciPy on each pair's shared items."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -18,6 +20,7 @@ from metacog_metrics.pairwise.masked import (
     shuffled_binary_masked,
     shuffled_values_masked,
 )
+from tests.availability import unavailable
 
 
 def _ragged(n_items=80, m=5, *, binary=True, seed=0, missing=0.25):
@@ -237,7 +240,8 @@ def test_ragged_input_errors():
 
 
 def test_compiled_masked_joint_kernel_with_every_item_present_is_the_complete_kernel():
-    pytest.importorskip("numba", reason="the compiled kernels need numba")
+    if importlib.util.find_spec("numba") is None:
+        unavailable("the compiled kernels need numba")
     from metacog_metrics.pairwise import _numba
     from metacog_metrics.pairwise.joint import _csr
     from metacog_metrics.pairwise.tau import _value_lookups

@@ -48,6 +48,7 @@ from metacog_metrics.pairwise.common import (
 )
 from metacog_metrics.pairwise.joint import _masked_joint_plan
 from metacog_metrics.pairwise.results import DeltaCurve, PairTestResult, PairwiseResult
+from tests.availability import unavailable
 
 # --------------------------------------------------------------------------------------------
 # Inputs
@@ -548,7 +549,7 @@ def _tiny_law(kind, masked, null):
 @pytest.mark.parametrize("null", NULLS)
 def test_joint_draws_follow_the_exact_permutation_law(null, kind, engine):
     if engine == "numba" and importlib.util.find_spec("numba") is None:
-        pytest.skip("numba is not installed (the fast extra)")
+        unavailable("numba is not installed (the fast extra)")
     conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
     law = _tiny_law(kind, False, null)
     draws = joint_null_draws(conf, _TINY_PERF, null=null, n=3000, rng=7, engine=engine)
@@ -566,7 +567,7 @@ _TINY_PRESENT = np.array([[1, 1, 0], [1, 1, 1], [1, 1, 1], [1, 0, 1]], dtype=boo
 def test_masked_joint_draws_follow_the_exact_permutation_law(null, kind, engine):
     # each model shuffled among the items it answered, each pair on its shared items
     if engine == "numba" and importlib.util.find_spec("numba") is None:
-        pytest.skip("numba is not installed (the fast extra)")
+        unavailable("numba is not installed (the fast extra)")
     conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
     law = _tiny_law(kind, True, null)
     ia, ib = np.triu_indices(3, 1)
@@ -968,7 +969,7 @@ def test_percent_confidence_with_missing_items(engine):
     # masked paths used to count code differences beyond [-q, q] (crash, or counts in another
     # pair's cells)
     if engine == "numba" and importlib.util.find_spec("numba") is None:
-        pytest.skip("numba is not installed (the fast extra)")
+        unavailable("numba is not installed (the fast extra)")
     conf, perf, present = _ragged(30, np.arange(101), seed=1)
     cn, pn = np.where(present, conf, np.nan), np.where(present, perf, np.nan)
     res = pairwise_calibration(cn, pn, permutations=0, joint_permutations=0, engine=engine)
@@ -1063,7 +1064,7 @@ def test_analysis_edges_two_shared_items_one_draw_no_valid_pair():
 @pytest.mark.parametrize("kind", ["binary", "continuous"])
 def test_joint_draws_are_reproducible_from_the_seed_whatever_the_workers(kind, masked, engine):
     if engine == "numba" and importlib.util.find_spec("numba") is None:
-        pytest.skip("numba is not installed (the fast extra)")
+        unavailable("numba is not installed (the fast extra)")
     conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
     present = _TINY_PRESENT if masked else np.ones(conf.shape, dtype=bool)
     cn, pn = np.where(present, conf, np.nan), np.where(present, _TINY_PERF, np.nan)
