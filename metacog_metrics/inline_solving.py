@@ -57,6 +57,7 @@ from numpy.typing import ArrayLike, NDArray
 from metacog_metrics._conventions import value_ties
 from metacog_metrics._result import Result
 from metacog_metrics.pairwise import pair_permutation_test, tau_b_from_table
+from metacog_metrics.pairwise.common import _bh  # one BH for the package (NaN left out)
 
 __all__ = [
     "FEATURES",
@@ -441,16 +442,6 @@ class _PairTables:
         tau = tau_b_from_table(tables.reshape(self.n_pairs, self.levels, 3))
         n = weight.sum(axis=0).astype(np.int64)
         return np.where(n >= min_items, tau, np.nan), n
-
-
-def _bh(p: NDArray) -> NDArray:
-    from scipy.stats import false_discovery_control
-
-    q = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        q[ok] = false_discovery_control(p[ok], method="bh")
-    return q
 
 
 def _rnr_mean(taus: NDArray, mask: NDArray) -> float:
