@@ -9,6 +9,7 @@ stratified null's counts must equal the float products they replaced, to the las
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 
 import numpy as np
@@ -77,6 +78,57 @@ def test_joint_binary_counts_follow_their_exact_laws(null):
             assert _hypergeom_p(counts[:, j, 1], n, n00[a], n11[b]) > 1e-4
             assert _hypergeom_p(counts[:, j, 2], n, n01[b], n10[a]) > 1e-4
             assert _hypergeom_p(counts[:, j, 3], n, n01[a], n10[b]) > 1e-4
+
+
+def _subsets(n_items, k, within, draws, seed):
+    """``draws`` random k-subsets from the compiled sampler, as (draws, n_items) bool."""
+    kern = _kernels()
+    st = tuple(np.uint64(v) for v in kern.state(np.random.SeedSequence(seed)))
+    words = (n_items + 63) // 64
+    mask = np.zeros(words, dtype=np.uint64)
+    for i in within:
+        mask[i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+    if len(within) == n_items:
+        mask = np.empty(0, dtype=np.uint64)  # the whole-set form
+    out = np.zeros((draws, n_items), dtype=bool)
+    bits = np.zeros(words, dtype=np.uint64)
+    for d in range(draws):
+        st = tuple(
+            np.uint64(v) for v in kern._random_subset(st, bits, mask, len(within), k, n_items)
+        )
+        unpacked = np.unpackbits(bits.view(np.uint8), bitorder="little")[:n_items]
+        out[d] = unpacked.astype(bool)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("n_items", "within", "k"),
+    [
+        (7, range(7), 3),  # whole set, rate 3/7: both the OR and the AND steps
+        (7, [0, 2, 3, 5, 6], 2),  # within a mask
+        (70, range(70), 69),  # two words, a partial last one; surplus items dropped
+        (70, range(3, 70, 2), 1),  # rate below 2**-12 * 35: no Bernoulli step, one added
+        (5, range(5), 5),  # rate 1: every item
+        (5, range(5), 0),  # rate 0: none
+    ],
+)
+def test_random_subsets_are_uniform_k_subsets(n_items, within, k):
+    # every k-subset of the eligible items equally likely (chi-square over the position
+    # counts, and over whole subsets where there are few), never an item outside them
+    within = list(within)
+    draws = 6000
+    got = _subsets(n_items, k, within, draws, seed=11)
+    assert (got.sum(axis=1) == k).all()
+    outside = np.setdiff1d(np.arange(n_items), within)
+    assert not got[:, outside].any()
+    if 0 < k < len(within):
+        hits = got[:, within].sum(axis=0)
+        assert stats.chisquare(hits).pvalue > 1e-4  # each eligible item in k/|within| of them
+    if len(within) <= 7 and 0 < k < len(within):
+        keys = got[:, within] @ (1 << np.arange(len(within)))
+        values, counts = np.unique(keys, return_counts=True)
+        assert values.size == math.comb(len(within), k)  # every subset occurs
+        assert stats.chisquare(counts).pvalue > 1e-4
 
 
 @pytest.mark.parametrize("null", NULLS)

@@ -1063,6 +1063,9 @@ def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, 
 # --------------------------------------------------------------------------------------------
 
 
+_SUBSET_BITS = 12  # precision of the first, Bernoulli step of a random subset
+
+
 @intrinsic
 def _popcount(typingctx, x):  # type: ignore[no-untyped-def]
     """Set bits of a uint64 (LLVM's ctpop: one instruction, vectorised over a loop)."""
@@ -1082,25 +1085,33 @@ def _random_subset(st: tuple, bits: NDArray, within: NDArray, size: int, k: int,
     """Set in ``bits`` (packed) a uniformly random ``k``-subset of the ``size`` items set in
     ``within`` (all ``n_items`` when ``within`` is empty).
 
-    Each item is first taken with probability about ``k / size`` (a 16-bit uniform against a
-    threshold, four items per random word), then uniformly random surplus items are dropped,
-    or missing ones added, until exactly ``k`` are in: the first step is exchangeable over
-    the items and the second keeps it so, hence a uniform ``k``-subset (as ``_exact_counts``
-    of the NumPy engine). About a sixteenth of a random word an item, plus ~sqrt(n) fixes.
+    Each item is first taken with probability ``t / 2**12``, the nearest to ``k / size``
+    (bit-sliced: from the lowest set bit of ``t`` up, a random word is OR-ed into the 64
+    items' word where the bit is 1 and AND-ed where it is 0, so each bit ends 1 with
+    probability ``0.t``, independently across items), then uniformly random surplus items are
+    dropped, or missing ones added, until exactly ``k`` are in: the first step is exchangeable
+    over the items and the second keeps it so, hence a uniform ``k``-subset (as
+    ``_exact_counts`` of the NumPy engine). At most 12 random words per 64 items (a 16-bit
+    uniform per item cost three times as much), plus about sqrt(n) fixes.
     """
     whole = within.size == 0
     words = bits.size
     tail = n_items & 63
-    thr = np.uint64((k * 65536 + size // 2) // size) if size > 0 else np.uint64(0)
-    m16 = np.uint64(0xFFFF)
+    full = 1 << _SUBSET_BITS
+    t = (k * full + size // 2) // size if size > 0 else 0
+    low = 0  # below t's lowest set bit every step would AND into zero
+    if 0 < t < full:
+        while (t >> low) & 1 == 0:
+            low += 1
     count = 0
     for w in range(words):
         word = np.uint64(0)
-        for q in range(16):
-            r, st = _next64(st)
-            for j in range(4):
-                if ((r >> np.uint64(16 * j)) & m16) < thr:
-                    word |= np.uint64(1) << np.uint64(4 * q + j)
+        if t >= full:
+            word = ~word
+        elif t > 0:
+            for i in range(low, _SUBSET_BITS):
+                r, st = _next64(st)
+                word = word | r if (t >> i) & 1 else word & r
         if whole:
             if w == words - 1 and tail:
                 word &= (np.uint64(1) << np.uint64(tail)) - np.uint64(1)
