@@ -1,0 +1,177 @@
+"""The difficulty-stratified null, piece by piece: permutations within pass counts (enumerated),
+the mean tau (SciPy's Kendall tau-b pair by pair), the null draws on both engines (against the
+permuted matrices) and the test's p-value, moments and strata by hand.
+
+Fast unit tests; what the null finds on generated data is tested in ``tests/test_recovery.py``
+and its size in ``tests/test_power.py``.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import metacog_metrics.stratified as strat
+from metacog_metrics.stratified import (
+    mean_taus,
+    stratified_mean_tau_test,
+    stratified_null_draws,
+    stratified_permutations,
+)
+
+
+def _scipy_mean_tau(conf: np.ndarray, perf: np.ndarray) -> float:
+    """Mean over model pairs (a < b) of SciPy's tau-b of dconf vs dperf, NaN pairs left out."""
+    taus = []
+    for a, b in itertools.combinations(range(conf.shape[1]), 2):
+        dc, dp = conf[:, a] - conf[:, b], perf[:, a] - perf[:, b]
+        if np.ptp(dc) == 0 or np.ptp(dp) == 0:
+            continue  # tau-b undefined (SciPy says NaN)
+        taus.append(stats.kendalltau(dc, dp).statistic)
+    return float(np.mean(taus)) if taus else math.nan
+
+
+def _data(n_items: int, n_models: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    diff = rng.normal(size=(n_items, 1))
+    perf = (diff + rng.normal(size=(n_items, n_models)) > 0).astype(float)
+    conf = (0.7 * diff + rng.normal(size=(n_items, n_models)) > -0.2).astype(float)
+    return conf, perf
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def engine(request, monkeypatch):
+    """Both engines of the null draws: the float products, and the compiled popcounts."""
+    if request.param == "numpy":
+        monkeypatch.setattr(strat, "_compiled_kernels", lambda engine: None)
+    elif strat._compiled_kernels("auto") is None:
+        pytest.skip("numba is not installed: the compiled engine is tested where it is")
+    return request.param
+
+
+# --------------------------------------------------------------------------------------------
+# Permutations within strata
+
+
+def test_permutations_keep_each_items_pass_count_and_are_uniform_within_strata():
+    # pass counts 1, 2, 1, 1, 0: the three items with k = 1 (0, 2, 3) are shuffled among
+    # themselves, items 1 and 4 (alone in their strata) stay; all 3! arrangements equally likely
+    perf = np.array([[1, 0], [1, 1], [0, 1], [1, 0], [0, 0]], dtype=float)
+    perms = stratified_permutations(perf, 6000, rng=3)
+    assert perms.shape == (6000, 5)
+    assert (np.sort(perms, axis=1) == np.arange(5)).all()  # each row a permutation
+    k = perf.sum(axis=1)
+    assert (k[perms] == k).all()
+    assert (perms[:, 1] == 1).all() and (perms[:, 4] == 4).all()
+    counts = collections.Counter(map(tuple, perms[:, [0, 2, 3]]))
+    assert set(counts) == set(itertools.permutations([0, 2, 3]))
+    assert stats.chisquare(list(counts.values())).pvalue > 1e-4
+    # reproducible from the seed, other draws from another
+    np.testing.assert_array_equal(perms, stratified_permutations(perf, 6000, rng=3))
+    assert not np.array_equal(perms, stratified_permutations(perf, 6000, rng=4))
+
+
+def test_permutations_reject_one_dimensional_input():
+    with pytest.raises(ValueError, match=r"\(items, models\)"):
+        stratified_permutations(np.array([1.0, 0.0, 1.0]), 5)
+
+
+# --------------------------------------------------------------------------------------------
+# The mean tau and the null draws
+
+
+def test_mean_tau_is_scipys_tau_b_averaged_over_pairs_with_one():
+    conf, perf = _data(40, 5, seed=1)
+    conf[:, 4] = conf[:, 3]  # pair (3, 4): dconf constant 0, no tau-b: left out of the mean
+    assert mean_taus(conf, perf) == pytest.approx(_scipy_mean_tau(conf, perf), abs=1e-12)
+    # no pair with a tau-b: NaN
+    same = np.repeat(conf[:, :1], 3, axis=1)
+    assert math.isnan(float(mean_taus(same, perf[:, :3])))
+
+
+def test_null_draws_are_the_mean_tau_of_the_permuted_confidence_rows(engine, monkeypatch):
+    conf, perf = _data(30, 6, seed=2)
+    perms = stratified_permutations(perf, 7, rng=5)
+    # small calls: the NumPy engine's chunking over permutations runs several times
+    monkeypatch.setattr(strat, "_ELEMENTS_PER_CALL", 30 * 6 * 3)
+    draws = stratified_null_draws(conf, perf, perms)
+    expected = [_scipy_mean_tau(conf[p], perf) for p in perms]
+    np.testing.assert_allclose(draws, expected, rtol=0, atol=1e-12)
+    # threads share the permutations: the same draws
+    np.testing.assert_array_equal(stratified_null_draws(conf, perf, perms, workers=3), draws)
+
+
+def test_compiled_chunks_cover_every_permutation(monkeypatch):
+    # more permutations than one chunk of the compiled engine holds
+    if strat._compiled_kernels("auto") is None:
+        pytest.skip("numba is not installed: the compiled engine is tested where it is")
+    conf, perf = _data(20, 4, seed=6)
+    perms = stratified_permutations(perf, 9, rng=1)
+    expected = [_scipy_mean_tau(conf[p], perf) for p in perms]
+    for workers in (1, 2, None):
+        draws = stratified_null_draws(conf, perf, perms, workers=workers)
+        np.testing.assert_allclose(draws, expected, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# The test
+
+
+def test_p_value_moments_and_strata_by_hand(engine):
+    conf, perf = _data(60, 5, seed=3)
+    res = stratified_mean_tau_test(conf, perf, permutations=40, rng=9)
+    perms = stratified_permutations(perf, 40, np.random.default_rng(9))
+    draws = np.array([_scipy_mean_tau(conf[p], perf) for p in perms])
+    np.testing.assert_allclose(res.draws, draws, rtol=0, atol=1e-12)
+    observed = _scipy_mean_tau(conf, perf)
+    assert res.observed == pytest.approx(observed, abs=1e-12)
+    assert res.p_value == pytest.approx((1 + np.sum(draws >= observed)) / 41)
+    assert res.null_mean == pytest.approx(draws.mean())
+    assert res.null_sd == pytest.approx(draws.std(ddof=1))
+    assert res.permutations == 40
+    k = perf.sum(axis=1).astype(int)
+    assert res.n_strata == sum(1 for v in set(k) if (k == v).sum() >= 2)
+
+
+def test_a_draw_equal_to_the_observed_mean_counts():
+    # pass counts 0, 1, 2, 3: every stratum holds one item, so every permutation is the
+    # identity, every draw equals the observed mean and p = (1 + B) / (B + 1) = 1
+    conf = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, 1]], dtype=float)
+    perf = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=float)
+    res = stratified_mean_tau_test(conf, perf, permutations=15, rng=0)
+    assert res.observed == pytest.approx(_scipy_mean_tau(conf, perf), abs=1e-12)
+    np.testing.assert_array_equal(res.draws, np.full(15, res.observed))
+    assert res.p_value == 1.0
+    assert res.n_strata == 0
+    assert res.null_sd == 0.0
+
+
+def test_one_permutation_has_no_sd_and_no_defined_draw_gives_nan():
+    conf, perf = _data(12, 3, seed=4)
+    one = stratified_mean_tau_test(conf, perf, permutations=1, rng=0)
+    assert one.draws.shape == (1,) and math.isnan(one.null_sd)
+    assert one.null_mean == pytest.approx(one.draws[0])
+    # every model says yes to everything: no pair has a tau-b, in the data or in any draw
+    res = stratified_mean_tau_test(np.ones((12, 3)), perf, permutations=5, rng=0)
+    assert math.isnan(res.observed) and math.isnan(res.p_value)
+    assert math.isnan(res.null_mean) and math.isnan(res.null_sd)
+
+
+@pytest.mark.parametrize(
+    ("conf", "perf", "permutations", "match"),
+    [
+        (np.ones((4, 3)), np.ones((4, 2)), 5, "must be equal"),
+        (np.ones(4), np.ones(4), 5, "must be equal"),
+        (np.ones((4, 3)), np.ones((4, 3)), 0, "permutations must be >= 1"),
+        (np.full((4, 3), 0.5), np.ones((4, 3)), 5, "complete 0/1"),
+        (np.ones((4, 3)), np.where(np.eye(4, 3) > 0, np.nan, 1.0), 5, "complete 0/1"),
+    ],
+)
+def test_bad_input_is_refused(conf, perf, permutations, match):
+    with pytest.raises(ValueError, match=match):
+        stratified_mean_tau_test(conf, perf, permutations=permutations)
