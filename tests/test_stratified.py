@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -175,3 +176,94 @@ def test_one_permutation_has_no_sd_and_no_defined_draw_gives_nan():
 def test_bad_input_is_refused(conf, perf, permutations, match):
     with pytest.raises(ValueError, match=match):
         stratified_mean_tau_test(conf, perf, permutations=permutations)
+
+
+def test_a_draw_tying_with_an_observed_mean_of_exactly_zero_counts():
+    # the tie tolerance scales with |observed|, so at 0 only ">=" counts an equal draw:
+    # singleton strata (pass counts 0..3) make every draw equal the observed 0.0 (pairs' tau-b
+    # -1/3, 0 and 1/3 by SciPy)
+    perf = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=float)
+    conf = np.array([[0, 0, 0], [0, 0, 1], [1, 0, 0], [0, 0, 0]], dtype=float)
+    assert _scipy_mean_tau(conf, perf) == pytest.approx(0.0, abs=1e-15)
+    res = stratified_mean_tau_test(conf, perf, permutations=9, rng=0)
+    assert res.observed == 0.0
+    assert res.p_value == 1.0
+
+
+def test_mean_tau_of_a_single_pair_is_its_tau_b():
+    conf, perf = _data(25, 2, seed=7)
+    expected = stats.kendalltau(conf[:, 0] - conf[:, 1], perf[:, 0] - perf[:, 1]).statistic
+    assert mean_taus(conf, perf) == pytest.approx(expected, abs=1e-12)
+    res = stratified_mean_tau_test(conf, perf, permutations=3, rng=1)
+    assert res.observed == pytest.approx(expected, abs=1e-12)
+
+
+def test_more_permutations_than_items_are_all_drawn(engine):
+    # the draws are indexed by permutation, never by item
+    conf, perf = _data(8, 4, seed=8)
+    perms = stratified_permutations(perf, 30, rng=2)
+    expected = [_scipy_mean_tau(conf[p], perf) for p in perms]
+    for workers in (1, 2):
+        draws = stratified_null_draws(conf, perf, perms, workers=workers)
+        np.testing.assert_allclose(draws, expected, rtol=0, atol=1e-12)
+
+
+def test_two_draws_have_an_sd_one_draw_none_and_no_warning():
+    conf, perf = _data(15, 3, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "degrees of freedom" warning for one draw
+        one = stratified_mean_tau_test(conf, perf, permutations=1, rng=0)
+        two = stratified_mean_tau_test(conf, perf, permutations=2, rng=0)
+    assert math.isnan(one.null_sd)
+    assert two.null_sd == pytest.approx(np.std(two.draws, ddof=1))
+    assert np.isfinite(two.null_sd)
+
+
+def test_strata_of_two_items_count():
+    # pass counts 0, 1, 1, 2, 2, 2, 3: strata of sizes 1, 2, 3, 1 -> two strata to permute
+    perf = np.array(
+        [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 1, 1], [1, 0, 1], [1, 1, 1]],
+        dtype=float,
+    )
+    conf = np.array(
+        [[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1], [1, 0, 1], [0, 1, 1], [1, 1, 1]],
+        dtype=float,
+    )
+    assert stratified_mean_tau_test(conf, perf, permutations=3, rng=0).n_strata == 2
+
+
+def test_the_documented_defaults():
+    conf, perf = _data(20, 3, seed=9)
+    default = stratified_mean_tau_test(conf, perf)
+    assert default.permutations == 999 and default.draws.shape == (999,)
+    np.testing.assert_array_equal(
+        default.draws, stratified_mean_tau_test(conf, perf, permutations=999, rng=0).draws
+    )
+
+
+def test_non_binary_input_is_refused_with_the_whole_message():
+    with pytest.raises(ValueError, match=r"^conf and perf must be complete 0/1 matrices$"):
+        stratified_mean_tau_test(np.full((4, 3), 0.5), np.ones((4, 3)))
+
+
+def test_the_compiled_engine_runs_unless_numba_is_turned_off(monkeypatch):
+    # "auto" engine: the compiled counts when numba imports, the float products when
+    # METACOG_NO_NUMBA is set (the same draws either way)
+    conf, perf = _data(12, 3, seed=10)
+    perms = stratified_permutations(perf, 4, rng=0)
+    calls = []
+    real = strat._compiled_null_draws
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(strat, "_compiled_null_draws", spy)
+    monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
+    have_numba = int(strat._compiled_kernels("auto") is not None)
+    compiled = stratified_null_draws(conf, perf, perms)
+    assert len(calls) == have_numba
+    monkeypatch.setenv("METACOG_NO_NUMBA", "1")
+    products = stratified_null_draws(conf, perf, perms)
+    assert len(calls) == have_numba  # not called again
+    np.testing.assert_allclose(products, compiled, rtol=0, atol=1e-12)
