@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -279,6 +280,89 @@ def test_one_sided_narrow_windows_widen_on_the_side_that_needs_it(monkeypatch):
     _assert_tables(laws, lo, cdf, windows)
 
 
+def _tail_bounds(g, b, s, lo, hi):
+    """Both tails' log-concavity bounds of the window [lo, hi], from SciPy's pmf."""
+    law = stats.hypergeom(g + b, g, s)
+    mass = law.cdf(hi) - law.cdf(lo - 1)
+    up = down = 0.0
+    if hi < min(s, g):
+        r = law.pmf(hi + 1) / law.pmf(hi)
+        up = law.pmf(hi) / mass * r / (1 - r)
+    if lo > max(s - b, 0):
+        r = law.pmf(lo - 1) / law.pmf(lo)
+        down = law.pmf(lo) / mass * r / (1 - r)
+    return up, down
+
+
+@pytest.mark.parametrize(
+    "law",
+    [
+        (10, 1000, 50), (5, 200, 30), (20, 2000, 40), (3, 60, 45),  # only the upper tail
+        (1000, 10, 50), (200, 5, 30), (2000, 20, 40), (60, 3, 45),  # only the lower tail
+        (1500, 1700, 1800), (400, 600, 333),  # both
+    ],
+)  # fmt: skip
+def test_the_tail_bound_decides_the_widening_to_its_last_digits(monkeypatch, law):
+    # The narrow window's bound B (SciPy's pmf, normalised on the window): a tolerance a hair
+    # above B keeps the window, a hair below widens it (to where the doubling rule ends).
+    monkeypatch.setattr(pw, "_WINDOW_SD", 0.5)
+    monkeypatch.setattr(pw, "_WINDOW_PAD", 0.0)
+    lo0, hi0 = _window_by_hand(*law, sd=0.5, pad=0.0)
+    bound = max(_tail_bounds(*law, lo0, hi0))
+    assert bound > 0
+    for tail, widened in ((bound * (1 + 1e-7), False), (bound * (1 - 1e-7), True)):
+        monkeypatch.setattr(pw, "_TAIL", tail)
+        lo, cdf = pw._hg_tables(*(np.array([v]) for v in law))
+        want = _final_window(*law, 0.5, 0.0, tail)
+        assert (want != (lo0, hi0)) == widened
+        assert (lo[0], lo[0] + cdf.shape[1] - 1) == want
+
+
+def test_a_zero_tolerance_widens_to_the_whole_support(monkeypatch):
+    monkeypatch.setattr(pw, "_WINDOW_SD", 0.5)
+    monkeypatch.setattr(pw, "_WINDOW_PAD", 0.0)
+    monkeypatch.setattr(pw, "_TAIL", 0.0)
+    laws = [(5, 7, 6), (30, 3, 20), (60, 70, 50), (10, 100, 50), (100, 10, 50)]
+    lo, cdf = pw._hg_tables(*(np.array(v) for v in zip(*laws)))
+    assert cdf.shape[1] == max(min(s, g) - max(s - b, 0) for g, b, s in laws) + 1
+    for j, (g, b, s) in enumerate(laws):
+        assert lo[j] == max(s - b, 0)
+        k = lo[j] + np.arange(cdf.shape[1])
+        np.testing.assert_allclose(cdf[j], stats.hypergeom.cdf(k, g + b, g, s), atol=1e-14)
+
+
+def test_very_wide_windows_keep_far_tails_at_zero_mass(monkeypatch):
+    # 60 sd each side: the far tails' masses (e**-1800) underflow to exactly 0 without
+    # overflowing the mode's, each law scaled on its own (a tiny law next to a wide one)
+    monkeypatch.setattr(pw, "_WINDOW_SD", 60.0)
+    laws = [(12_000, 38_000, 9_000), (3, 4, 2), (1500, 1700, 1800)]
+    lo, cdf = pw._hg_tables(*(np.array(v) for v in zip(*laws)))
+    for j, (g, b, s) in enumerate(laws):
+        w_lo, w_hi = _window_by_hand(g, b, s, sd=60.0)
+        assert lo[j] == w_lo
+        k = w_lo + np.arange(w_hi - w_lo + 1)
+        np.testing.assert_allclose(cdf[j, : k.size], stats.hypergeom.cdf(k, g + b, g, s),
+                                   rtol=1e-10, atol=1e-13)  # fmt: skip
+    assert cdf[0, 0] == 0.0 and cdf[2, 0] == 0.0
+
+
+def test_tables_read_float_counts_and_nothing():
+    lo, cdf = pw._hg_tables(np.array([5.0, 30.0]), np.array([7.0, 3.0]), np.array([6.0, 20.0]))
+    assert lo.dtype == np.int64
+    ref_lo, ref_cdf = pw._hg_tables([5, 30], [7, 3], [6, 20])
+    np.testing.assert_array_equal(lo, ref_lo)
+    np.testing.assert_array_equal(cdf, ref_cdf)
+    lo, cdf = pw._hg_tables([], [], [])
+    assert lo.shape == (0,) and cdf.shape[0] == 0
+
+
+def test_degenerate_tables_raise_no_floating_point_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, cdf = pw._hg_tables(*(np.array(v) for v in zip(*_SMALL_LAWS)))
+    assert (cdf[:, -1] == 1.0).all()
+
+
 # --------------------------------------------------------------------------------------------
 # _inverse_cdf_draws: the smallest k with cdf[k] > u
 # --------------------------------------------------------------------------------------------
@@ -391,6 +475,15 @@ def test_conditional_draws_with_every_group_tabulated_or_none():
     assert ((out >= 2) & (out <= 12)).all()
 
 
+def test_conditional_draws_with_groups_that_have_no_draws():
+    # parameters for four groups, draws for groups 0 and 2 only (the others are simply unused)
+    good, bad, sample = np.array([3, 30, 0, 4]), np.array([4, 10, 5, 4]), np.array([2, 12, 3, 4])
+    out = pw._conditional_draws(good, bad, sample, np.array([0, 2, 0, 2]),
+                                np.random.default_rng(3))  # fmt: skip
+    np.testing.assert_array_equal(out[[1, 3]], [0, 0])
+    assert ((out[[0, 2]] >= 0) & (out[[0, 2]] <= 2)).all()
+
+
 def test_conditional_draws_follow_each_groups_law():
     # many groups of few draws (NumPy's sampler) and few groups of many (the tables), with
     # asymmetric laws (good and bad swapped would show)
@@ -445,6 +538,25 @@ def test_base_rate_s_follows_the_permutation_law_of_each_pair():
         support, probs = _base_rate_law(r, c)
         assert _chi2_p(s[j], support, probs) > 1e-4, (r, c)
     assert (s[-1] == 0).all()
+
+
+def test_per_pair_samplers_read_float_counts_as_the_integers_they_are():
+    # margins and categories counted in floats (sums of float tables) are the same counts:
+    # the same draws for the same seed, and S stays an exact integer
+    rows = np.array([r for r, _ in _BASE_RATE_PAIRS])
+    cols = np.array([c for _, c in _BASE_RATE_PAIRS])
+    s_int = pw._base_rate_s(rows, cols, 500, np.random.default_rng(1))
+    s_float = pw._base_rate_s(rows.astype(float), cols.astype(float), 500,
+                              np.random.default_rng(1))  # fmt: skip
+    assert np.issubdtype(s_float.dtype, np.integer)
+    np.testing.assert_array_equal(s_float, s_int)
+    a = np.array([x for x, _ in _CALIBRATION_PAIRS])
+    b = np.array([y for _, y in _CALIBRATION_PAIRS])
+    t_int = pw._calibration_taus(a, b, 500, np.random.default_rng(2))
+    for fa, fb in ((a.astype(float), b), (a, b.astype(float))):
+        np.testing.assert_array_equal(
+            pw._calibration_taus(fa, fb, 500, np.random.default_rng(2)), t_int
+        )
 
 
 def test_base_rate_s_of_transposed_margins_follows_its_own_law():
@@ -510,6 +622,8 @@ def _levels_law(levels, dperf):
         [([2, 1, 3, 1], [2, 3, 2]), ([1, 4, 2, 0], [3, 1, 3]), ([3, 3, 0, 0], [1, 2, 3])],
         # an empty level in every pair before the others, and a single level (S = 0)
         [([2, 0, 3, 2], [3, 2, 2]), ([1, 0, 5, 1], [1, 1, 5]), ([7, 0, 0, 0], [2, 3, 2])],
+        # both margins asymmetric: the law of S is not symmetric about 0 (a sign shows)
+        [([1, 4, 2, 0], [1, 2, 4]), ([3, 1, 1, 2], [4, 2, 1]), ([1, 1, 5, 0], [5, 1, 1])],
         # levels against one dperf value only, and dperf with an empty middle
         [([2, 2, 2, 1], [0, 7, 0]), ([1, 2, 1, 2], [3, 0, 3])],
     ],
@@ -626,12 +740,13 @@ def test_exact_counts_many_rows_of_many_positions():
 
 
 def test_threshold_by_hand():
-    ones = np.array([0, 10, 1, 2, 1, 3, 5, 0, 7])
-    avail = np.array([10, 10, 3, 3, 2, 65536 * 2, 0, 0, 1 << 20])
+    ones = np.array([0, 10, 1, 2, 1, 3, 5, 0, 7, 1, 0])
+    avail = np.array([10, 10, 3, 3, 2, 65536 * 2, 0, 0, 1 << 20, 1, 1])
     got = pw._threshold(ones, avail)
     # 65536 ones / avail, rounded to nearest: 1/3 -> 21845.33 -> 21845, 2/3 -> 43690.67 ->
-    # 43691, 3 / 131072 -> 1.5 -> 2 (half to even), 7 / 2**20 -> 0.4375 -> 0
-    np.testing.assert_array_equal(got, [0, 65536, 21845, 43691, 32768, 2, 0, 0, 0])
+    # 43691, 3 / 131072 -> 1.5 -> 2 (half to even), 7 / 2**20 -> 0.4375 -> 0; one position:
+    # 65536 or 0; no positions: 0
+    np.testing.assert_array_equal(got, [0, 65536, 21845, 43691, 32768, 2, 0, 0, 0, 65536, 0])
     assert got.dtype == np.uint32
 
 
@@ -769,6 +884,10 @@ def test_shuffled_values_follow_the_permutation_law(null):
     for m in range(2):
         assert _chi2_p(code[:, m], all_perms, uniform) > 1e-4
         carried = np.take_along_axis(_VALUES_P[:, m][None].repeat(n, 0), c_perm[:, :, m], 1)
+        # perf in a uniformly random order too: each of the 6 orders of (1, 0, 1, 0) in 1/6
+        p_code = (ps[:, :, m] * 2 ** np.arange(4)).sum(axis=1)
+        orders = (_VALUES_P[:, m][_permutations(4)] * 2 ** np.arange(4)).sum(axis=1)
+        assert _chi2_p(p_code, *_law(orders)) > 1e-4
         if null == "calibration_preserving":  # perf travels with its item's confidence
             np.testing.assert_array_equal(ps[:, :, m], carried)
         else:  # perf shuffled on its own: independent of where the confidence went
