@@ -26,6 +26,21 @@ import metacog_metrics.pairwise.samplers as pw
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _window_search_ends(monkeypatch):
+    """The window search ends within a few doublings per law (a broken one fails at once
+    instead of running for minutes)."""
+    calls = [0]
+    window = pw._hg_window
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        assert calls[0] < 500, "the window search does not end"
+        return window(*args, **kwargs)
+
+    monkeypatch.setattr(pw, "_hg_window", counted)
+
+
 def _chi2_p(values, support, probs):
     """Goodness of fit of sampled values to an exact law (bins with expectation < 5 pooled).
 
