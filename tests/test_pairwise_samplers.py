@@ -158,9 +158,14 @@ _SMALL_LAWS = [  # support bounds bind; degenerate and zero-width laws
 ]  # fmt: skip
 
 
+_EDGE_LAWS = [  # small populations (their N - 1) and a spread below 1 on a wide support
+    (5, 8, 5), (8, 5, 8), (11, 5, 11), (100, 100_000, 500),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("scale", [1.0, 0.5, 2.0, 0.1])
 def test_window_is_the_mean_plus_minus_nine_sd_and_twelve(scale):
-    laws = _WIDE_LAWS + _SMALL_LAWS
+    laws = _WIDE_LAWS + _SMALL_LAWS + _EDGE_LAWS
     good, bad, sample = (np.array(v, dtype=np.int64) for v in zip(*laws))
     lo, hi = pw._hg_window(good, bad, sample, scale)
     want = np.array([_window_by_hand(g, b, s, scale) for g, b, s in laws])
@@ -184,6 +189,14 @@ def test_window_default_scale_is_one_and_a_scale_per_law_applies_to_its_own_law(
     lo, hi = pw._hg_window(good, bad, sample, scales)
     want = [_window_by_hand(*law, scale=k) for law, k in zip(_WIDE_LAWS, scales)]
     np.testing.assert_array_equal(np.stack([lo, hi], 1), want)
+
+
+def test_without_a_pad_a_law_without_spread_is_its_one_value(monkeypatch):
+    monkeypatch.setattr(pw, "_WINDOW_PAD", 0.0)
+    laws = [(0, 0, 0), (1, 0, 1), (0, 1, 1), (1, 0, 0), (3, 0, 2), (0, 3, 2), (4, 5, 9)]
+    lo, hi = pw._hg_window(*(np.array(v) for v in zip(*laws)))
+    np.testing.assert_array_equal(lo, [0, 1, 0, 0, 2, 0, 4])
+    np.testing.assert_array_equal(hi, lo)
 
 
 def test_window_by_hand_numbers():
