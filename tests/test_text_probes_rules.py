@@ -275,7 +275,8 @@ _VOCAB = tuple(
 
 
 def _records(n_items=24, models=("m1", "m2", "m3"), seed=0, benchmark="b") -> pd.DataFrame:
-    """Texts whose hedges track correctness; items i0 and i1 share their question text."""
+    """Texts whose hedges track correctness, rationales with or without a verdict line; items
+    i0 and i1 share their question text."""
     rng = np.random.default_rng(seed)
     rows = []
     for i in range(n_items):
@@ -288,7 +289,8 @@ def _records(n_items=24, models=("m1", "m2", "m3"), seed=0, benchmark="b") -> pd
                 "confidence_kind": "verbal_binary", "correct": float(ok),
                 "confidence": float(np.round(rng.random(), 1)),
                 "question": question, "reasoning": j == 0,
-                "probe_text": hedge + " ".join(rng.choice(_VOCAB, int(rng.integers(3, 9)))),
+                "probe_text": hedge + " ".join(rng.choice(_VOCAB, int(rng.integers(3, 9))))
+                + rng.choice(["\nAnswer: No", "\nConfidence: 80", "", "\nAnswer: Yes, I know"]),
                 "solve_text": " ".join(rng.choice(_VOCAB, int(rng.integers(3, 9)))),
             })  # fmt: skip
     return pd.DataFrame(rows)
@@ -345,9 +347,11 @@ def test_set_scores_and_table_against_independent_computations():
 def test_bootstrap_intervals_resample_each_models_items_from_its_own_seed():
     """Group g, model j draws its resamples from ``SeedSequence(seed, spawn_key=(g, j))``
     (the same resamples for every column); the interval is the 2.5/97.5 percentiles."""
-    rec = pd.concat([_records(seed=1), _records(seed=2, benchmark="c")], ignore_index=True)
+    # The groups in order of appearance ("c" first), not sorted.
+    rec = pd.concat([_records(seed=1, benchmark="c"), _records(seed=2)], ignore_index=True)
     res = fit_text_probes(rec.drop(columns=["question", "solve_text"]), n_boot=50, seed=7)
-    for g, bench in enumerate(["b", "c"]):
+    assert list(res.table["benchmark"]) == ["c"] * 3 + ["b"] * 3
+    for g, bench in enumerate(["c", "b"]):
         sub = rec[rec["benchmark"] == bench]
         for j, m in enumerate(["m1", "m2", "m3"]):
             mine = sub[sub["model"] == m]
@@ -363,8 +367,12 @@ def test_bootstrap_intervals_resample_each_models_items_from_its_own_seed():
 
 def test_fit_by_model_fits_each_models_records_alone():
     rec = _records().drop(columns=["question", "solve_text"])  # the M set alone: fast
+    rec.loc[rec["model"] == "m2", "correct"] = 1.0  # one class: no classifier for m2
     res = fit_text_probes(rec, fit_by="model", n_boot=0)
     assert res.fit_by == "model"
+    m2 = res.predictions[res.predictions["model"] == "m2"]
+    assert m2["M"].isna().all() and (m2["fold_M"] == -1).all()
+    assert res.predictions["fold_M"].dtype == np.int64
     for m in ("m1", "m3"):
         mine = rec[rec["model"] == m].reset_index(drop=True)
         want, _ = _expected_set_scores(mine, "M")
@@ -392,18 +400,19 @@ def test_rows_without_a_grade_or_confidence_and_items_without_a_population():
 
 
 def test_small_models_notes_and_the_min_items_boundary():
-    rec = _records(n_items=20, models=("big", "m1", "m2", "m3", "m4"))
+    rec = _records(n_items=20, models=("big", "m4", "m2", "m3", "m1"))
     rec = rec.drop(columns=["question", "solve_text"])
     keep = (rec["model"] == "big") | (rec["item_id"].str[1:].astype(int) < 19)
-    res = fit_text_probes(rec[keep], n_boot=0, min_items=20)
+    res = fit_text_probes(rec[keep])  # defaults: 20 items, 1000 resamples
     assert list(res.table["model"]) == ["big"]  # exactly 20 items is enough
+    assert res.n_boot == 1000 and np.isfinite(res.table["auroc_M_low"]).all()
     assert res.notes == (
         "b/p/verbal_binary: 4 model(s) with fewer than 20 graded items left "
-        "out of the text probes: m1 (19), m2 (19), m3 (19) and 1 more",
+        "out of the text probes: m4 (19), m2 (19), m3 (19) and 1 more",
     )
     assert set(res.predictions["model"]) == {"big"}
-    three = fit_text_probes(rec[keep & (rec["model"] != "m4")], n_boot=0, min_items=20)
-    assert three.notes[0].endswith("m1 (19), m2 (19), m3 (19)")
+    three = fit_text_probes(rec[keep & (rec["model"] != "m1")], n_boot=0, min_items=20)
+    assert three.notes[0].endswith("m4 (19), m2 (19), m3 (19)")
     none = fit_text_probes(rec[keep & (rec["model"] != "big")], n_boot=0, min_items=20)
     assert none.table.empty and none.predictions.empty
     assert none.notes == (
@@ -423,6 +432,7 @@ def test_missing_texts_and_blank_questions():
     bare = rec.drop(columns=["question", "probe_text", "solve_text"])
     empty = fit_text_probes(bare, n_boot=0)
     assert empty.sets == () and empty.table.empty and empty.predictions.empty
+    assert len(empty.missing) == 6
     assert list(empty.table.columns) == list(res.table.columns) and empty.notes == ()
     assert (empty.fit_by, empty.folds, empty.c, empty.n_boot) == ("benchmark", 5, 1.0, 0)
     # Without usable questions, the folds are grouped by item.
@@ -440,7 +450,7 @@ def test_progress_bar_counts_groups_times_sets(capsys):
     rec = _records()
     fit_text_probes(rec.drop(columns=["solve_text"]), n_boot=0, progress=True)
     err = capsys.readouterr().err
-    assert "text probes" in err and "/3" in err
+    assert re.search(r"(^|\r)text probes: ", err) and "/3" in err
     fit_text_probes(rec, n_boot=0)
     assert capsys.readouterr().err == ""
 
