@@ -582,3 +582,45 @@ def test_nothing_left_without_inline_items_gives_no_intervals():
     assert np.isnan(gone.rnr_tau_drop) and np.isfinite(gone.rnr_tau_with)
     for ci in (gone.rnr_share_lost_ci, gone.rnr_tau_drop_ci, gone.rnr_tau_with_ci):
         assert np.isnan(ci).all()
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("7 + x = 9", 1),  # the number opens the text
+        ("x + y = 5 and z = 7", 0),  # no number before the first "=" after the operator
+        ("Let a = b, as given before; 3 + x = 7", 1),  # an earlier "=" is not the one
+        ("2 + 3 = 5, and then much later we see x + y = 7", 1),  # the first one counts
+        ("9" + "b" * 15 + "+ x = 3", 0),  # a number 16 characters back is too far
+        ("9" + "b" * 14 + "+ x = 3", 1),  # 15 is near enough
+    ],
+)
+def test_computations_need_a_number_shortly_before_the_equals(text, count):
+    assert inline_features(text)["computations"] == count
+
+
+@pytest.mark.parametrize(
+    "text", ["then subtracting 5", "multiplying by 3", "dividing by four", "taking away 2"]
+)
+def test_leading_operator_words_need_no_number_before(text):
+    assert inline_features(text)["operators"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoned"),
+    [
+        # A conclusion whose end is at most 12 characters before a stated answer leads into it:
+        # one statement. 13 characters away it is a conclusion of its own.
+        ("Therefore, we saw it the answer is 5.", 0),
+        ("Therefore, we saw it, the answer is 5.", 1),
+        # A conclusion that starts where the stated answer's match ends still overlaps it.
+        ("\\boxed{therefore}", 0),
+    ],
+)
+def test_a_conclusion_next_to_the_stated_answer_is_part_of_it(text, reasoned):
+    assert inline_features(text)["reasoned_answer"] == reasoned
+
+
+def test_strip_verdict_keeps_the_start_and_drops_trailing_space():
+    assert strip_verdict("  Sure.  \n\nAnswer: Yes") == "  Sure."
+    assert inline_features(float("nan")) == dict.fromkeys(FEATURES, 0)
