@@ -452,6 +452,18 @@ def test_min_items_and_two_item_pairs_by_hand():
     )
 
 
+def test_top_confidence_level_without_a_better_performance():
+    # d_conf = [1, -1, 0], d_perf = [0, 1, -1]: the highest d_conf level has no d_perf of +1,
+    # so the last cell of the pair's table is empty.
+    conf = np.array([[1, 0], [0, 1], [0, 0]], dtype=float)
+    perf = np.array([[0, 0], [1, 0], [0, 1]], dtype=float)
+    res = inline_pairwise(conf, perf, np.zeros((3, 2), dtype=bool), models=["r", "n"],
+                          reasoning=[True, False], permutations=0, n_boot=0,
+                          min_items=2)  # fmt: skip
+    want = kendalltau([1, -1, 0], [0, 1, -1]).statistic
+    assert res.pairs["tau_with"].iloc[0] == pytest.approx(want) and want < 0
+
+
 def test_one_model_has_no_pairs_with_or_without_permutations():
     rng = np.random.default_rng(0)
     c = (rng.random((30, 1)) < 0.5).astype(float)
