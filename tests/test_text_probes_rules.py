@@ -296,7 +296,8 @@ def _records(n_items=24, models=("m1", "m2", "m3"), seed=0, benchmark="b") -> pd
     return pd.DataFrame(rows)
 
 
-def _expected_set_scores(rec: pd.DataFrame, name: str, seed: int = 0, folds: int = 5):
+def _expected_set_scores(rec: pd.DataFrame, name: str, seed: int = 0, folds: int = 5,
+                         c: float = 1.0):  # fmt: skip
     """The feature set's out-of-fold scores, rebuilt with scikit-learn from the documented
     design: features of each text (the rationale without its verdict line), one classifier
     on every record of the group, folds grouped by question text (by item without one)."""
@@ -306,7 +307,7 @@ def _expected_set_scores(rec: pd.DataFrame, name: str, seed: int = 0, folds: int
     key = [f"q:{q}" if isinstance(q, str) and q.strip() else f"i:{i}"
            for q, i in zip(rec.get("question", [None] * len(rec)), rec["item_id"])]  # fmt: skip
     k = max(2, min(folds, len(set(key)), int(np.bincount(y).min())))
-    return _sklearn_oof(x, y, _by_appearance(key), k, seed)
+    return _sklearn_oof(x, y, _by_appearance(key), k, seed, c)
 
 
 def test_set_scores_and_table_against_independent_computations():
@@ -461,3 +462,12 @@ def test_fits_run_with_one_blas_thread():
     with tp._one_blas_thread():
         blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
         assert blas and all(p["num_threads"] == 1 for p in blas)
+
+
+def test_folds_strength_and_seed_are_passed_on_and_reasoning_may_be_absent():
+    rec = _records().drop(columns=["question", "solve_text", "reasoning"])
+    res = fit_text_probes(rec, folds=3, c=0.1, seed=4, n_boot=0)
+    want, want_fold = _expected_set_scores(rec, "M", seed=4, folds=3, c=0.1)
+    np.testing.assert_allclose(res.predictions["M"], want, atol=1e-4)
+    np.testing.assert_array_equal(res.predictions["fold_M"], want_fold)
+    assert (res.folds, res.c) == (3, 0.1) and res.table["reasoning"].isna().all()
