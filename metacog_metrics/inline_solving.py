@@ -509,7 +509,7 @@ def inline_pairwise(
     perm_seed, boot_seed = root.spawn(2)
     p_with = np.full(ia.size, np.nan)
     p_without = np.full(ia.size, np.nan)
-    if permutations > 0:
+    if permutations > 0 and ia.size:  # one model: no pairs to test
         with_seed, without_seed = perm_seed.spawn(2)
         res = pair_permutation_test(c, p, permutations=permutations, rng=with_seed,
                                     pairs=(ia, ib), workers=1, engine=engine)  # fmt: skip

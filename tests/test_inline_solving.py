@@ -315,3 +315,324 @@ def test_analysis_without_reasoning_flags_says_what_is_missing():
     assert "inline_records" in res.tables and "inline_rates" in res.tables
     assert not any(name.endswith("inline_pair_types") for name in res.tables)
     assert "Pair types not shown: no reasoning flags for 6 model(s)" in render_report(res)
+
+
+# --------------------------------------------------------------------------------------------
+# Rule by rule (hand computation, SciPy): the score, the rates, the pair table, the reasons
+# --------------------------------------------------------------------------------------------
+
+
+def _counts_of(**nonzero) -> dict[str, int]:
+    return {**dict.fromkeys(FEATURES, 0), **nonzero}
+
+
+@pytest.mark.parametrize(
+    ("counts", "points", "flag"),
+    [
+        (_counts_of(code=1), 2, False),  # one kind of code: 2 points
+        (_counts_of(code=1, convergence=1), 3, True),  # ... and code is work
+        (_counts_of(code=2), 3, True),  # two kinds: a program
+        (_counts_of(code=3), 3, True),
+        (_counts_of(steps=1, convergence=2), 2, False),  # one numbered line counts nothing
+        (_counts_of(steps=2, convergence=2), 4, False),  # points, but no work shown
+        (_counts_of(steps=3, convergence=5, equations=1), 5, False),  # caps 2, 2; no work
+        (_counts_of(operators=1, convergence=2), 3, True),  # one operator is work
+        (_counts_of(operators=5), 2, False),  # operators alone reach 2
+        (_counts_of(computations=1), 3, True),
+        (_counts_of(equations=2, convergence=1), 3, True),  # two equations are work
+        (_counts_of(equations=4), 3, True),  # capped at 3
+        (_counts_of(reasoned_answer=1, final_answer=1), 3, True),
+        (_counts_of(final_answer=1, convergence=1, equals_chain=1), 5, False),
+    ],
+)
+def test_score_and_flag_by_hand(counts, points, flag):
+    from metacog_metrics.inline_solving import _score
+
+    assert _score(counts) == (points, flag)
+
+
+def test_detection_of_odd_inputs():
+    det = detect_inline(["2 * 3 = 6, so I get 6.", "7 * 8 = 56", None])
+    assert det.n_texts == 2 and det.flag.tolist() == [True, True, False]
+    # Only text is read: bytes are no rationale, even when they spell a computation.
+    assert detect_inline([b"7 * 8 = 56"]).flag.tolist() == [False]
+    empty = detect_inline([])
+    assert list(empty.table.columns) == [*FEATURES, "inline_score", "inline_solved"]
+    assert empty.table["inline_solved"].dtype == bool and empty.n_texts == 0
+
+
+def test_rates_keep_the_order_of_appearance_and_the_reasoning_flag():
+    records = pd.DataFrame(
+        {
+            "model": ["b", "a", "a", "b"],
+            "benchmark": ["y", "y", "x", "y"],
+            "probe_text": ["t", "t", "t", "   "],  # a blank rationale is no text
+            "reasoning": [False, True, True, False],
+        }
+    )
+    rates = inline_rates(records, [1, 1, 0, 1])
+    assert list(zip(rates["benchmark"], rates["model"])) == [("y", "b"), ("y", "a"), ("x", "a")]
+    assert rates["n_texts"].tolist() == [1, 1, 1] and rates["n_inline"].tolist() == [1, 1, 0]
+    assert rates["reasoning"].tolist() == [False, True, True]
+    bare = inline_rates(records.drop(columns=["reasoning"]), [1, 1, 0, 1])
+    assert "reasoning" not in bare
+
+
+def test_pair_table_columns_types_and_counts_by_hand():
+    """Two reasoning models and one of unknown kind: R-R is typed, pairs with the unknown one
+    are not; the table's medians and counts against the pairs' SciPy tau-b."""
+    rng = np.random.default_rng(21)
+    n = 40
+    conf = (rng.random((n, 3)) < 0.5).astype(float)
+    perf = (rng.random((n, 3)) < 0.6).astype(float)
+    inline = rng.random((n, 3)) < 0.3
+    res = inline_pairwise(conf, perf, inline, models=["r1", "r2", "u"],
+                          reasoning=[True, True, None], permutations=0, n_boot=0,
+                          min_items=5)  # fmt: skip
+    assert list(res.pairs.columns) == [
+        "model_a", "model_b", "pair_type", "tau_with", "tau_without", "n_items_with",
+        "n_items_without", "p_with", "p_without", "q_with", "q_without",
+    ]  # fmt: skip
+    assert res.pairs[["model_a", "model_b"]].values.tolist() == [["r1", "r2"], ["r1", "u"],
+                                                                 ["r2", "u"]]  # fmt: skip
+    assert res.pairs["pair_type"].iloc[0] == "R-R"
+    assert res.pairs["pair_type"].isna().tolist() == [False, True, True]
+    assert res.pairs["n_items_with"].dtype == np.int64
+    assert res.pairs["n_items_with"].tolist() == [n, n, n]
+    keep = ~inline[:, 0] & ~inline[:, 1]
+    assert res.pairs["n_items_without"].tolist()[0] == keep.sum()
+    d_c, d_p = conf[:, 0] - conf[:, 1], perf[:, 0] - perf[:, 1]
+    tau_w = kendalltau(d_c, d_p).statistic
+    tau_o = kendalltau(d_c[keep], d_p[keep]).statistic
+    assert list(res.types.columns) == [
+        "pair_type", "n_pairs", "n_pairs_without", "mean_tau_with", "mean_tau_without",
+        "median_tau_with", "median_tau_without", "mean_items_with", "mean_items_without",
+        "fdr_share_with", "fdr_share_without",
+    ]  # fmt: skip
+    rr = res.types.set_index("pair_type").loc["R-R"]
+    assert list(res.types["pair_type"]) == ["R-R"]
+    assert (rr["n_pairs"], rr["n_pairs_without"]) == (1, 1)
+    assert rr["median_tau_with"] == pytest.approx(tau_w)
+    assert rr["median_tau_without"] == pytest.approx(tau_o)
+    assert (rr["mean_items_with"], rr["mean_items_without"]) == (n, keep.sum())
+    assert np.isnan(rr["fdr_share_with"]) and np.isnan(rr["fdr_share_without"])
+    assert res.reason == "no R-NR pairs" and np.isnan(res.rnr_tau_with)
+    for ci in (res.rnr_share_lost_ci, res.rnr_tau_drop_ci, res.rnr_tau_with_ci):
+        assert isinstance(ci, tuple) and len(ci) == 2 and np.isnan(ci).all()
+    assert (res.n_boot, res.min_items, res.fdr_alpha) == (0, 5, 0.05)
+
+
+def test_min_items_and_two_item_pairs_by_hand():
+    # Two models, d_conf = [1, 1, -1, -1], d_perf = [1, -1, 1, -1] plus a tied item: one
+    # concordant and one discordant pair of items, tau-b 0 (SciPy). The top d_conf level has
+    # no d_perf of +1 once the first item is inline.
+    conf = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [0, 0]], dtype=float)
+    perf = np.array([[1, 0], [0, 1], [1, 0], [0, 1], [0, 0]], dtype=float)
+    inline = np.zeros((5, 2), dtype=bool)
+    inline[0, 0] = True
+    d_c, d_p = conf[:, 0] - conf[:, 1], perf[:, 0] - perf[:, 1]
+    assert kendalltau(d_c, d_p).statistic == 0
+    res = inline_pairwise(conf, perf, inline, models=["r", "n"], reasoning=[True, False],
+                          permutations=0, n_boot=0, min_items=4)  # fmt: skip
+    row = res.pairs.iloc[0]
+    assert row["tau_with"] == 0 and row["n_items_without"] == 4  # exactly min_items: kept
+    assert row["tau_without"] == pytest.approx(kendalltau(d_c[1:], d_p[1:]).statistic)
+    # The R-NR mean on all items is exactly 0: no signal to lose.
+    assert res.reason == "the R-NR mean tau-b on all items is not above 0: no signal to lose"
+    assert res.rnr_tau_with == 0 and np.isnan(res.rnr_share_lost)
+    assert res.rnr_tau_drop == pytest.approx(0 - row["tau_without"])
+    # Two items are enough for a tau on all items (here both concordant: 1).
+    two = inline_pairwise(conf[[0, 3]], perf[[0, 3]], np.zeros((2, 2), dtype=bool),
+                          models=["r", "n"], reasoning=[True, False], permutations=0,
+                          n_boot=0, min_items=2)  # fmt: skip
+    assert (
+        two.pairs["tau_with"].iloc[0]
+        == 1
+        == pytest.approx(kendalltau(d_c[[0, 3]], d_p[[0, 3]]).statistic)
+    )
+
+
+def test_top_confidence_level_without_a_better_performance():
+    # d_conf = [1, -1, 0], d_perf = [0, 1, -1]: the highest d_conf level has no d_perf of +1,
+    # so the last cell of the pair's table is empty.
+    conf = np.array([[1, 0], [0, 1], [0, 0]], dtype=float)
+    perf = np.array([[0, 0], [1, 0], [0, 1]], dtype=float)
+    res = inline_pairwise(conf, perf, np.zeros((3, 2), dtype=bool), models=["r", "n"],
+                          reasoning=[True, False], permutations=0, n_boot=0,
+                          min_items=2)  # fmt: skip
+    want = kendalltau([1, -1, 0], [0, 1, -1]).statistic
+    assert res.pairs["tau_with"].iloc[0] == pytest.approx(want) and want < 0
+
+
+def test_one_model_has_no_pairs_with_or_without_permutations():
+    rng = np.random.default_rng(0)
+    c = (rng.random((30, 1)) < 0.5).astype(float)
+    p = (rng.random((30, 1)) < 0.5).astype(float)
+    for perms in (0, 20):
+        res = inline_pairwise(c, p, np.zeros((30, 1), dtype=bool), models=["a"],
+                              reasoning=[True], permutations=perms, n_boot=10)  # fmt: skip
+        assert res.pairs.empty and res.types.empty and res.reason == "no R-NR pairs"
+
+
+def test_inputs_of_other_dtypes_give_the_same_result():
+    conf, perf, inline = _hand_case(seed=6, n=60)
+    kw = {"models": ["r", "n1", "n2"], "reasoning": [True, False, False], "permutations": 20,
+          "n_boot": 10}  # fmt: skip
+    want = inline_pairwise(conf, perf, inline, **kw)
+    got = inline_pairwise(conf.astype(bool), perf.astype(bool), inline.astype(int), **kw)
+    pd.testing.assert_frame_equal(got.pairs, want.pairs)
+    assert got.rnr_tau_drop_ci == want.rnr_tau_drop_ci
+    with pytest.raises(ValueError, match="one shape"):
+        inline_pairwise(conf[:, 0], perf[:, 0], inline[:, 0], models=["r"], reasoning=[True])
+
+
+def test_permutation_p_values_and_bootstrap_from_the_documented_seeds():
+    """p-values: the pairwise permutation test (``(1 + #{null >= observed}) / (B + 1)``) of all
+    pairs on all items from ``SeedSequence(rng, spawn_key=(0, 0))``, and of pair k on its kept
+    items from ``(0, 1, k)``; the item bootstrap from ``(1,)``, its tau-b from SciPy."""
+    from metacog_metrics.pairwise import pair_permutation_test
+
+    conf, perf, inline = _hand_case(seed=7, n=50)
+    kw = {"models": ["r", "n1", "n2"], "reasoning": [True, False, False], "min_items": 5}
+    res = inline_pairwise(conf, perf, inline, permutations=30, n_boot=15, rng=11, **kw)
+    again = inline_pairwise(conf, perf, inline, permutations=30, n_boot=15,
+                            rng=np.random.SeedSequence(11), **kw)  # fmt: skip
+    pd.testing.assert_frame_equal(res.pairs, again.pairs)
+    assert res.rnr_tau_drop_ci == again.rnr_tau_drop_ci
+    ia, ib = np.triu_indices(3, k=1)
+    allp = pair_permutation_test(conf, perf, permutations=30, pairs=(ia, ib), engine="numpy",
+                                 rng=np.random.SeedSequence(11, spawn_key=(0, 0)))  # fmt: skip
+    np.testing.assert_array_equal(res.pairs["p_with"], allp.p_value)
+    assert np.allclose(res.pairs["p_with"] * 31, np.round(res.pairs["p_with"] * 31))
+    for k, (a, b) in enumerate(zip(ia, ib, strict=True)):
+        rows = ~inline[:, a] & ~inline[:, b]
+        one = pair_permutation_test(conf[rows][:, [a, b]], perf[rows][:, [a, b]],
+                                    permutations=30, engine="numpy",
+                                    rng=np.random.SeedSequence(11, spawn_key=(0, 1, k)),
+                                    )  # fmt: skip
+        assert res.pairs["p_without"].iloc[k] == one.p_value[0]
+    # The bootstrap: items drawn with replacement, tau-b of the R-NR pairs with and without.
+    gen = np.random.default_rng(np.random.SeedSequence(11, spawn_key=(1,)))
+    drops, means = [], []
+    for _ in range(15):
+        idx = gen.integers(0, 50, 50)
+        tw, to = [], []
+        for b in (1, 2):
+            d_c, d_p = conf[idx, 0] - conf[idx, b], perf[idx, 0] - perf[idx, b]
+            keep = ~inline[idx, 0] & ~inline[idx, b]
+            tw.append(kendalltau(d_c, d_p).statistic)
+            if keep.sum() >= 5:
+                to.append(kendalltau(d_c[keep], d_p[keep]).statistic)
+        drops.append(np.mean(tw) - np.mean(to))
+        means.append(np.mean(tw))
+    assert res.rnr_tau_drop_ci == pytest.approx(tuple(np.quantile(drops, [0.025, 0.975])))
+    assert res.rnr_tau_with_ci == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])))
+    assert res.rnr_tau_with == pytest.approx(
+        np.mean([kendalltau(conf[:, 0] - conf[:, b], perf[:, 0] - perf[:, b]).statistic
+                 for b in (1, 2)])
+    )  # fmt: skip
+
+
+def test_one_permutation_and_one_resample_are_enough():
+    conf, perf, inline = _hand_case(seed=8, n=60)
+    res = inline_pairwise(conf, perf, inline, models=["r", "n1", "n2"],
+                          reasoning=[True, False, False], permutations=1, n_boot=1)  # fmt: skip
+    assert set(res.pairs["p_with"]) <= {0.5, 1.0} and res.pairs["p_with"].notna().all()
+    lo, hi = res.rnr_tau_drop_ci
+    assert np.isfinite(lo) and lo == hi
+
+
+def test_defaults_draw_1000_permutations_and_200_resamples():
+    conf, perf, inline = _hand_case(seed=9, n=30)
+    res = inline_pairwise(conf, perf, inline, models=["r", "n1", "n2"],
+                          reasoning=[True, False, False])  # fmt: skip
+    assert res.n_boot == 200 and res.min_items == 10
+    p = res.pairs["p_with"].to_numpy()
+    assert np.allclose(p * 1001, np.round(p * 1001))
+
+
+def test_fdr_share_counts_q_strictly_below_alpha():
+    conf, perf, inline = _hand_case(seed=3, n=80)
+    kw = {"models": ["r", "n1", "n2"], "reasoning": [True, False, False], "permutations": 50,
+          "n_boot": 0, "rng": 4}  # fmt: skip
+    q = inline_pairwise(conf, perf, inline, **kw).pairs["q_with"].to_numpy()
+    alpha = float(q[0])  # a q-value itself: not below alpha
+    res = inline_pairwise(conf, perf, inline, fdr_alpha=alpha, **kw)
+    rnr = res.types.set_index("pair_type").loc["R-NR", "fdr_share_with"]
+    assert rnr == pytest.approx(np.mean(q[:2] < alpha)) and res.fdr_alpha == alpha
+
+
+def test_signal_not_clearly_above_zero_gives_the_bootstrap_reason():
+    """An R-NR mean tau-b on all items above 0 whose bootstrap interval reaches below 0: the
+    drop is given, the share is not, and the reason quotes the interval."""
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n = 40
+        perf = (rng.random((n, 2)) < 0.5).astype(float)
+        conf = (rng.random((n, 2)) < 0.5).astype(float)
+        inline = rng.random((n, 2)) < 0.2
+        res = inline_pairwise(conf, perf, inline, models=["r", "n"], reasoning=[True, False],
+                              permutations=0, n_boot=50, rng=seed)  # fmt: skip
+        lo, hi = res.rnr_tau_with_ci
+        if res.rnr_tau_with > 0 and lo <= 0 < hi:
+            break
+    else:
+        pytest.fail("no seed gave a mean above 0 with an interval reaching below 0")
+    assert res.reason == (
+        f"the R-NR mean tau-b on all items ({res.rnr_tau_with:.3f}, 95% item bootstrap "
+        f"{lo:.3f} to {hi:.3f}) is not clearly above 0: no clear signal to lose"
+    )
+    assert np.isnan(res.rnr_share_lost) and np.isnan(res.rnr_share_lost_ci).all()
+    assert np.isfinite(res.rnr_tau_drop) and np.isfinite(res.rnr_tau_drop_ci).all()
+
+
+def test_nothing_left_without_inline_items_gives_no_intervals():
+    conf, perf, inline = _hand_case(seed=5)
+    gone = inline_pairwise(conf, perf, np.ones_like(inline), models=["r", "n1", "n2"],
+                           reasoning=[True, False, False], permutations=0, n_boot=20)  # fmt: skip
+    assert gone.reason == "no R-NR pair keeps 10 items without the inline-solved ones"
+    assert np.isnan(gone.rnr_tau_drop) and np.isfinite(gone.rnr_tau_with)
+    for ci in (gone.rnr_share_lost_ci, gone.rnr_tau_drop_ci, gone.rnr_tau_with_ci):
+        assert np.isnan(ci).all()
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("7 + x = 9", 1),  # the number opens the text
+        ("x + y = 5 and z = 7", 0),  # no number before the first "=" after the operator
+        ("Let a = b, as given before; 3 + x = 7", 1),  # an earlier "=" is not the one
+        ("2 + 3 = 5, and then much later we see x + y = 7", 1),  # the first one counts
+        ("9" + "b" * 15 + "+ x = 3", 0),  # a number 16 characters back is too far
+        ("9" + "b" * 14 + "+ x = 3", 1),  # 15 is near enough
+    ],
+)
+def test_computations_need_a_number_shortly_before_the_equals(text, count):
+    assert inline_features(text)["computations"] == count
+
+
+@pytest.mark.parametrize(
+    "text", ["then subtracting 5", "multiplying by 3", "dividing by four", "taking away 2"]
+)
+def test_leading_operator_words_need_no_number_before(text):
+    assert inline_features(text)["operators"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoned"),
+    [
+        # A conclusion whose end is at most 12 characters before a stated answer leads into it:
+        # one statement. 13 characters away it is a conclusion of its own.
+        ("Therefore, we saw it the answer is 5.", 0),
+        ("Therefore, we saw it, the answer is 5.", 1),
+        # A conclusion that starts where the stated answer's match ends still overlaps it.
+        ("\\boxed{therefore}", 0),
+    ],
+)
+def test_a_conclusion_next_to_the_stated_answer_is_part_of_it(text, reasoned):
+    assert inline_features(text)["reasoned_answer"] == reasoned
+
+
+def test_strip_verdict_keeps_the_start_and_drops_trailing_space():
+    assert strip_verdict("  Sure.  \n\nAnswer: Yes") == "  Sure."
+    assert inline_features(float("nan")) == dict.fromkeys(FEATURES, 0)
