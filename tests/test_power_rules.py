@@ -1,0 +1,730 @@
+"""The power analysis's rules, with the simulation and the permutation test replaced by stubs.
+
+The population draws, the observed mean tau, the curtailed permutation test and the alignment
+are stand-ins whose answers are written down by hand, so that the size table, the grid, the
+summary text, the plot and ``run_power``'s forwarding are checked against hand-counted
+rejections, SciPy's Clopper-Pearson interval and the figure matplotlib actually drew. Fast; what
+the real tests find on simulated populations is in ``tests/test_power.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from typing import ClassVar
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import metacog_metrics.power as power
+from metacog_metrics.power import NULLS, PowerOutputs, PowerResult
+from metacog_metrics.simulate import get_preset
+
+
+def _exact_ci(k: int, n: int) -> tuple[float, float]:
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    return ci.low, ci.high
+
+
+class _Arrays:
+    def __init__(self, conf: np.ndarray, perf: np.ndarray) -> None:
+        self.conf, self.perf = conf, perf
+
+
+class _Bar:
+    """Stands in for tqdm: records its settings, updates and closing."""
+
+    made: ClassVar[list[_Bar]] = []
+
+    def __init__(self, total=None, desc=None, unit=None):
+        self.total, self.desc, self.unit = total, desc, unit
+        self.updates: list[int] = []
+        self.closed = False
+        _Bar.made.append(self)
+
+    def update(self, k=1):
+        self.updates.append(k)
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def bar(monkeypatch):
+    import tqdm.auto
+
+    _Bar.made = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", _Bar)
+    return _Bar
+
+
+# --- size_analysis ------------------------------------------------------------------------------
+#
+# The stub population of replicate g (its index within its cell) in cell c is conf = [[g]],
+# perf = [[c]]; the observed mean tau is g / 100, non-finite for g % 5 == 4. The private-signal
+# null (the call with labels) rejects when (g + c) % 3 == 0, the pass-count null (labels None)
+# when (g + 2 c) % 4 < 2.
+
+
+def _private_rule(g: int, c: int) -> bool:
+    return (g + c) % 3 == 0
+
+
+def _stratified_rule(g: int, c: int) -> bool:
+    return (g + 2 * c) % 4 < 2
+
+
+class _SizeStubs:
+    def __init__(self, monkeypatch, cells: list[tuple]) -> None:
+        self.cells = cells  # (preset name, models, items) in the expected order
+        self.sims: list[tuple] = []
+        self.tests: list[dict] = []
+        self.strata: list[tuple] = []
+        self.lock = threading.Lock()
+        self._cell = -1
+        self._next = 0
+        monkeypatch.setattr(power, "simulate_arrays", self.simulate)
+        monkeypatch.setattr(power, "mean_taus", self.mean_taus)
+        monkeypatch.setattr(power, "pattern_strata", self.pattern_strata)
+        monkeypatch.setattr(power, "_curtailed_rejects", self.rejects)
+
+    def simulate(self, params, m, n, size, rng, *, benchmark):
+        key = (params, m, n)
+        if not self.sims or self.sims[-1][0] != key:
+            self._cell += 1
+            self._next = 0
+        self.sims.append((key, size, benchmark, rng.integers(2**62)))
+        g = np.arange(self._next, self._next + size, dtype=np.uint8)
+        self._next += size
+        conf = g.reshape(size, 1, 1)
+        perf = np.full((size, 1, 1), self._cell, dtype=np.uint8)
+        return _Arrays(conf, perf)
+
+    @staticmethod
+    def mean_taus(conf, perf):
+        g = int(conf[0, 0])
+        return np.float64(math.nan if g % 5 == 4 else g / 100)
+
+    def pattern_strata(self, perf, block_size):
+        with self.lock:
+            self.strata.append((perf.dtype, block_size))
+        return np.array([block_size, -1])
+
+    def rejects(self, conf, perf, observed, permutations, alpha, rng, labels=None):
+        g, c = int(conf[0, 0]), int(perf[0, 0])
+        null = "difficulty_stratified" if labels is None else "private_signal"
+        hit = _private_rule(g, c) if labels is not None else _stratified_rule(g, c)
+        with self.lock:
+            self.tests.append(
+                {
+                    "g": g, "c": c, "null": null, "observed": observed, "dtype": conf.dtype,
+                    "permutations": permutations, "alpha": alpha, "draw": int(rng.integers(2**62)),
+                    "labels": None if labels is None else list(labels),
+                }
+            )  # fmt: skip
+        return hit, 0.5
+
+
+def _expected_size(cells: list[tuple], reps: int) -> list[dict]:
+    rows = []
+    for c, (name, m, n) in enumerate(cells):
+        row = {"correctness": name, "models": m, "items": n, "reps": reps}
+        rules = (("private_signal", _private_rule), ("difficulty_stratified", _stratified_rule))
+        for null, rule in rules:
+            k = sum(rule(g, c) for g in range(reps) if g % 5 != 4)
+            rate = k / reps
+            row[f"{null}_rejections"] = k
+            row[f"{null}_rate"] = rate
+            row[f"{null}_se"] = math.sqrt(rate * (1 - rate) / reps)
+            row[f"{null}_low"], row[f"{null}_high"] = _exact_ci(k, reps)
+        rows.append(row)
+    return rows
+
+
+def test_size_rows_counts_rates_and_intervals(monkeypatch, bar):
+    cells = [("3pl", 4, 10), ("3pl", 4, 12), ("3pl", 5, 10), ("3pl", 5, 12)]
+    cells += [("rasch", m, n) for _, m, n in cells]
+    stubs = _SizeStubs(monkeypatch, cells)
+    reps = 9
+    size = power.size_analysis(
+        ["3pl", "rasch"], [4.0, 5], [10, 12], reps, alpha=0.1, permutations=29, block_size=7,
+        benchmark="gsm8k", seed=3, workers=2,
+    )  # fmt: skip
+    expected = pd.DataFrame(_expected_size(cells, reps))
+    pd.testing.assert_frame_equal(size, expected, check_exact=False, rtol=1e-12, atol=0)
+    assert size["models"].dtype.kind == "i"
+    # Every cell's population comes from its preset with no private signal, in one draw.
+    params = {name: get_preset(name, individuated=0.0) for name in ("3pl", "rasch")}
+    assert [s[0] for s in stubs.sims] == [(params[p], m, n) for p, m, n in cells]
+    assert {s[1] for s in stubs.sims} == {reps} and {s[2] for s in stubs.sims} == {"gsm8k"}
+    # Both nulls run once on every finite replicate, none on the non-finite ones.
+    finite = [g for g in range(reps) if g % 5 != 4]
+    seen = sorted((t["c"], t["g"], t["null"]) for t in stubs.tests)
+    assert seen == sorted((c, g, null) for c in range(len(cells)) for g in finite for null in NULLS)
+    for t in stubs.tests:
+        assert t["observed"] == pytest.approx(t["g"] / 100) and t["dtype"] == np.float64
+        assert t["permutations"] == 29 and t["alpha"] == 0.1
+        assert t["labels"] == ([7, -1] if t["null"] == "private_signal" else None)
+    # pattern_strata gets the float perf and the block size, once per finite replicate.
+    assert stubs.strata == [(np.float64, 7)] * (len(cells) * len(finite))
+    # Every null of every replicate has its own stream; every chunk its own data stream.
+    draws = [t["draw"] for t in stubs.tests]
+    assert len(set(draws)) == len(draws)
+    assert len({s[3] for s in stubs.sims}) == len(stubs.sims)
+    (b,) = bar.made
+    assert (b.total, b.desc, b.unit) == (len(cells) * reps, "size", "rep")
+    assert b.updates == [1] * (len(cells) * reps) and b.closed
+
+
+def test_size_results_do_not_depend_on_workers_but_on_the_seed(monkeypatch):
+    cells = [("2pl", 3, 10)]
+    runs = {}
+    for workers, seed in ((1, 0), (4, 0), (None, 0), (1, 1)):
+        stubs = _SizeStubs(monkeypatch, cells)
+        table = power.size_analysis(
+            ["2pl"], [3], [10], 12, seed=seed, progress=False, workers=workers
+        )
+        runs[workers, seed] = (
+            table,
+            sorted((t["g"], t["null"], t["draw"]) for t in stubs.tests),
+            [s[3] for s in stubs.sims],
+        )
+    base = runs[1, 0]
+    for key in ((4, 0), (None, 0)):
+        pd.testing.assert_frame_equal(runs[key][0], base[0])
+        assert runs[key][1] == base[1] and runs[key][2] == base[2]
+    other = runs[1, 1]
+    assert not {d for *_, d in other[1]} & {d for *_, d in base[1]}
+    assert other[2] != base[2]
+
+
+def test_size_chunks_large_cells(monkeypatch):
+    # 2**21 cells per draw at most: 4 x 2**18 gives chunks of 2, 3 x 700,000 chunks of 1.
+    cells = [("rasch", 3, 700_000), ("rasch", 4, 2**18)]
+    stubs = _SizeStubs(monkeypatch, cells)
+    seen_cells = []
+    for models, items in ((3, 700_000), (4, 2**18)):
+        size = power.size_analysis(["rasch"], [models], [items], 5, progress=False, workers=1)
+        seen_cells.append(size)
+    assert [s[1] for s in stubs.sims] == [1, 1, 1, 1, 1, 2, 2, 1]
+    # Replicates keep their index across chunks (g counts on in the stub) and their own stream.
+    for size, (c, _) in zip(seen_cells, enumerate(cells)):
+        assert size["private_signal_rejections"].iloc[0] == sum(
+            _private_rule(g, c) for g in range(5) if g % 5 != 4
+        )
+    # (Both calls use seed 0: their first cells share streams, so each is checked on its own.)
+    for c in range(2):
+        draws = [t["draw"] for t in stubs.tests if t["c"] == c]
+        assert len(draws) == 8 and len(set(draws)) == 8
+    sims = stubs.sims[:5], stubs.sims[5:]
+    assert all(len({s[3] for s in part}) == len(part) for part in sims)
+
+
+def test_size_all_non_finite_counts_as_no_rejection(monkeypatch):
+    stubs = _SizeStubs(monkeypatch, [("rasch", 3, 10)])
+    monkeypatch.setattr(power, "mean_taus", lambda conf, perf: np.float64(math.inf))
+    size = power.size_analysis(["rasch"], [3], [10], 4, progress=False)
+    assert not stubs.tests
+    for null in NULLS:
+        assert size[f"{null}_rejections"].iloc[0] == 0
+        assert size[f"{null}_rate"].iloc[0] == 0.0 and size[f"{null}_se"].iloc[0] == 0.0
+        assert size[f"{null}_low"].iloc[0] == 0.0
+        assert size[f"{null}_high"].iloc[0] == pytest.approx(_exact_ci(0, 4)[1], rel=1e-12)
+
+
+def test_size_every_replicate_rejecting(monkeypatch):
+    _SizeStubs(monkeypatch, [("rasch", 3, 10)])
+    monkeypatch.setattr(power, "_curtailed_rejects", lambda *a, **k: (True, 0.0))
+    size = power.size_analysis(["rasch"], [3], [10], 3, progress=False)
+    row = size.iloc[0]
+    for null in NULLS:
+        assert row[f"{null}_rejections"] == 3 and row[f"{null}_rate"] == 1.0
+        assert row[f"{null}_se"] == 0.0 and row[f"{null}_high"] == 1.0
+        assert row[f"{null}_low"] == pytest.approx(_exact_ci(3, 3)[0], rel=1e-12)
+
+
+def test_size_input_checks(monkeypatch):
+    _SizeStubs(monkeypatch, [("rasch", 3, 10)])
+    ok = {"progress": False}
+    # The boundaries are accepted: 3 models, 10 items, 1 replicate, alpha (B + 1) == 1.
+    power.size_analysis(["rasch"], [3], [10], 1, alpha=0.05, permutations=19, **ok)
+    power.size_analysis(["rasch"], [3], [10], 1, alpha=0.5, permutations=1, **ok)
+    with pytest.raises(ValueError, match=r"^reps must be >= 1, got 0$"):
+        power.size_analysis(["rasch"], [3], [10], 0, **ok)
+    bad_level = r"^need 0 < alpha < 1 and permutations >= 1/alpha - 1, got {}$"
+    for alpha, perms in ((0.0, 99), (1.0, 99), (-0.1, 99), (1.5, 99), (0.05, 18), (0.5, 0)):
+        with pytest.raises(ValueError, match=bad_level.format(alpha)):
+            power.size_analysis(["rasch"], [3], [10], 2, alpha=alpha, permutations=perms, **ok)
+    with pytest.raises(ValueError, match=r"^models: values must be >= 3, got \[2\]$"):
+        power.size_analysis(["rasch"], [2, 3], [10], 2, **ok)
+    with pytest.raises(ValueError, match=r"^items: values must be >= 10, got \[9\]$"):
+        power.size_analysis(["rasch"], [3], [9], 2, **ok)
+    with pytest.raises(ValueError, match=r"^models: give at least one value$"):
+        power.size_analysis(["rasch"], [], [10], 2, **ok)
+    with pytest.raises(ValueError, match="unknown simulation preset 'nope'"):
+        power.size_analysis(["rasch", "nope"], [3], [10], 2, **ok)
+
+
+def test_size_without_progress_makes_no_bar(monkeypatch, bar):
+    _SizeStubs(monkeypatch, [("rasch", 3, 10)])
+    power.size_analysis(["rasch"], [3], [10], 2, progress=False)
+    assert bar.made == []
+
+
+# --- power_analysis -----------------------------------------------------------------------------
+#
+# Stub populations: replicate r at weight w is conf = [[r, w, call]] (call: the simulate call's
+# number); the observed tau is r / 100 + w, non-finite for r == 2. The test rejects at w == 0
+# when r % 3 == 0 and at w > 0 when r != 0, its first-batch null mean is -r / 100. The
+# alignment is (r / 10, r / 10) on the critical value's replicates (the first call) and
+# (r / 10, 0.3 r + w) on the grid's.
+
+
+class _GridStubs:
+    def __init__(self, monkeypatch) -> None:
+        self.sims: list[tuple] = []
+        self.tests: list[dict] = []
+        self.aligned: list[tuple] = []
+        self.size_calls: list[tuple] = []
+        self.lock = threading.Lock()
+        monkeypatch.setattr(power, "simulate_arrays", self.simulate)
+        monkeypatch.setattr(power, "mean_taus", self.mean_taus)
+        monkeypatch.setattr(power, "pattern_strata", lambda perf, bs: np.array([bs]))
+        monkeypatch.setattr(power, "_curtailed_rejects", self.rejects)
+        monkeypatch.setattr(power, "_alignment", self.alignment)
+        monkeypatch.setattr(power, "size_analysis", self.size)
+
+    def simulate(self, params, m, n, size, rng, *, benchmark):
+        call = len(self.sims)
+        self.sims.append((params.individuated, m, n, size, benchmark, rng.integers(2**62)))
+        conf = np.zeros((size, 1, 3))
+        conf[:, 0, 0] = np.arange(size)
+        conf[:, 0, 1] = params.individuated
+        conf[:, 0, 2] = call
+        return _Arrays(conf, np.zeros((size, 1, 3)))
+
+    @staticmethod
+    def mean_taus(conf, perf):
+        r, w = conf[:, 0, 0], conf[:, 0, 1]
+        return np.where(r == 2, math.nan, r / 100 + w)
+
+    def rejects(self, conf, perf, observed, permutations, alpha, rng, labels=None):
+        r, w = int(conf[0, 0]), float(conf[0, 1])
+        with self.lock:
+            self.tests.append((r, w, observed, permutations, alpha, labels, rng.integers(2**62)))
+        return (r % 3 == 0) if w == 0 else (r != 0), -r / 100
+
+    def alignment(self, conf, perf, min_items=10):
+        r, w, call = float(conf[0, 0]), float(conf[0, 1]), int(conf[0, 2])
+        with self.lock:
+            self.aligned.append((call, r))
+        return (r / 10, r / 10) if call == 0 else (r / 10, 0.3 * r + w)
+
+    def size(self, *args, **kwargs):
+        self.size_calls.append((args, kwargs))
+        return pd.DataFrame({"sentinel": [1]})
+
+
+def test_power_grid_against_hand_counts(monkeypatch, bar):
+    stubs = _GridStubs(monkeypatch)
+    res = power.power_analysis(
+        [4], [12], [0.0, 0.5], 5, alignment_reps=2, alignment_null_reps=3, alpha=0.1,
+        permutations=19, benchmark="gsm8k", seed=2, workers=2, block_size=6,
+        size_presets=["rasch"],
+    )  # fmt: skip
+    t = res.table
+    assert list(t.columns) == [
+        "models", "items", "individuated", "reps", "rejections", "power", "power_low",
+        "power_high", "mean_tau", "null_mean_tau", "alignment_reps", "alignment_rejections",
+        "alignment_power", "alignment_r_all", "alignment_r_contentious", "alignment_critical",
+        "alignment_null_reps", "alignment_low", "alignment_high", "kind",
+    ]  # fmt: skip
+    # The critical value: mean + z sd of the null replicates' contentious r (0, 0.1, 0.2).
+    critical = 0.1 + stats.norm.ppf(0.9) * 0.1
+    assert t["alignment_critical"].tolist() == pytest.approx([critical] * 2, rel=1e-12)
+    assert t["alignment_null_reps"].tolist() == [3, 3]
+    assert t["models"].tolist() == [4, 4] and t["items"].tolist() == [12, 12]
+    assert t["individuated"].tolist() == [0.0, 0.5] and t["reps"].tolist() == [5, 5]
+    # w = 0 rejects r in {0, 3}, w = 0.5 r in {1, 3, 4}; r = 2 is non-finite.
+    assert t["rejections"].tolist() == [2, 3]
+    assert t["power"].tolist() == pytest.approx([0.4, 0.6])
+    for i, k in enumerate((2, 3)):
+        assert (t["power_low"][i], t["power_high"][i]) == pytest.approx(_exact_ci(k, 5))
+    assert t["mean_tau"].tolist() == pytest.approx([0.02, 0.52])
+    assert t["null_mean_tau"].tolist() == pytest.approx([-0.02, -0.02])
+    # Alignment on the first two replicates: contentious r 0, 0.3 (w 0) and 0.5, 0.8 (w 0.5).
+    assert t["alignment_reps"].tolist() == [2, 2]
+    assert t["alignment_rejections"].tolist() == [1, 2]
+    assert t["alignment_power"].tolist() == pytest.approx([0.5, 1.0])
+    assert t["alignment_r_all"].tolist() == pytest.approx([0.05, 0.05])
+    assert t["alignment_r_contentious"].tolist() == pytest.approx([0.15, 0.65])
+    for i, k in enumerate((1, 2)):
+        assert (t["alignment_low"][i], t["alignment_high"][i]) == pytest.approx(_exact_ci(k, 2))
+    assert t["kind"].tolist() == ["false_positive_rate", "power"]
+    # The calls: the critical value's null draws, then the same data stream at every weight.
+    assert [s[:5] for s in stubs.sims] == [
+        (0.0, 4, 12, 3, "gsm8k"), (0.0, 4, 12, 5, "gsm8k"), (0.5, 4, 12, 5, "gsm8k"),
+    ]  # fmt: skip
+    assert stubs.sims[1][5] == stubs.sims[2][5] != stubs.sims[0][5]
+    assert sorted(stubs.aligned) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0), (2, 1)]
+    assert sorted(x[:2] for x in stubs.tests) == sorted(
+        (r, w) for w in (0.0, 0.5) for r in (0, 1, 3, 4)
+    )
+    for r, w, observed, perms, alpha, labels, _ in stubs.tests:
+        assert observed == pytest.approx(r / 100 + w) and (perms, alpha) == (19, 0.1)
+        assert labels.tolist() == [6]
+    # Paired design: replicate r has the same permutation stream at every weight.
+    streams = {(r, w): d for r, w, *_, d in stubs.tests}
+    assert all(streams[r, 0.0] == streams[r, 0.5] for r in (0, 1, 3, 4))
+    assert len(set(streams.values())) == 8 // 2
+    # The size table is forwarded.
+    ((args, kwargs),) = stubs.size_calls
+    assert args == (["rasch"], [4], [12], 5)
+    assert kwargs == {
+        "alpha": 0.1, "permutations": 19, "block_size": 6, "benchmark": "gsm8k", "seed": 2,
+        "progress": True, "workers": 2,
+    }  # fmt: skip
+    assert res.size is not None and res.size["sentinel"].tolist() == [1]
+    (b,) = bar.made
+    assert (b.total, b.desc, b.unit) == (2 * (5 + 2) + 3, "power", "rep")
+    assert sum(b.updates) == b.total and b.closed
+    assert (res.preset, res.benchmark, res.null) == ("paper", "gsm8k", "private_signal")
+    assert res.block_size == 6
+    assert (res.alpha, res.permutations, res.seed) == (0.1, 19, 2)
+    assert res.params == get_preset("paper").to_dict()
+    assert res.seconds >= 0 and res.outputs is None
+
+
+def test_power_grid_difficulty_null_custom_params_and_no_alignment(monkeypatch):
+    stubs = _GridStubs(monkeypatch)
+    params = get_preset("rasch", residual_sd=1.3)
+    res = power.power_analysis(
+        [4], [12], [0.0], 3, params=params, alignment_reps=0, permutations=19, progress=False,
+        null="difficulty_stratified", size_reps=7, size_presets=("2pl",),
+    )  # fmt: skip
+    assert all(labels is None for *_, labels, _ in stubs.tests)
+    assert res.preset == "custom" and res.params["residual_sd"] == 1.3
+    assert [s[:4] for s in stubs.sims] == [(0.0, 4, 12, 3)]  # no critical-value draws
+    assert not stubs.aligned
+    row = res.table.iloc[0]
+    assert row["alignment_reps"] == 0 and math.isnan(row["alignment_power"])
+    assert math.isnan(row["alignment_critical"]) and row["alignment_null_reps"] == 0
+    assert math.isnan(row["alignment_low"]) and math.isnan(row["alignment_high"])
+    ((args, _),) = stubs.size_calls
+    assert args == (["2pl"], [4], [12], 7)
+
+
+def test_power_grid_results_do_not_depend_on_workers(monkeypatch):
+    tables = []
+    for workers in (1, 3):
+        _GridStubs(monkeypatch)
+        tables.append(
+            power.power_analysis(
+                [4, 5], [12], [0.0, 0.2], 6, alignment_reps=3, alignment_null_reps=4,
+                permutations=19, progress=False, workers=workers,
+            ).table
+        )  # fmt: skip
+    pd.testing.assert_frame_equal(tables[0], tables[1])
+
+
+def test_power_input_checks(monkeypatch):
+    _GridStubs(monkeypatch)
+    ok = {"progress": False, "alignment_reps": 0}
+    power.power_analysis([3], [10], [0.0], 1, permutations=19, block_size=1, **ok)
+    power.power_analysis([3], [10], [0.0], 1, alignment_null_reps=2, progress=False,
+                         alignment_reps=1, permutations=19)  # fmt: skip
+    cases = [
+        ({"reps": 0}, r"^reps must be >= 1, got 0$"),
+        ({"alpha": 0.0}, r"^alpha must lie in \(0, 1\), got 0.0$"),
+        ({"alpha": 1.0}, r"^alpha must lie in \(0, 1\), got 1.0$"),
+        (
+            {"permutations": 18},
+            r"^permutations must be >= 1/alpha - 1 = 19 for the test to be "
+            r"able to reject at alpha=0.05, got 18$",
+        ),
+        ({"permutations": 0, "alpha": 0.5}, r"permutations must be >= 1/alpha - 1 = 1 "),
+        ({"alignment_reps": -1}, r"^alignment_reps must be >= 0, got -1$"),
+        ({"alignment_null_reps": 1}, r"^alignment_null_reps must be >= 2, got 1$"),
+        ({"null": "other"}, r"^unknown null 'other'; choose from \('private_signal', "),
+        ({"block_size": 0}, r"^block_size must be >= 1, got 0$"),
+        ({"size_presets": ["rasch", "x"]}, r"unknown simulation preset 'x'"),
+        ({"models": [2]}, r"^models: values must be >= 3, got \[2\]$"),
+        ({"items": [9]}, r"^items: values must be >= 10, got \[9\]$"),
+        ({"individuated": [-0.1]}, r"^individuated: values must be >= 0.0, got \[-0.1\]$"),
+        ({"individuated": ["a"]}, r"^individuated: values must be >= 0.0, got \['a'\]$"),
+        ({"items": []}, r"^items: give at least one value$"),
+    ]
+    for change, message in cases:
+        kw = {"models": [3], "items": [10], "individuated": [0.0], "reps": 1,
+              "permutations": 19, "progress": False} | change  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            power.power_analysis(**kw)
+
+
+# --- PowerResult ------------------------------------------------------------------------------
+
+
+def _result(rows, **kw) -> PowerResult:
+    table = pd.DataFrame(rows, columns=["models", "items", "individuated", "power"])
+    base = {
+        "table": table, "preset": "paper", "params": {}, "benchmark": "squad",
+        "null": "private_signal", "alpha": 0.05, "permutations": 99, "seed": 0, "seconds": 12.4,
+    }  # fmt: skip
+    return PowerResult(**(base | kw))
+
+
+_ROWS = [
+    (3, 100, 0.0, 0.04), (3, 200, 0.0, 0.09), (5, 100, 0.0, 0.06),
+    (5, 300, 0.25, 0.9), (3, 200, 0.25, 0.95), (3, 100, 0.25, 0.8), (5, 100, 0.25, 0.5),
+    (5, 200, 0.25, 0.81),
+    (3, 100, 1.0, 0.79), (3, 200, 1.0, 0.7),
+    (3, 100, 2.0, 0.85), (5, 100, 2.0, 0.2),
+]  # fmt: skip
+
+
+def test_false_positive_rates_are_the_rows_at_zero():
+    res = _result(_ROWS)
+    fpr = res.false_positive_rates()
+    expected = pd.DataFrame(_ROWS[:3], columns=["models", "items", "individuated", "power"])
+    pd.testing.assert_frame_equal(fpr, expected)
+
+
+def test_summary_text_by_hand():
+    size = pd.DataFrame(
+        [
+            {"correctness": "rasch", "models": 3, "items": 100, "reps": 40,
+             "private_signal_rate": 0.05, "private_signal_se": 0.0344,
+             "difficulty_stratified_rate": 0.125, "difficulty_stratified_se": 0.0523},
+            {"correctness": "3pl", "models": 5.0, "items": 200.0, "reps": 40.0,
+             "private_signal_rate": 0.0, "private_signal_se": 0.0,
+             "difficulty_stratified_rate": 0.6, "difficulty_stratified_se": 0.0776},
+        ]
+    )  # fmt: skip
+    outputs = PowerOutputs("a.csv", "a.png", "a.json", "s.csv")
+    res = _result(_ROWS, size=size, outputs=outputs)
+    assert res.summary_text().split("\n") == [
+        "power analysis (paper, squad items, null private_signal, alpha 0.05, 99 permutations, "
+        "12 s)",
+        "false-positive rate at individuated=0: at most 0.090 (3 models x 200 items)",
+        "individuated=0.25: power >= 0.8 with 3 models x 100 items, 5 models x 200 items",
+        "individuated=2: power >= 0.8 with 3 models x 100 items",
+        "individuated=1: power < 0.8 everywhere on this grid",
+        "size at alpha 0.05 (no private signal; rate +- Monte Carlo SE):",
+        "  rasch, 3 models x 100 items, 40 reps: private-signal 0.050 +- 0.034, "
+        "difficulty-stratified 0.125 +- 0.052",
+        "  3pl, 5 models x 200 items, 40 reps: private-signal 0.000 +- 0.000, "
+        "difficulty-stratified 0.600 +- 0.078",
+        "wrote a.csv, a.png, a.json, s.csv",
+    ]
+
+
+def test_summary_text_without_zero_rows_size_or_size_csv():
+    rows = [(4, 50, 0.5, 0.3), (4, 60, 0.5, 0.2), (4, 50, 0.7, 0.1)]
+    outputs = PowerOutputs("b.csv", "b.png", "b.json")
+    res = _result(rows, outputs=outputs, size=pd.DataFrame(), preset="custom", seconds=0.6,
+                  null="difficulty_stratified", alpha=0.1, permutations=19)  # fmt: skip
+    assert res.summary_text().split("\n") == [
+        "power analysis (custom, squad items, null difficulty_stratified, alpha 0.1, "
+        "19 permutations, 1 s)",
+        "individuated=0.5: power < 0.8 everywhere on this grid",
+        "individuated=0.7: power < 0.8 everywhere on this grid",
+        "wrote b.csv, b.png, b.json",
+    ]
+    # Only rows at 0: the worst false-positive rate and nothing else.
+    only_zero = _result([(4, 50, 0.0, 0.9), (4, 60, 0.0, 0.85)])
+    assert only_zero.summary_text().split("\n")[1:] == [
+        "false-positive rate at individuated=0: at most 0.900 (4 models x 50 items)"
+    ]
+
+
+# --- the plot -----------------------------------------------------------------------------------
+
+
+def _plot_result(align: bool) -> PowerResult:
+    rows = []
+    for n in (50, 20):
+        for m in (5, 3):
+            for w in (0.4, 0.0, 0.2):
+                p = round(0.1 + w + m / 100 + n / 1000, 4)
+                rows.append(
+                    {
+                        "models": m, "items": n, "individuated": w, "power": p,
+                        "power_low": p - 0.05, "power_high": p + 0.07,
+                        "alignment_power": p / 2, "alignment_low": p / 2 - 0.03,
+                        "alignment_high": p / 2 + 0.04,
+                        "alignment_reps": int(align and m == 3 and w == 0.2),
+                    }
+                )  # fmt: skip
+    return _result([], table=pd.DataFrame(rows), alpha=0.07, preset="mine")
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    import matplotlib.figure
+
+    saved: list[tuple] = []
+
+    def savefig(self, fname, **kwargs):
+        saved.append((self, fname, kwargs))
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    return saved
+
+
+@pytest.mark.parametrize("align", [True, False])
+def test_plot_panels_lines_and_labels(captured, align):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    res = _plot_result(align)
+    power._plot(res, "out.png")
+    ((fig, fname, kwargs),) = captured
+    assert fname == "out.png" and kwargs == {"dpi": 120, "format": "png"}
+    assert not plt.fignum_exists(fig.number)  # closed
+    n_rows = 2 if align else 1
+    assert tuple(fig.get_size_inches()) == pytest.approx((8.0, 3.4 * n_rows))
+    axes = fig.axes
+    assert len(axes) == 2 * n_rows
+    panels = [("power", "pairwise test (stratified null)", "power")]
+    if align:
+        panels.append(("alignment_power", "contentious-subset alignment", "alignment"))
+    t = res.table
+    for row, (col, title, prefix) in enumerate(panels):
+        for j, n in enumerate((20, 50)):
+            ax = axes[row * 2 + j]
+            assert ax.get_title() == f"{title}\n{n} items"
+            assert ax.title.get_fontsize() == 9
+            assert ax.get_xlabel() == "individuated weight"
+            assert ax.get_ylabel() == ("rejection rate" if j == 0 else "")
+            assert ax.get_ylim() == pytest.approx((-0.02, 1.02))
+            curves = [ln for ln in ax.lines if ln.get_marker() == "o"]
+            hlines = [ln for ln in ax.lines if ln.get_marker() != "o"]
+            assert [ln.get_label() for ln in curves] == ["3 models", "5 models"]
+            assert len(ax.collections) == 2
+            for m, ln, fill in zip((3, 5), curves, ax.collections):
+                sub = t[(t["items"] == n) & (t["models"] == m)].sort_values("individuated")
+                assert list(ln.get_xdata()) == [0.0, 0.2, 0.4]
+                np.testing.assert_allclose(ln.get_ydata(), sub[col])
+                assert fill.get_alpha() == 0.15
+                np.testing.assert_allclose(fill.get_facecolor()[0], to_rgba(ln.get_color(), 0.15))
+                vertices = {tuple(np.round(v, 9)) for v in fill.get_paths()[0].vertices}
+                for x, lo, hi in zip(sub["individuated"], sub[f"{prefix}_low"],
+                                     sub[f"{prefix}_high"]):  # fmt: skip
+                    assert (round(x, 9), round(lo, 9)) in vertices
+                    assert (round(x, 9), round(hi, 9)) in vertices
+            assert len(hlines) == 2
+            (ya,), (yb,) = (set(h.get_ydata()) for h in hlines)
+            assert (ya, yb) == (0.07, 0.8)
+            assert [h.get_linestyle() for h in hlines] == ["--", ":"]
+            assert [h.get_linewidth() for h in hlines] == [1, 1]
+            assert [h.get_color() for h in hlines] == ["grey", "grey"]
+            assert [tuple(h.get_xdata()) for h in hlines] == [(0, 1), (0, 1)]
+    for ax in axes[1:]:
+        assert axes[0].get_shared_y_axes().joined(axes[0], ax)
+    legend = axes[0].get_legend()
+    assert [x.get_text() for x in legend.get_texts()] == ["3 models", "5 models"]
+    assert legend.get_texts()[0].get_fontsize() == 8 and legend._loc == 2  # upper left
+    assert all(ax.get_legend() is None for ax in axes[1:])
+    assert fig._suptitle.get_text() == (
+        "Power at alpha=0.07 (mine preset; at 0: false-positive rate)"
+    )
+    assert fig._suptitle.get_fontsize() == 10
+    # tight_layout ran: the panels fill the figure more than the default margins allow.
+    assert axes[0].get_position().x0 < matplotlib.rcParams["figure.subplot.left"]
+
+
+def test_plot_writes_a_png_file(tmp_path):
+    power._plot(_plot_result(True), str(tmp_path / "p.png"))
+    with open(tmp_path / "p.png", "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+# --- run_power ----------------------------------------------------------------------------------
+
+
+def test_run_power_forwards_every_argument(monkeypatch, tmp_path):
+    calls = []
+
+    def fake(*args, **kwargs):
+        calls.append((args, kwargs))
+        return _plot_result(True)
+
+    monkeypatch.setattr(power, "power_analysis", fake)
+    res = power.run_power(
+        tmp_path / "out", models=[7], items=[33], individuated=[0.0, 0.3], reps=11,
+        preset="rasch", alpha=0.09, permutations=21, alignment_reps=5, alignment_null_reps=17,
+        benchmark="gsm8k", seed=4, progress=False, overrides={"residual_sd": 1.7}, workers=3,
+        null="difficulty_stratified", block_size=8, size_presets=("2pl", "NONE", "3pl"),
+        size_reps=13,
+    )  # fmt: skip
+    ((args, kwargs),) = calls
+    assert args == ([7], [33], [0.0, 0.3], 11)
+    assert kwargs == {
+        "preset": "rasch", "params": get_preset("rasch", residual_sd=1.7), "alpha": 0.09,
+        "permutations": 21, "alignment_reps": 5, "alignment_null_reps": 17,
+        "benchmark": "gsm8k", "seed": 4, "progress": False, "workers": 3,
+        "null": "difficulty_stratified", "block_size": 8, "size_presets": ["2pl", "3pl"],
+        "size_reps": 13,
+    }  # fmt: skip
+    assert res.preset == "rasch+overrides"
+    out = tmp_path / "out"
+    assert res.outputs == PowerOutputs(
+        str(out / "power.csv"), str(out / "power.png"), str(out / "power.json"), None
+    )
+    assert {p.name for p in out.iterdir()} == {"power.csv", "power.png", "power.json"}
+    pd.testing.assert_frame_equal(pd.read_csv(out / "power.csv"), res.table, check_dtype=False)
+
+
+def test_run_power_defaults_and_no_overrides(monkeypatch, tmp_path):
+    calls = []
+
+    def fake(*args, **kwargs):
+        calls.append((args, kwargs))
+        return _plot_result(False)
+
+    monkeypatch.setattr(power, "power_analysis", fake)
+    monkeypatch.setattr(power, "_plot", lambda result, path: open(path, "wb").close())
+    for overrides in (None, {}):
+        res = power.run_power(tmp_path, overrides=overrides)
+        assert res.preset == "mine"  # unchanged without overrides
+        assert res.outputs is not None and res.outputs.csv == str(tmp_path / "power.csv")
+    for args, kwargs in calls:
+        assert args == ((10, 20, 40), (200, 1000, 5000), (0.0, 0.1, 0.2, 0.4), 200)
+        assert kwargs == {
+            "preset": "paper", "params": None, "alpha": 0.05, "permutations": 99,
+            "alignment_reps": 40, "alignment_null_reps": 200, "benchmark": "squad", "seed": 0,
+            "progress": True, "workers": None, "null": "private_signal", "block_size": 10,
+            "size_presets": ["rasch", "2pl", "3pl"], "size_reps": None,
+        }  # fmt: skip
+
+
+def test_write_power_outputs_files_and_json(monkeypatch, tmp_path):
+    import json
+
+    monkeypatch.setattr(power, "_plot", lambda result, path: open(path, "wb").close())
+    size = pd.DataFrame({"correctness": ["rasch"], "reps": [3]})
+    res = dataclasses.replace(
+        _plot_result(False), size=size, params={"a": 1}, seed=5, block_size=4, seconds=2.5
+    )
+    out = power.write_power_outputs(res, tmp_path / "new" / "dir")
+    folder = tmp_path / "new" / "dir"
+    assert out == PowerOutputs(
+        str(folder / "power.csv"), str(folder / "power.png"), str(folder / "power.json"),
+        str(folder / "size.csv"),
+    )  # fmt: skip
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "power.csv", "power.json", "power.png", "size.csv",
+    ]  # fmt: skip
+    pd.testing.assert_frame_equal(pd.read_csv(folder / "size.csv"), size)
+    doc = json.loads((folder / "power.json").read_text())
+    assert {k: v for k, v in doc.items() if k not in ("table", "size")} == {
+        "preset": "mine", "benchmark": "squad", "null": "private_signal", "alpha": 0.07,
+        "permutations": 99, "seed": 5, "seconds": 2.5, "params": {"a": 1}, "block_size": 4,
+    }  # fmt: skip
+    assert doc["size"] == [{"correctness": "rasch", "reps": 3}]
+    assert len(doc["table"]) == len(res.table)
+    assert doc["table"][0]["power"] == res.table["power"].iloc[0]
