@@ -285,7 +285,11 @@ def test_size_without_progress_makes_no_bar(monkeypatch, bar):
 
 
 class _GridStubs:
-    def __init__(self, monkeypatch) -> None:
+    def __init__(self, monkeypatch, plan: list[tuple[int, bool]] | None = None) -> None:
+        # plan: (replicates, is the critical value's draw) of each phase, in the order drawn
+        self.plan = list(plan or [])
+        self.offset = 0
+        self.null_value = lambda r: r / 10  # the critical value's replicates' contentious r
         self.sims: list[tuple] = []
         self.tests: list[dict] = []
         self.aligned: list[tuple] = []
@@ -299,13 +303,17 @@ class _GridStubs:
         monkeypatch.setattr(power, "size_analysis", self.size)
 
     def simulate(self, params, m, n, size, rng, *, benchmark):
-        call = len(self.sims)
         self.sims.append((params.individuated, m, n, size, benchmark, rng.integers(2**62)))
+        total, critical = self.plan[0] if self.plan else (size, False)
         conf = np.zeros((size, 1, 3))
-        conf[:, 0, 0] = np.arange(size)
+        conf[:, 0, 0] = self.offset + np.arange(size)
         conf[:, 0, 1] = params.individuated
-        conf[:, 0, 2] = call
-        return _Arrays(conf, np.zeros((size, 1, 3)))
+        conf[:, 0, 2] = critical
+        self.offset += size
+        if self.offset >= total:
+            self.offset = 0
+            self.plan = self.plan[1:]
+        return _Arrays(conf, conf.copy())
 
     @staticmethod
     def mean_taus(conf, perf):
@@ -319,10 +327,10 @@ class _GridStubs:
         return (r % 3 == 0) if w == 0 else (r != 0), -r / 100
 
     def alignment(self, conf, perf, min_items=10):
-        r, w, call = float(conf[0, 0]), float(conf[0, 1]), int(conf[0, 2])
+        r, w, critical = float(conf[0, 0]), float(perf[0, 1]), bool(perf[0, 2])
         with self.lock:
-            self.aligned.append((call, r))
-        return (r / 10, r / 10) if call == 0 else (r / 10, 0.3 * r + w)
+            self.aligned.append((critical, r))
+        return (r / 10, self.null_value(r)) if critical else (r / 10, 0.3 * r + w)
 
     def size(self, *args, **kwargs):
         self.size_calls.append((args, kwargs))
@@ -330,7 +338,7 @@ class _GridStubs:
 
 
 def test_power_grid_against_hand_counts(monkeypatch, bar):
-    stubs = _GridStubs(monkeypatch)
+    stubs = _GridStubs(monkeypatch, [(3, True), (5, False), (5, False)])
     res = power.power_analysis(
         [4], [12], [0.0, 0.5], 5, alignment_reps=2, alignment_null_reps=3, alpha=0.1,
         permutations=19, benchmark="gsm8k", seed=2, workers=2, block_size=6,
@@ -370,7 +378,9 @@ def test_power_grid_against_hand_counts(monkeypatch, bar):
         (0.0, 4, 12, 3, "gsm8k"), (0.0, 4, 12, 5, "gsm8k"), (0.5, 4, 12, 5, "gsm8k"),
     ]  # fmt: skip
     assert stubs.sims[1][5] == stubs.sims[2][5] != stubs.sims[0][5]
-    assert sorted(stubs.aligned) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0), (2, 1)]
+    assert sorted(stubs.aligned) == sorted(
+        [(True, 0), (True, 1), (True, 2), (False, 0), (False, 1), (False, 0), (False, 1)]
+    )
     assert sorted(x[:2] for x in stubs.tests) == sorted(
         (r, w) for w in (0.0, 0.5) for r in (0, 1, 3, 4)
     )
@@ -400,7 +410,7 @@ def test_power_grid_against_hand_counts(monkeypatch, bar):
 
 
 def test_power_grid_difficulty_null_custom_params_and_no_alignment(monkeypatch):
-    stubs = _GridStubs(monkeypatch)
+    stubs = _GridStubs(monkeypatch, [(3, False)])
     params = get_preset("rasch", residual_sd=1.3)
     res = power.power_analysis(
         [4], [12], [0.0], 3, params=params, alignment_reps=0, permutations=19, progress=False,
@@ -419,16 +429,91 @@ def test_power_grid_difficulty_null_custom_params_and_no_alignment(monkeypatch):
 
 
 def test_power_grid_results_do_not_depend_on_workers(monkeypatch):
-    tables = []
-    for workers in (1, 3):
-        _GridStubs(monkeypatch)
-        tables.append(
-            power.power_analysis(
-                [4, 5], [12], [0.0, 0.2], 6, alignment_reps=3, alignment_null_reps=4,
-                permutations=19, progress=False, workers=workers,
-            ).table
-        )  # fmt: skip
-    pd.testing.assert_frame_equal(tables[0], tables[1])
+    runs = []
+    for workers in (1, 3, 1):
+        stubs = _GridStubs(monkeypatch, [(4, True), (6, False), (6, False)] * 2)
+        table = power.power_analysis(
+            [4, 5], [12], [0.0, 0.2], 6, alignment_reps=3, alignment_null_reps=4,
+            permutations=19, progress=False, workers=workers,
+        ).table  # fmt: skip
+        runs.append((table, [s[5] for s in stubs.sims], sorted(x[-1] for x in stubs.tests)))
+    for table, sims, tests in runs[1:]:
+        pd.testing.assert_frame_equal(table, runs[0][0])
+        assert sims == runs[0][1] and tests == runs[0][2]
+    # Two cells, each with its own streams.
+    sims = runs[0][1]
+    assert len({sims[0], sims[1], sims[3], sims[4]}) == 4 and sims[1] == sims[2]
+
+
+def test_power_grid_chunks_large_cells(monkeypatch, bar):
+    # 4 models x 2**18 items: chunks of 2 replicates (2**21 cells per draw at most).
+    plan = [(5, True), (5, False), (5, False)]
+    stubs = _GridStubs(monkeypatch, plan)
+    res = power.power_analysis(
+        [4], [2**18], [0.0, 0.3], 5, alignment_reps=3, alignment_null_reps=5,
+        permutations=19, workers=1,
+    )  # fmt: skip
+    assert [s[3] for s in stubs.sims] == [2, 2, 1] * 3
+    draws = [s[5] for s in stubs.sims]
+    assert len(set(draws[:3] + draws[3:6])) == 6 and draws[3:6] == draws[6:]
+    null = np.arange(5) / 10
+    critical = null.mean() + stats.norm.ppf(0.95) * null.std(ddof=1)
+    t = res.table
+    assert t["alignment_critical"].tolist() == pytest.approx([critical] * 2, rel=1e-12)
+    assert t["alignment_null_reps"].tolist() == [5, 5]
+    # Alignment on replicates 0-2 (across the first two chunks): 0, 0.3, 0.6 (+ w).
+    assert sorted(stubs.aligned) == sorted(
+        [(True, r) for r in range(5)] + [(False, r) for r in (0, 1, 2)] * 2
+    )
+    assert t["alignment_reps"].tolist() == [3, 3]
+    assert t["alignment_rejections"].tolist() == [1, 2]
+    assert t["rejections"].tolist() == [2, 3]
+    assert t["mean_tau"].tolist() == pytest.approx([0.02, 0.32])
+    perms = {(r, w): d for r, w, *_, d in stubs.tests}
+    assert len(set(perms.values())) == 4
+    (b,) = bar.made
+    assert b.total == 2 * (5 + 3) + 5 and sum(b.updates) == b.total
+
+
+@pytest.mark.parametrize("n_finite", [1, 2])
+def test_power_critical_value_needs_two_finite_null_replicates(monkeypatch, n_finite):
+    stubs = _GridStubs(monkeypatch, [(4, True), (3, False)])
+    stubs.null_value = lambda r: r / 10 if r < n_finite else math.nan
+    row = power.power_analysis(
+        [4], [12], [0.0], 3, alignment_reps=3, alignment_null_reps=4, permutations=19,
+        progress=False,
+    ).table.iloc[0]  # fmt: skip
+    assert row["alignment_null_reps"] == n_finite
+    if n_finite == 1:
+        assert math.isnan(row["alignment_critical"]) and row["alignment_rejections"] == 0
+    else:  # 0 and 0.1: mean 0.05, sd 0.1 / sqrt(2)
+        critical = 0.05 + stats.norm.ppf(0.95) * 0.1 / math.sqrt(2)
+        assert row["alignment_critical"] == pytest.approx(critical, rel=1e-12)
+        assert row["alignment_rejections"] == 2  # contentious r 0, 0.3, 0.6 vs 0.166
+
+
+def test_documented_defaults():
+    import inspect
+
+    def defaults(fn):
+        return {
+            k: p.default
+            for k, p in inspect.signature(fn).parameters.items()
+            if p.default is not inspect.Parameter.empty
+        }
+
+    assert defaults(power.power_analysis) == {
+        "models": (10, 20, 40), "items": (200, 1000, 5000),
+        "individuated": (0.0, 0.1, 0.2, 0.4), "reps": 200, "preset": "paper", "params": None,
+        "alpha": 0.05, "permutations": 99, "alignment_reps": 40, "alignment_null_reps": 200,
+        "benchmark": "squad", "seed": 0, "progress": True, "workers": None,
+        "null": "private_signal", "block_size": 10, "size_presets": (), "size_reps": None,
+    }  # fmt: skip
+    assert defaults(power.size_analysis) == {
+        "presets": ("rasch", "2pl", "3pl"), "models": (20,), "items": (3000, 10000),
+        "reps": 400, "alpha": 0.05, "permutations": 99, "block_size": 10, "benchmark": "squad",
+        "seed": 0, "progress": True, "workers": None,
+    }  # fmt: skip
 
 
 def test_power_input_checks(monkeypatch):
@@ -480,9 +565,9 @@ def _result(rows, **kw) -> PowerResult:
 _ROWS = [
     (3, 100, 0.0, 0.04), (3, 200, 0.0, 0.09), (5, 100, 0.0, 0.06),
     (5, 300, 0.25, 0.9), (3, 200, 0.25, 0.95), (3, 100, 0.25, 0.8), (5, 100, 0.25, 0.5),
-    (5, 200, 0.25, 0.81),
+    (5, 200, 0.25, 0.81), (5, 60, 0.25, 0.79),
     (3, 100, 1.0, 0.79), (3, 200, 1.0, 0.7),
-    (3, 100, 2.0, 0.85), (5, 100, 2.0, 0.2),
+    (5, 100, 2.0, 0.85), (3, 100, 2.0, 0.85), (5, 50, 2.0, 0.81), (3, 50, 2.0, 0.2),
 ]  # fmt: skip
 
 
@@ -511,7 +596,7 @@ def test_summary_text_by_hand():
         "12 s)",
         "false-positive rate at individuated=0: at most 0.090 (3 models x 200 items)",
         "individuated=0.25: power >= 0.8 with 3 models x 100 items, 5 models x 200 items",
-        "individuated=2: power >= 0.8 with 3 models x 100 items",
+        "individuated=2: power >= 0.8 with 3 models x 100 items, 5 models x 50 items",
         "individuated=1: power < 0.8 everywhere on this grid",
         "size at alpha 0.05 (no private signal; rate +- Monte Carlo SE):",
         "  rasch, 3 models x 100 items, 40 reps: private-signal 0.050 +- 0.034, "
