@@ -269,6 +269,14 @@ def test_size_input_checks(monkeypatch):
         power.size_analysis(["rasch", "nope"], [3], [10], 2, **ok)
 
 
+def test_size_draws_without_private_signal_from_any_preset(monkeypatch):
+    stubs = _SizeStubs(monkeypatch, [("individuated", 3, 10)])
+    power.size_analysis(["individuated"], [3], [10], 2, progress=False)
+    ((key, *_),) = stubs.sims
+    assert get_preset("individuated").individuated > 0
+    assert key[0] == get_preset("individuated", individuated=0.0)
+
+
 def test_size_without_progress_makes_no_bar(monkeypatch, bar):
     _SizeStubs(monkeypatch, [("rasch", 3, 10)])
     power.size_analysis(["rasch"], [3], [10], 2, progress=False)
@@ -409,13 +417,15 @@ def test_power_grid_against_hand_counts(monkeypatch, bar):
     assert res.seconds >= 0 and res.outputs is None
 
 
-def test_power_grid_difficulty_null_custom_params_and_no_alignment(monkeypatch):
+def test_power_grid_difficulty_null_custom_params_and_no_alignment(monkeypatch, bar):
     stubs = _GridStubs(monkeypatch, [(3, False)])
     params = get_preset("rasch", residual_sd=1.3)
     res = power.power_analysis(
-        [4], [12], [0.0], 3, params=params, alignment_reps=0, permutations=19, progress=False,
+        [4], [12], [0.0], 3, params=params, alignment_reps=0, permutations=19,
         null="difficulty_stratified", size_reps=7, size_presets=("2pl",),
     )  # fmt: skip
+    (b,) = bar.made
+    assert b.total == 3 and b.updates == [1, 1, 1]  # no alignment, no critical-value draws
     assert all(labels is None for *_, labels, _ in stubs.tests)
     assert res.preset == "custom" and res.params["residual_sd"] == 1.3
     assert [s[:4] for s in stubs.sims] == [(0.0, 4, 12, 3)]  # no critical-value draws
@@ -451,9 +461,11 @@ def test_power_grid_chunks_large_cells(monkeypatch, bar):
     stubs = _GridStubs(monkeypatch, plan)
     res = power.power_analysis(
         [4], [2**18], [0.0, 0.3], 5, alignment_reps=3, alignment_null_reps=5,
-        permutations=19, workers=1,
+        permutations=19, workers=1, params=get_preset("paper", individuated=0.9),
     )  # fmt: skip
     assert [s[3] for s in stubs.sims] == [2, 2, 1] * 3
+    # The critical value's populations have no private signal, whatever the parameters say.
+    assert [s[0] for s in stubs.sims] == [0.0] * 6 + [0.3] * 3
     draws = [s[5] for s in stubs.sims]
     assert len(set(draws[:3] + draws[3:6])) == 6 and draws[3:6] == draws[6:]
     null = np.arange(5) / 10
@@ -520,6 +532,7 @@ def test_power_input_checks(monkeypatch):
     _GridStubs(monkeypatch)
     ok = {"progress": False, "alignment_reps": 0}
     power.power_analysis([3], [10], [0.0], 1, permutations=19, block_size=1, **ok)
+    power.power_analysis([3], [10], [0.0], 1, permutations=1, alpha=0.5, **ok)
     power.power_analysis([3], [10], [0.0], 1, alignment_null_reps=2, progress=False,
                          alignment_reps=1, permutations=19)  # fmt: skip
     cases = [
