@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
+import time
 from typing import ClassVar
 
 import matplotlib
@@ -459,10 +460,13 @@ def test_power_grid_chunks_large_cells(monkeypatch, bar):
     # 4 models x 2**18 items: chunks of 2 replicates (2**21 cells per draw at most).
     plan = [(5, True), (5, False), (5, False)]
     stubs = _GridStubs(monkeypatch, plan)
+    started = time.perf_counter()
     res = power.power_analysis(
         [4], [2**18], [0.0, 0.3], 5, alignment_reps=3, alignment_null_reps=5,
         permutations=19, workers=1, params=get_preset("paper", individuated=0.9),
     )  # fmt: skip
+    assert 0 <= res.seconds <= time.perf_counter() - started
+    assert res.size is None  # no size presets
     assert [s[3] for s in stubs.sims] == [2, 2, 1] * 3
     # The critical value's populations have no private signal, whatever the parameters say.
     assert [s[0] for s in stubs.sims] == [0.0] * 6 + [0.3] * 3
