@@ -209,19 +209,19 @@ def test_size_chunks_large_cells(monkeypatch):
     stubs = _SizeStubs(monkeypatch, cells)
     seen_cells = []
     for models, items in ((3, 700_000), (4, 2**18)):
-        size = power.size_analysis(["rasch"], [models], [items], 5, progress=False, workers=1)
+        size = power.size_analysis(["rasch"], [models], [items], 7, progress=False, workers=1)
         seen_cells.append(size)
-    assert [s[1] for s in stubs.sims] == [1, 1, 1, 1, 1, 2, 2, 1]
+    assert [s[1] for s in stubs.sims] == [1] * 7 + [2, 2, 2, 1]
     # Replicates keep their index across chunks (g counts on in the stub) and their own stream.
     for size, (c, _) in zip(seen_cells, enumerate(cells)):
         assert size["private_signal_rejections"].iloc[0] == sum(
-            _private_rule(g, c) for g in range(5) if g % 5 != 4
+            _private_rule(g, c) for g in range(7) if g % 5 != 4
         )
     # (Both calls use seed 0: their first cells share streams, so each is checked on its own.)
     for c in range(2):
         draws = [t["draw"] for t in stubs.tests if t["c"] == c]
-        assert len(draws) == 8 and len(set(draws)) == 8
-    sims = stubs.sims[:5], stubs.sims[5:]
+        assert len(draws) == 12 and len(set(draws)) == 12
+    sims = stubs.sims[:7], stubs.sims[7:]
     assert all(len({s[3] for s in part}) == len(part) for part in sims)
 
 
@@ -508,6 +508,17 @@ def test_power_critical_value_needs_two_finite_null_replicates(monkeypatch, n_fi
         assert row["alignment_rejections"] == 2  # contentious r 0, 0.3, 0.6 vs 0.166
 
 
+def test_power_alignment_at_the_critical_value_is_not_detected(monkeypatch):
+    stubs = _GridStubs(monkeypatch, [(4, True), (3, False)])
+    stubs.null_value = lambda r: 0.25  # critical value 0.25 exactly (sd 0)
+    row = power.power_analysis(
+        [4], [12], [0.25], 3, alignment_reps=3, alignment_null_reps=4, permutations=19,
+        progress=False,
+    ).table.iloc[0]  # fmt: skip
+    assert row["alignment_critical"] == 0.25
+    assert row["alignment_rejections"] == 2  # 0.25 (not above), 0.55, 0.85
+
+
 def test_documented_defaults():
     import inspect
 
@@ -565,6 +576,73 @@ def test_power_input_checks(monkeypatch):
               "permutations": 19, "progress": False} | change  # fmt: skip
         with pytest.raises(ValueError, match=message):
             power.power_analysis(**kw)
+
+
+# --- the alignment statistic ---------------------------------------------------------------------
+#
+# The first-principal-component scores are replaced by the first column of the matrix (None
+# where that column starts with -1) and the contentious items by a given mask, so that the
+# statistic is SciPy's Pearson r of two columns.
+
+
+def _alignment_with(monkeypatch, conf, perf, mask):
+    monkeypatch.setattr(power, "contentious_items", lambda c, p: np.asarray(mask))
+    monkeypatch.setattr(power, "_pc1_scores", lambda x: None if x[0, 0] == -1 else x[:, 0])
+    return power._alignment(conf, perf)
+
+
+def test_alignment_is_pearson_r_on_all_and_contentious_items(monkeypatch):
+    rng = np.random.default_rng(4)
+    sc = np.r_[0.0, 1.0, rng.uniform(0.2, 0.8, 10)]  # range exactly 1
+    sy = np.r_[1.0, 0.0, rng.uniform(0.1, 0.9, 10)]
+    conf, perf = np.c_[sc, sc], np.c_[sy, sy]
+    mask = np.r_[True, True, True, np.ones(9, bool)]
+    mask[3:5] = False  # exactly 10 contentious items: enough
+    r_all, r_cont = _alignment_with(monkeypatch, conf, perf, mask)
+    assert r_all == pytest.approx(stats.pearsonr(sc, sy).statistic, abs=1e-12)
+    assert r_cont == pytest.approx(stats.pearsonr(sc[mask], sy[mask]).statistic, abs=1e-12)
+    mask[5] = False  # 9: too few
+    r_all, r_cont = _alignment_with(monkeypatch, conf, perf, mask)
+    assert r_all == pytest.approx(stats.pearsonr(sc, sy).statistic, abs=1e-12)
+    assert isinstance(r_cont, float) and math.isnan(r_cont)
+    # Too few items overall: both NaN (and the contentious set is still scored).
+    r_all, r_cont = _alignment_with(monkeypatch, conf[:9], perf[:9], np.ones(9, bool))
+    assert math.isnan(r_all) and math.isnan(r_cont)
+
+
+@pytest.mark.parametrize("which", ["conf_none", "perf_none", "conf_flat", "perf_flat"])
+def test_alignment_is_nan_without_scores_or_spread(monkeypatch, which):
+    rng = np.random.default_rng(5)
+    sc, sy = rng.uniform(size=12), rng.uniform(size=12)
+    conf, perf = np.c_[sc, sc], np.c_[sy, sy]
+    mask = np.r_[np.zeros(1, bool), np.ones(11, bool)]  # the first item is not contentious
+    if which == "conf_none":
+        conf[0, 0] = -1  # no scores on all items; the contentious ones still get r
+    elif which == "perf_none":
+        perf[0, 0] = -1
+    elif which == "conf_flat":
+        conf[:, 0] = 0.5
+    else:
+        perf[:, 0] = 0.5
+    r_all, r_cont = _alignment_with(monkeypatch, conf, perf, mask)
+    assert isinstance(r_all, float) and math.isnan(r_all)
+    if which.endswith("none"):
+        expected = stats.pearsonr(conf[1:, 0], perf[1:, 0]).statistic
+        assert r_cont == pytest.approx(expected, abs=1e-12)
+    else:
+        assert math.isnan(r_cont)
+
+
+def test_pc1_scores_need_three_models():
+    rng = np.random.default_rng(0)
+    latent = rng.normal(size=(200, 1))
+    x = (latent + rng.normal(size=(200, 3)) > 0).astype(float)
+    scores = power._pc1_scores(x)
+    assert scores is not None and scores.shape == (200,)
+    # Items answered by more models score higher on the first component (or lower: sign-free).
+    r = stats.spearmanr(scores, x.sum(axis=1)).statistic
+    assert abs(r) > 0.9
+    assert power._pc1_scores(x[:, :2]) is None
 
 
 # --- PowerResult ------------------------------------------------------------------------------
