@@ -856,6 +856,7 @@ def test_run_power_forwards_every_argument(monkeypatch, tmp_path):
         str(out / "power.csv"), str(out / "power.png"), str(out / "power.json"), None
     )
     assert {p.name for p in out.iterdir()} == {"power.csv", "power.png", "power.json"}
+    assert (out / "power.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pd.testing.assert_frame_equal(pd.read_csv(out / "power.csv"), res.table, check_dtype=False)
 
 
@@ -900,7 +901,9 @@ def test_write_power_outputs_files_and_json(monkeypatch, tmp_path):
         "power.csv", "power.json", "power.png", "size.csv",
     ]  # fmt: skip
     pd.testing.assert_frame_equal(pd.read_csv(folder / "size.csv"), size)
-    doc = json.loads((folder / "power.json").read_text())
+    text = (folder / "power.json").read_text()
+    assert text.startswith('{\n  "preset": "mine",\n  "benchmark"')  # indented by 2
+    doc = json.loads(text)
     assert {k: v for k, v in doc.items() if k not in ("table", "size")} == {
         "preset": "mine", "benchmark": "squad", "null": "private_signal", "alpha": 0.07,
         "permutations": 99, "seed": 5, "seconds": 2.5, "params": {"a": 1}, "block_size": 4,
