@@ -578,6 +578,74 @@ def test_power_input_checks(monkeypatch):
             power.power_analysis(**kw)
 
 
+# --- the curtailed permutation test -------------------------------------------------------------
+#
+# The null draws are given in order (observed 0.5): the test rejects when at most
+# floor(alpha (B + 1)) - 1 of the B draws reach the observed value, drawing batches of
+# min(B, max(20, 4 floor(alpha (B + 1)))) and stopping once that many are exceeded.
+
+
+def _curtail(monkeypatch, draws, alpha, permutations, labels=None):
+    calls: list[tuple] = []
+    stream = iter(draws)
+
+    def perms(kind):
+        def make(_, size, rng):
+            calls.append((kind, size))
+            return np.zeros((size, 1), dtype=np.int64)
+
+        return make
+
+    monkeypatch.setattr(power, "stratified_permutations", perms("pass counts"))
+    monkeypatch.setattr(power, "permutations_within", perms("labels"))
+    monkeypatch.setattr(
+        power, "stratified_null_draws", lambda c, p, x: np.array([next(stream) for _ in x])
+    )
+    hit, first = power._curtailed_rejects(
+        np.zeros((1, 1)), np.zeros((1, 1)), 0.5, permutations, alpha, np.random.default_rng(0),
+        labels,
+    )  # fmt: skip
+    return hit, first, calls
+
+
+def _draws(n, high_at):
+    return [0.9 if i in high_at else i / 1000 for i in range(n)]
+
+
+def test_curtailed_test_allowed_exceedances_and_batches(monkeypatch):
+    # alpha 0.07, 99 draws: 0.07 * 100 = 7 (in floating point 7.000000000000001): 6 allowed,
+    # batches of 28.
+    draws = _draws(99, range(30, 36))
+    hit, first, calls = _curtail(monkeypatch, draws, 0.07, 99)
+    assert hit and calls == [("pass counts", 28), ("pass counts", 28), ("pass counts", 28),
+                             ("pass counts", 15)]  # fmt: skip
+    assert first == pytest.approx(np.mean(draws[:28]))
+    # A 7th draw equal to the observed value (a tie counts): stopped after the 2nd batch.
+    draws = _draws(99, range(30, 36))
+    draws[40] = 0.5
+    hit, _, calls = _curtail(monkeypatch, draws, 0.07, 99, labels=np.zeros(1))
+    assert not hit and calls == [("labels", 28), ("labels", 28)]
+    draws[40] = 0.5 - 1e-17  # within the tie band of 0.5 (itself, in binary)
+    assert not _curtail(monkeypatch, draws, 0.07, 99)[0]
+    draws[40] = 0.4999
+    assert _curtail(monkeypatch, draws, 0.07, 99)[0]
+
+
+def test_curtailed_test_floor_of_an_inexact_product(monkeypatch):
+    # alpha 0.29, 99 draws: 0.29 * 100 is 28.999999999999996 in floating point, read as 29:
+    # 28 allowed, one batch of 99. A NaN draw is left out of the count and the mean.
+    draws = _draws(99, range(50, 78))
+    draws[3] = math.nan
+    hit, first, calls = _curtail(monkeypatch, draws, 0.29, 99)
+    assert 0.29 * 100 < 29 and hit and calls == [("pass counts", 99)]
+    assert first == pytest.approx(np.nanmean(draws))
+    draws[90] = 0.9
+    assert not _curtail(monkeypatch, draws, 0.29, 99)[0]
+    # alpha 0.3, 12 draws: floor(3.9) - 1 = 2 allowed (3 would be floor(0.3 * 14) - 1).
+    assert _curtail(monkeypatch, _draws(12, {2, 5}), 0.3, 12)[0]
+    assert not _curtail(monkeypatch, _draws(12, {2, 5, 7}), 0.3, 12)[0]
+
+
 # --- the alignment statistic ---------------------------------------------------------------------
 #
 # The first-principal-component scores are replaced by the first column of the matrix (None
@@ -736,7 +804,7 @@ def _plot_result(align: bool) -> PowerResult:
                         "power_low": p - 0.05, "power_high": p + 0.07,
                         "alignment_power": p / 2, "alignment_low": p / 2 - 0.03,
                         "alignment_high": p / 2 + 0.04,
-                        "alignment_reps": int(align and m == 3 and w == 0.2),
+                        "alignment_reps": int(align and m == 3 and w == 0.2 and n == 20),
                     }
                 )  # fmt: skip
     return _result([], table=pd.DataFrame(rows), alpha=0.07, preset="mine")
@@ -761,7 +829,8 @@ def test_plot_panels_lines_and_labels(captured, align):
     from matplotlib.colors import to_rgba
 
     res = _plot_result(align)
-    power._plot(res, "out.png")
+    with matplotlib.rc_context({"font.size": 7}):  # sizes below are the plot's own
+        power._plot(res, "out.png")
     ((fig, fname, kwargs),) = captured
     assert fname == "out.png" and kwargs == {"dpi": 120, "format": "png"}
     assert not plt.fignum_exists(fig.number)  # closed
