@@ -491,6 +491,16 @@ def test_power_grid_chunks_large_cells(monkeypatch, bar):
     assert b.total == 2 * (5 + 3) + 5 and sum(b.updates) == b.total
 
 
+def test_power_grid_chunks_of_one(monkeypatch):
+    # 3 models x 700,000 items: more than 2**21 cells, one replicate per draw.
+    stubs = _GridStubs(monkeypatch, [(2, True), (3, False)])
+    power.power_analysis(
+        [3], [700_000], [0.0], 3, alignment_reps=1, alignment_null_reps=2, permutations=19,
+        progress=False,
+    )  # fmt: skip
+    assert [s[3] for s in stubs.sims] == [1, 1, 1, 1, 1]
+
+
 @pytest.mark.parametrize("n_finite", [1, 2])
 def test_power_critical_value_needs_two_finite_null_replicates(monkeypatch, n_finite):
     stubs = _GridStubs(monkeypatch, [(4, True), (3, False)])
@@ -588,9 +598,11 @@ def test_power_input_checks(monkeypatch):
 def _curtail(monkeypatch, draws, alpha, permutations, labels=None):
     calls: list[tuple] = []
     stream = iter(draws)
+    given = np.random.default_rng(0)
 
     def perms(kind):
         def make(_, size, rng):
+            assert rng is given  # the replicate's own stream
             calls.append((kind, size))
             return np.zeros((size, 1), dtype=np.int64)
 
@@ -602,8 +614,7 @@ def _curtail(monkeypatch, draws, alpha, permutations, labels=None):
         power, "stratified_null_draws", lambda c, p, x: np.array([next(stream) for _ in x])
     )
     hit, first = power._curtailed_rejects(
-        np.zeros((1, 1)), np.zeros((1, 1)), 0.5, permutations, alpha, np.random.default_rng(0),
-        labels,
+        np.zeros((1, 1)), np.zeros((1, 1)), 0.5, permutations, alpha, given, labels,
     )  # fmt: skip
     return hit, first, calls
 
@@ -625,10 +636,13 @@ def test_curtailed_test_allowed_exceedances_and_batches(monkeypatch):
     draws[40] = 0.5
     hit, _, calls = _curtail(monkeypatch, draws, 0.07, 99, labels=np.zeros(1))
     assert not hit and calls == [("labels", 28), ("labels", 28)]
-    draws[40] = 0.5 - 1e-17  # within the tie band of 0.5 (itself, in binary)
+    draws[40] = np.nextafter(0.5, 0.0)  # one ulp below: within the tie band, counts
     assert not _curtail(monkeypatch, draws, 0.07, 99)[0]
     draws[40] = 0.4999
     assert _curtail(monkeypatch, draws, 0.07, 99)[0]
+    # Exceedances add up over batches: 4 in the first, 3 in the second.
+    hit, _, calls = _curtail(monkeypatch, _draws(99, {1, 2, 3, 4, 30, 31, 32}), 0.07, 99)
+    assert not hit and len(calls) == 2
 
 
 def test_curtailed_test_floor_of_an_inexact_product(monkeypatch):
