@@ -99,7 +99,7 @@ class _SizeStubs:
             self._cell += 1
             self._next = 0
         self.sims.append((key, size, benchmark, rng.integers(2**62)))
-        g = np.arange(self._next, self._next + size, dtype=np.uint8)
+        g = np.arange(self._next, self._next + size, dtype=np.uint16)
         self._next += size
         conf = g.reshape(size, 1, 1)
         perf = np.full((size, 1, 1), self._cell, dtype=np.uint8)
@@ -529,28 +529,44 @@ def test_power_alignment_at_the_critical_value_is_not_detected(monkeypatch):
     assert row["alignment_rejections"] == 2  # 0.25 (not above), 0.55, 0.85
 
 
-def test_documented_defaults():
-    import inspect
+def test_power_defaults(monkeypatch, bar):
+    # The documented defaults, as the analysis uses them (stubs make the full grid cheap).
+    stubs = _GridStubs(monkeypatch)
+    res = power.power_analysis()
+    t = res.table
+    assert list(t[["models", "items", "individuated"]].itertuples(index=False, name=None)) == [
+        (m, n, w) for m in (10, 20, 40) for n in (200, 1000, 5000) for w in (0.0, 0.1, 0.2, 0.4)
+    ]
+    assert (t["reps"] == 200).all() and (t["alignment_reps"] == 40).all()
+    assert (t["alignment_null_reps"] == 200).all()
+    assert {s[4] for s in stubs.sims} == {"squad"}
+    assert {(x[3], x[4]) for x in stubs.tests} == {(99, 0.05)}
+    assert {tuple(x[5]) for x in stubs.tests} == {(10,)}  # the private-signal null, blocks of 10
+    assert (res.preset, res.null, res.seed, res.size) == ("paper", "private_signal", 0, None)
+    assert bar.made[0].total == 9 * (4 * (200 + 40) + 200)
+    # The default seed is 0: the first cell's first draw is that of an explicit seed 0.
+    first = stubs.sims[0][5]
+    stubs = _GridStubs(monkeypatch)
+    power.power_analysis([10], [200], [0.0], 1, alignment_reps=1, alignment_null_reps=2, seed=0,
+                         progress=False)  # fmt: skip
+    assert stubs.sims[0][5] == first
 
-    def defaults(fn):
-        return {
-            k: p.default
-            for k, p in inspect.signature(fn).parameters.items()
-            if p.default is not inspect.Parameter.empty
-        }
 
-    assert defaults(power.power_analysis) == {
-        "models": (10, 20, 40), "items": (200, 1000, 5000),
-        "individuated": (0.0, 0.1, 0.2, 0.4), "reps": 200, "preset": "paper", "params": None,
-        "alpha": 0.05, "permutations": 99, "alignment_reps": 40, "alignment_null_reps": 200,
-        "benchmark": "squad", "seed": 0, "progress": True, "workers": None,
-        "null": "private_signal", "block_size": 10, "size_presets": (), "size_reps": None,
-    }  # fmt: skip
-    assert defaults(power.size_analysis) == {
-        "presets": ("rasch", "2pl", "3pl"), "models": (20,), "items": (3000, 10000),
-        "reps": 400, "alpha": 0.05, "permutations": 99, "block_size": 10, "benchmark": "squad",
-        "seed": 0, "progress": True, "workers": None,
-    }  # fmt: skip
+def test_size_defaults(monkeypatch, bar):
+    cells = [(p, 20, n) for p in ("rasch", "2pl", "3pl") for n in (3000, 10000)]
+    stubs = _SizeStubs(monkeypatch, cells)
+    size = power.size_analysis()
+    assert list(size[["correctness", "models", "items"]].itertuples(index=False, name=None)) == (
+        cells
+    )
+    assert (size["reps"] == 400).all() and {s[2] for s in stubs.sims} == {"squad"}
+    assert {(t["permutations"], t["alpha"]) for t in stubs.tests} == {(99, 0.05)}
+    assert {tuple(t["labels"]) for t in stubs.tests if t["labels"]} == {(10, -1)}
+    assert bar.made[0].total == 6 * 400
+    first = stubs.sims[0][3]
+    stubs = _SizeStubs(monkeypatch, cells[:1])
+    power.size_analysis(["rasch"], [20], [3000], 1, seed=0, progress=False)
+    assert stubs.sims[0][3] == first
 
 
 def test_power_input_checks(monkeypatch):
