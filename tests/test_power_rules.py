@@ -225,6 +225,25 @@ def test_size_chunks_large_cells(monkeypatch):
     assert all(len({s[3] for s in part}) == len(part) for part in sims)
 
 
+def test_size_replicate_streams_do_not_depend_on_chunking(monkeypatch):
+    # The first cell of two calls with seed 0 has the same seeds: replicate g's permutation
+    # streams are the same whether the cell is drawn whole (4 x 12) or in chunks of 2.
+    draws = []
+    for items in (12, 2**18):
+        stubs = _SizeStubs(monkeypatch, [("rasch", 4, items)])
+        power.size_analysis(["rasch"], [4], [items], 7, progress=False, workers=1)
+        draws.append(sorted((t["g"], t["null"], t["draw"]) for t in stubs.tests))
+    assert [s[1] for s in stubs.sims] == [2, 2, 2, 1]
+    assert draws[0] == draws[1]
+
+
+def test_clopper_pearson_with_one_trial():
+    low, high = power._clopper_pearson(np.array([0, 1, 0]), np.array([1, 1, 0]))
+    assert (low[0], high[0]) == pytest.approx(_exact_ci(0, 1), rel=1e-12)
+    assert (low[1], high[1]) == pytest.approx(_exact_ci(1, 1), rel=1e-12)
+    assert math.isnan(low[2]) and math.isnan(high[2])  # no trials
+
+
 def test_size_all_non_finite_counts_as_no_rejection(monkeypatch):
     stubs = _SizeStubs(monkeypatch, [("rasch", 3, 10)])
     monkeypatch.setattr(power, "mean_taus", lambda conf, perf: np.float64(math.inf))
