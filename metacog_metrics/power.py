@@ -493,6 +493,16 @@ def _replicate(
     return hit, null_mean, _alignment(conf[r], perf[r]) if r < align else None
 
 
+def _children(seed: np.random.SeedSequence, n: int) -> list[np.random.SeedSequence]:
+    """The first ``n`` children of ``seed``, the same at every call.
+
+    ``SeedSequence.spawn`` continues where the previous call stopped, so spawning from the
+    cell's seed at every weight gave each weight other populations and streams (no paired
+    design); a fresh copy of the seed always yields its first children."""
+    fresh = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
+    return fresh.spawn(n)
+
+
 def _grid_point(
     params: SimulationParams,
     m: int,
@@ -514,8 +524,8 @@ def _grid_point(
     # every replicate has its own permutation stream (curtailing never shifts another's draws).
     chunk = max(1, min(reps, (1 << 21) // (m * n)))
     starts = list(range(0, reps, chunk))
-    data_seeds = data_seed.spawn(len(starts))
-    perm_seeds = perm_seed.spawn(reps)
+    data_seeds = _children(data_seed, len(starts))
+    perm_seeds = _children(perm_seed, reps)
     observed, null_means, rejected, align = [], [], [], []
     for start, ss in zip(starts, data_seeds):
         size = min(chunk, reps - start)
