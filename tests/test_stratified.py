@@ -45,6 +45,17 @@ def _data(n_items: int, n_models: int, seed: int) -> tuple[np.ndarray, np.ndarra
     return conf, perf
 
 
+class _NanEmpty:
+    """NumPy for the module under test, with ``empty`` filled with NaN (no stale memory)."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def empty(shape, dtype=float):
+        return np.full(shape, np.nan, dtype=dtype)
+
+
 @pytest.fixture(params=["numpy", "numba"])
 def engine(request, monkeypatch):
     """Both engines of the null draws: the float products, and the compiled popcounts."""
@@ -198,14 +209,19 @@ def test_mean_tau_of_a_single_pair_is_its_tau_b():
     assert res.observed == pytest.approx(expected, abs=1e-12)
 
 
-def test_more_permutations_than_items_are_all_drawn(engine):
-    # the draws are indexed by permutation, never by item
+def test_more_permutations_than_items_are_all_drawn(engine, monkeypatch):
+    # the draws are indexed by permutation, never by item: in chunks of 4 permutations
+    # (NumPy engine) or split over 3 threads (compiled), every one of 30 is drawn
     conf, perf = _data(8, 4, seed=8)
     perms = stratified_permutations(perf, 30, rng=2)
     expected = [_scipy_mean_tau(conf[p], perf) for p in perms]
-    for workers in (1, 2):
-        draws = stratified_null_draws(conf, perf, perms, workers=workers)
-        np.testing.assert_allclose(draws, expected, rtol=0, atol=1e-12)
+    monkeypatch.setattr(strat, "_ELEMENTS_PER_CALL", 8 * 4 * 4)
+    monkeypatch.setattr(strat, "np", _NanEmpty())  # a draw left unwritten stays NaN
+    draws = stratified_null_draws(conf, perf, perms, workers=3)
+    np.testing.assert_allclose(draws, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        stratified_null_draws(conf, perf, perms, workers=1), expected, rtol=0, atol=1e-12
+    )
 
 
 def test_two_draws_have_an_sd_one_draw_none_and_no_warning():
