@@ -283,3 +283,18 @@ def test_the_compiled_engine_runs_unless_numba_is_turned_off(monkeypatch):
     products = stratified_null_draws(conf, perf, perms)
     assert len(calls) == have_numba  # not called again
     np.testing.assert_allclose(products, compiled, rtol=0, atol=1e-12)
+
+
+def test_many_pairs_take_several_compiled_chunks(monkeypatch):
+    # 40 models (780 pairs) and 1,000 permutations: the compiled engine splits the draws into
+    # chunks of a few hundred (bounded by its memory budget per pair); they equal the NumPy
+    # engine's float products, tested against SciPy above
+    if strat._compiled_kernels("auto") is None:
+        pytest.skip("numba is not installed: the compiled engine is tested where it is")
+    conf, perf = _data(12, 40, seed=11)
+    perms = stratified_permutations(perf, 1000, rng=3)
+    compiled = stratified_null_draws(conf, perf, perms, workers=2)
+    monkeypatch.setattr(strat, "_compiled_kernels", lambda engine: None)
+    np.testing.assert_allclose(
+        compiled, stratified_null_draws(conf, perf, perms), rtol=0, atol=1e-12
+    )
