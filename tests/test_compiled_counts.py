@@ -17,6 +17,7 @@ import pytest
 from scipy import stats
 
 from metacog_metrics.pairwise import NULLS, joint_null_draws
+from tests.exact_laws import chi2_p as _chi2_p
 
 pytestmark = pytest.mark.skipif(  # under CI a missing numba fails the tests instead
     importlib.util.find_spec("numba") is None and not os.environ.get("CI"),
@@ -28,21 +29,6 @@ def _kernels():
     from metacog_metrics.pairwise import _numba
 
     return _numba
-
-
-def _chi2_p(values, support, probs):
-    """Goodness of fit of sampled integers to an exact law (bins with expectation < 5 pooled)."""
-    counts = np.array([(values == v).sum() for v in support])
-    assert counts.sum() == values.size  # every draw in the support
-    expected = probs * values.size
-    order = np.argsort(expected)
-    small = order[np.cumsum(expected[order]) < 5]
-    keep = np.setdiff1d(np.arange(len(support)), small)
-    obs = np.append(counts[keep], counts[small].sum())
-    exp = np.append(expected[keep], expected[small].sum())
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
-    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
 def _hypergeom_p(values, population, good, sample):

@@ -36,6 +36,8 @@ from metacog_metrics.pairwise.samplers import (
 )
 from metacog_metrics.pairwise.tau import _binary_tables, _kendall_s
 from tests.availability import unavailable
+from tests.exact_laws import FixedUniforms as _FixedUniforms
+from tests.exact_laws import chi2_p as _chi2_p
 
 _NO_NUMBA = "numba is not installed (the fast extra): the compiled engine is not tested"
 _HAS_NUMBA = importlib.util.find_spec("numba") is not None
@@ -315,17 +317,6 @@ def test_joint_draws_keep_the_right_counts(null):
 # --------------------------------------------------------------------------------------------
 
 
-class _FixedUniforms:
-    """Stand-in generator whose ``random`` returns given uniforms (edge cases of inversion)."""
-
-    def __init__(self, u):
-        self.u = np.asarray(u, dtype=float)
-
-    def random(self, size):
-        assert size == self.u.size
-        return self.u.copy()
-
-
 _LAWS = [  # (good, bad, sample): small, skewed, degenerate, large
     (5, 7, 6), (1, 1, 1), (0, 9, 4), (9, 0, 4), (4, 5, 0), (4, 5, 9), (2, 40, 10),
     (30, 3, 20), (800, 3400, 800), (1500, 1700, 1800), (4, 49_996, 25_000),
@@ -405,22 +396,6 @@ def _brute_s(t):
         for k, m in np.ndindex(3, 3):
             s += t[i, j] * t[k, m] * np.sign(k - i) * np.sign(m - j)
     return s // 2
-
-
-def _chi2_p(observed_values, support, probs):
-    """Goodness of fit of sampled values to an exact law (bins with expectation < 5 pooled)."""
-    n = observed_values.size
-    index = {v: i for i, v in enumerate(support)}
-    counts = np.bincount([index[v] for v in observed_values], minlength=len(support))
-    expected = probs * n
-    order = np.argsort(expected)
-    small = order[np.cumsum(expected[order]) < 5]
-    keep = np.setdiff1d(np.arange(len(support)), small)
-    obs = np.append(counts[keep], counts[small].sum())
-    exp = np.append(expected[keep], expected[small].sum())
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
-    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
 @pytest.mark.parametrize("sampler", SAMPLERS)

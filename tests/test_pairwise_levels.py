@@ -24,6 +24,7 @@ from metacog_metrics.pairwise import pair_permutation_test, pairwise_taus
 from metacog_metrics.pairwise.samplers import _levels_base_rate_s
 from metacog_metrics.pairwise.tau import _level_tables, _tau_from_s
 from tests.availability import unavailable
+from tests.exact_laws import chi2_p as _chi2_p
 
 _NO_NUMBA = "numba is not installed (the fast extra): the compiled engine is not tested"
 needs_numba = pytest.mark.skipif(
@@ -81,21 +82,6 @@ def _matching_tau_draws(lt, n, seed, ratio):
         k.number_tables(int(lt.n.max())), float(ratio), draws,
     )  # fmt: skip
     return draws
-
-
-def _chi2_p(values, support, probs):
-    """Goodness of fit of sampled values to an exact law (bins with expectation < 5 pooled)."""
-    index = {v: i for i, v in enumerate(support)}
-    counts = np.bincount([index[v] for v in values], minlength=len(support))
-    expected = probs * values.size
-    order = np.argsort(expected)
-    small = order[np.cumsum(expected[order]) < 5]
-    keep = np.setdiff1d(np.arange(len(support)), small)
-    obs = np.append(counts[keep], counts[small].sum())
-    exp = np.append(expected[keep], expected[small].sum())
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
-    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
 def _kendall_s(x, y):

@@ -20,6 +20,8 @@ import pytest
 from scipy import stats
 
 import metacog_metrics.pairwise.samplers as pw
+from tests.exact_laws import FixedUniforms as _FixedUniforms
+from tests.exact_laws import chi2_p as _chi2_p
 
 # --------------------------------------------------------------------------------------------
 # Helpers: exact laws and goodness of fit
@@ -39,31 +41,6 @@ def _window_search_ends(monkeypatch):
         return window(*args, **kwargs)
 
     monkeypatch.setattr(pw, "_hg_window", counted)
-
-
-def _chi2_p(values, support, probs):
-    """Goodness of fit of sampled values to an exact law (bins with expectation < 5 pooled).
-
-    Every sampled value must lie in the support (checked: an impossible value fails at once).
-    """
-    values = np.asarray(values)
-    support = np.asarray(support)
-    index = {v: i for i, v in enumerate(support.tolist())}
-    missing = set(np.unique(values).tolist()) - set(index)
-    assert not missing, f"values outside the law's support: {sorted(missing)[:5]}"
-    counts = np.bincount([index[v] for v in values.tolist()], minlength=len(support))
-    expected = np.asarray(probs, dtype=float) * values.size
-    order = np.argsort(expected)
-    small = order[np.cumsum(expected[order]) < 5]
-    keep = np.setdiff1d(np.arange(len(support)), small)
-    obs = np.append(counts[keep], counts[small].sum())
-    exp = np.append(expected[keep], expected[small].sum())
-    if exp[-1] == 0:
-        assert obs[-1] == 0, "draws where the law has no mass"
-        obs, exp = obs[:-1], exp[:-1]
-    if obs.size < 2:
-        return 1.0
-    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
 def _hypergeom_p(values, good, bad, sample):
@@ -101,17 +78,6 @@ def _labels(counts):
 
 def _permutations(n):
     return np.array(list(itertools.permutations(range(n))))
-
-
-class _FixedUniforms:
-    """Stand-in generator whose ``random`` hands out the given uniforms."""
-
-    def __init__(self, u):
-        self.u = np.asarray(u, dtype=float)
-
-    def random(self, size):
-        assert size == self.u.size
-        return self.u.copy()
 
 
 class _Recording:
