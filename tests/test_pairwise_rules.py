@@ -46,7 +46,7 @@ from metacog_metrics.pairwise.common import (
     _Plan,
     _run_tasks,
 )
-from metacog_metrics.pairwise.joint import _masked_joint_plan
+from metacog_metrics.pairwise.joint import _joint_plan, _masked_joint_plan
 from metacog_metrics.pairwise.results import DeltaCurve, PairTestResult, PairwiseResult
 from tests.availability import unavailable
 
@@ -1113,3 +1113,22 @@ def test_the_documented_defaults_and_a_model_with_one_item():
     table = res.table.set_index(["model_a", "model_b"])
     assert table.loc[("x", "z"), "accuracy_b"] == 1.0
     assert table.loc[("x", "y"), "accuracy_a"] == pytest.approx(3 / 4)
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "numeric"])
+@pytest.mark.parametrize("null", NULLS)
+def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(null, binary, monkeypatch):
+    # the label names the null (the progress bar shows it); the default engine is "auto",
+    # so METACOG_NO_NUMBA turns the compiled kernels off, complete or ragged
+    rng = np.random.default_rng(0)
+    perf = (rng.random((12, 3)) < 0.5).astype(float)
+    conf = perf.copy() if binary else np.round(rng.random((12, 3)), 1)
+    present = np.ones(conf.shape, dtype=bool)
+    present[0, 0] = False
+    ia, ib = _pairs(3)
+    monkeypatch.setenv("METACOG_NO_NUMBA", "1")
+    complete = _joint_plan(conf, perf, binary, ia, ib, null, 4, 0)
+    ragged = _masked_joint_plan(conf, perf, present, binary, ia, ib, null, 4, 0)
+    for plan in (complete, ragged):
+        assert plan.label == f"joint {null}"
+        assert plan.engine == "numpy"
