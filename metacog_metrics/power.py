@@ -349,6 +349,10 @@ def power_analysis(
         try:
             for m, n in cells:
                 data_seed, perm_seed, cal_seed = cell_seeds[(m, n)].spawn(3)
+                # spawned once for the cell: every weight gets the same populations and
+                # permutation streams (spawning again would continue with new children)
+                data_seeds = data_seed.spawn(math.ceil(reps / _chunk(m, n, reps)))
+                perm_seeds = perm_seed.spawn(reps)
                 critical, critical_n = math.nan, 0
                 if align_n:
                     null_params = dataclasses.replace(base, individuated=0.0)
@@ -359,7 +363,7 @@ def power_analysis(
                     p_w = dataclasses.replace(base, individuated=w)
                     row = _grid_point(
                         p_w, m, n, reps, align_n, alpha, permutations, critical, benchmark,
-                        data_seed, perm_seed, bar, pool, null, block_size,
+                        data_seeds, perm_seeds, bar, pool, null, block_size,
                     )  # fmt: skip
                     row["alignment_null_reps"] = critical_n
                     rows.append({"models": m, "items": n, "individuated": w, **row})
@@ -493,14 +497,9 @@ def _replicate(
     return hit, null_mean, _alignment(conf[r], perf[r]) if r < align else None
 
 
-def _children(seed: np.random.SeedSequence, n: int) -> list[np.random.SeedSequence]:
-    """The first ``n`` children of ``seed``, the same at every call.
-
-    ``SeedSequence.spawn`` continues where the previous call stopped, so spawning from the
-    cell's seed at every weight gave each weight other populations and streams (no paired
-    design); a fresh copy of the seed always yields its first children."""
-    fresh = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size)
-    return fresh.spawn(n)
+def _chunk(m: int, n: int, reps: int) -> int:
+    """Replicates simulated together at one grid point (bounds memory)."""
+    return max(1, min(reps, (1 << 21) // (m * n)))
 
 
 def _grid_point(
@@ -513,19 +512,18 @@ def _grid_point(
     permutations: int,
     critical: float,
     benchmark: str,
-    data_seed: np.random.SeedSequence,
-    perm_seed: np.random.SeedSequence,
+    data_seeds: Sequence[np.random.SeedSequence],
+    perm_seeds: Sequence[np.random.SeedSequence],
     bar: Any,
     pool: ThreadPoolExecutor,
     null: str = NULL_NAME,
     block_size: int = DEFAULT_BLOCK_SIZE,
 ) -> dict[str, Any]:
-    # Replicates are drawn in chunks; the same seeds at every weight give paired designs, and
-    # every replicate has its own permutation stream (curtailing never shifts another's draws).
-    chunk = max(1, min(reps, (1 << 21) // (m * n)))
+    # Replicates are drawn in chunks of _chunk(m, n, reps), one data seed a chunk; the caller
+    # passes the same seeds at every weight (paired designs), and every replicate has its own
+    # permutation stream (curtailing never shifts another's draws).
+    chunk = _chunk(m, n, reps)
     starts = list(range(0, reps, chunk))
-    data_seeds = _children(data_seed, len(starts))
-    perm_seeds = _children(perm_seed, reps)
     observed, null_means, rejected, align = [], [], [], []
     for start, ss in zip(starts, data_seeds):
         size = min(chunk, reps - start)
