@@ -634,7 +634,7 @@ def size_analysis(
                 data_seed, perm_seed = ss.spawn(2)
                 perm_seeds = perm_seed.spawn(reps)
                 hits = {null: 0 for null in NULLS}
-                chunk = max(1, min(reps, (1 << 21) // (m * n)))
+                chunk = _chunk(m, n, reps)
                 starts = list(range(0, reps, chunk))
                 for start, ds in zip(starts, data_seed.spawn(len(starts))):
                     size = min(chunk, reps - start)
