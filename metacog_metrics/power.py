@@ -417,7 +417,7 @@ def _alignment_critical(
     The empirical 95% quantile of a few hundred values rests on its top handful and swings
     widely; the normal quantile ``mean + z sd`` of the same values is far steadier (r is close
     to normal across replicates at these sizes)."""
-    chunk = max(1, min(reps, (1 << 21) // (m * n)))
+    chunk = _chunk(m, n, reps)
     values: list[float] = []
     for start, ss in zip(range(0, reps, chunk), seed.spawn(math.ceil(reps / chunk))):
         size = min(chunk, reps - start)
