@@ -330,12 +330,24 @@ def _paired_auroc_bootstrap(
     the items are drawn directly. Ties keep their meaning: the levels are the exact distinct
     values.
     """
-    n = y.size
     lev_c = np.unique(conf, return_inverse=True)[1]
     lev_p = np.unique(pop, return_inverse=True)[1]
-    cell, counts = np.unique(
-        (lev_c * (lev_p.max() + 1) + lev_p) * 2 + y.astype(np.int64), return_counts=True
-    )
+    return _paired_level_bootstrap(lev_c, lev_p, y, n_boot, rng)
+
+
+def _paired_level_bootstrap(
+    lev_c: NDArray, lev_p: NDArray, y: NDArray, n_boot: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """:func:`_paired_auroc_bootstrap` of the scores' level codes (non-negative integers in
+    the scores' order; gaps allowed): the same draws."""
+    n = y.size
+    code = (lev_c * (lev_p.max() + 1) + lev_p) * 2 + y.astype(np.int64)
+    if code.max() < 4 * n:  # the occupied cells in ascending order, as np.unique, without a sort
+        every = np.bincount(code)
+        cell = np.flatnonzero(every)
+        counts = every[cell]
+    else:
+        cell, counts = np.unique(code, return_counts=True)
     diffs = np.empty(n_boot)
     if 2 * cell.size <= n:  # cell counts: O(K) a draw
         k_p, k_y = cell // 2, cell % 2
@@ -380,10 +392,20 @@ def _counts_auc(code: NDArray, idx: NDArray) -> NDArray[np.float64]:
 
 def _fast_auroc(score: NDArray, y: NDArray) -> float:
     """Midrank AUROC of clean arrays (equal to sklearn's roc_auc_score; NaN with one class)."""
+    return _levels_auroc(np.unique(score, return_inverse=True)[1], y)
+
+
+def _levels_auroc(levels: NDArray, y: NDArray) -> float:
+    """:func:`_fast_auroc` of the scores' level codes (non-negative integers in the scores'
+    order; gaps allowed), from the counts per (level, label): no sort. The counts and the
+    products are integers and half-integers, exact in any order of summation, so the value
+    equals :func:`_weighted_auc` of unit weights."""
     if y.size == 0 or y.min() == y.max():
         return float("nan")
-    levels = np.unique(score, return_inverse=True)[1]
-    return float(_weighted_auc(levels, y, np.ones((1, y.size)))[0])
+    pos = np.bincount(levels, weights=y)
+    neg = np.bincount(levels, minlength=pos.size) - pos
+    neg_below = np.cumsum(neg) - neg
+    return float((pos * (neg_below + 0.5 * neg)).sum() / (pos.sum() * neg.sum()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -498,16 +520,22 @@ def _model_calibration(
             *([nan] * 5),
         )  # fmt: skip
     has_pop = ~np.isnan(p)
-    # the same midrank AUROC as auroc() (sklearn), without its per-call validation overhead
-    internal = _fast_auroc(c, y)
-    pop_auc = _fast_auroc(p[has_pop], y[has_pop])
-    internal_on_pop = _fast_auroc(c[has_pop], y[has_pop])
+    # the same midrank AUROC as auroc() (sklearn), without its per-call validation overhead,
+    # from each score's level codes (one sort per score)
+    lev_c = np.unique(c, return_inverse=True)[1]
+    internal = _levels_auroc(lev_c, y)
+    every_pop = bool(has_pop.all())
+    lev_c_pop = lev_c if every_pop else lev_c[has_pop]
+    y_pop = y if every_pop else y[has_pop]
+    lev_p = np.unique(p[has_pop], return_inverse=True)[1]
+    pop_auc = _levels_auroc(lev_p, y_pop)
+    internal_on_pop = _levels_auroc(lev_c_pop, y_pop)
     diff = internal_on_pop - pop_auc
     ci = (nan, nan)
     p_value = nan
     if n_boot > 0 and np.isfinite(diff):
         gen = np.random.default_rng(child_sequence(rng, model))
-        diffs = _paired_auroc_bootstrap(c[has_pop], p[has_pop], y[has_pop], n_boot, gen)
+        diffs = _paired_level_bootstrap(lev_c_pop, lev_p, y_pop, n_boot, gen)
         diffs = diffs[np.isfinite(diffs)]
         if diffs.size:
             alpha = 1.0 - confidence_level

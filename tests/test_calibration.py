@@ -773,3 +773,29 @@ def test_more_models_than_items_are_no_repeats_and_the_first_repeat_is_named():
     )
     with pytest.raises(ValueError, match=r"e\.g\. model 'b' item '2';"):
         calibration_by_model(rep)
+
+
+@pytest.mark.parametrize("n_levels", [3, 400])  # cell counts / items drawn one by one
+def test_level_codes_with_gaps_give_the_same_aurocs_and_draws(n_levels):
+    """A model's level codes restricted to the items with a population confidence have gaps;
+    the AUROC from them equals sklearn's, and the bootstrap draws equal those of the scores'
+    own dense levels (same cells in the same order)."""
+    from metacog_metrics.calibration import (
+        _levels_auroc,
+        _paired_auroc_bootstrap,
+        _paired_level_bootstrap,
+    )
+
+    rng = np.random.default_rng(11)
+    n = 300
+    y = (rng.random(n) < 0.55).astype(float)
+    conf = rng.integers(0, n_levels, n) / n_levels + 0.2 * y
+    pop = rng.integers(0, 7, n) / 7.0
+    dense_c = np.unique(conf, return_inverse=True)[1]
+    dense_p = np.unique(pop, return_inverse=True)[1]
+    gaps_c, gaps_p = 3 * dense_c + 5, 2 * dense_p  # order kept, levels spread out
+    assert _levels_auroc(gaps_c, y) == pytest.approx(roc_auc_score(y, conf), abs=1e-15)
+    assert _levels_auroc(gaps_p, y) == pytest.approx(roc_auc_score(y, pop), abs=1e-15)
+    a = _paired_level_bootstrap(gaps_c, gaps_p, y, 200, np.random.default_rng(2))
+    b = _paired_auroc_bootstrap(conf, pop, y, 200, np.random.default_rng(2))
+    np.testing.assert_array_equal(a, b)
