@@ -11,9 +11,7 @@ baseline its own confidence ("Internal") must beat, and a paired bootstrap CI of
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -22,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from metacog_metrics._conventions import SeedLike, child_sequence, seed_sequence, value_ties
 from metacog_metrics._result import Result
+from metacog_metrics._threads import map_threads
 from metacog_metrics.records import _has_repeats
 
 __all__ = [
@@ -653,12 +652,7 @@ def calibration_by_model(
 
     # Models on a thread pool (NumPy's sorts and the bootstrap draws release the GIL); each
     # model's stream depends on the seed and its name only, so the result does not depend on it.
-    threads = max(1, min(len(models), workers if workers is not None else (os.cpu_count() or 1)))
-    if threads == 1:
-        fitted = [one(j) for j in range(len(models))]
-    else:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            fitted = list(pool.map(one, range(len(models))))
+    fitted = map_threads(one, range(len(models)), workers)
     per_model = dict(zip(models, fitted))
     return CalibrationResult(
         models=models,

@@ -43,7 +43,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -52,6 +51,7 @@ from threadpoolctl import threadpool_limits
 
 from metacog_metrics._conventions import SeedLike, tie_tolerance
 from metacog_metrics._result import Result
+from metacog_metrics._threads import map_threads
 from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
 from metacog_metrics.pairwise.pair import _compiled_kernels
 from metacog_metrics.pairwise.tau import _tables_from_counts
@@ -187,13 +187,7 @@ def _compiled_null_draws(
         tables = _tables_from_counts(counts, kc, kp, n_items, ia, ib)
         out[start : start + step] = _nanmean_last(tau_b_from_table(tables))
 
-    starts = range(0, perms.shape[0], step)
-    if n_workers == 1 or len(starts) == 1:
-        for start in starts:
-            chunk(start)
-    else:
-        with ThreadPoolExecutor(min(n_workers, len(starts))) as pool:
-            list(pool.map(chunk, starts))
+    map_threads(chunk, range(0, perms.shape[0], step), n_workers)
     return out
 
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from metacog_metrics._conventions import SeedLike as SeedLike
+from metacog_metrics._threads import map_threads
 
 Null = Literal["base_rate", "calibration_preserving"]
 Engine = Literal["auto", "numpy", "numba"]
@@ -148,19 +147,8 @@ def _execute(plans: Sequence[_Plan], workers: int | None, progress: bool) -> lis
 
 def _run_tasks(tasks: list[Callable[[], NDArray]], sizes: list[int], workers: int | None,
                bar: Any) -> list[NDArray]:  # fmt: skip
-    workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
-    if workers == 1 or len(tasks) == 1:
-        out = []
-        for task, size in zip(tasks, sizes):
-            out.append(task())
-            if bar is not None:
-                bar.update(size)
-        return out
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(t) for t in tasks]
-        out = []
-        for fut, size in zip(futures, sizes):
-            out.append(fut.result())
-            if bar is not None:
-                bar.update(size)
-        return out
+    def done(i: int) -> None:
+        if bar is not None:
+            bar.update(sizes[i])
+
+    return map_threads(lambda task: task(), tasks, workers, on_result=done)
