@@ -59,6 +59,7 @@ INPUTS: dict[str, tuple[str | None, list[str], float]] = {
 STAGES = [
     ("read and validate records", "metacog_metrics.analyze", "read_records"),
     ("validate records again", "metacog_metrics.analyze", "validate_records"),
+    ("coverage table", "metacog_metrics.analyze", "coverage_table"),
     ("items x models matrices", "metacog_metrics.analyze", "item_matrices"),
     ("per-model calibration", "metacog_metrics.analyze", "calibration_by_model"),
     ("tetrachoric, eigen, factor model", "metacog_metrics.analyze", "_section"),
@@ -66,6 +67,10 @@ STAGES = [
     ("pairwise calibration", "metacog_metrics.analyze", "pairwise_calibration"),
     ("private-signal test", "metacog_metrics.analyze", "private_signal_test"),
     ("text analyses", "metacog_metrics.analyze", "text_sections"),
+    ("summary and tables", "metacog_metrics.analyze", "_group_summary"),
+    ("summary and tables", "metacog_metrics.analyze", "_group_tables"),
+    ("writing the files", "metacog_metrics.analyze", "atomic_write"),
+    ("writing the files", "metacog_metrics.analyze", "atomic_write_text"),
     ("report.html", "metacog_metrics.report", "write_report"),
 ]
 
@@ -106,9 +111,11 @@ def _child_stages(argv: list[str]) -> None:
             try:
                 return fn(*args, **kwargs)
             finally:
-                t = times.setdefault(label, [0.0, 0.0])
-                t[0] += time.perf_counter() - w
+                end = time.perf_counter()
+                t = times.setdefault(label, [0.0, 0.0, []])
+                t[0] += end - w
                 t[1] += time.process_time() - c
+                t[2].append((w - start_wall, end - start_wall))
 
         return timed
 
@@ -120,6 +127,16 @@ def _child_stages(argv: list[str]) -> None:
     cli.main(argv)
     total = [time.perf_counter() - start_wall, time.process_time() - start_cpu]
     print(json.dumps({"stages": times, "in_process": total}))
+
+
+def _covered(spans: list[tuple[float, float]]) -> float:
+    """Length of the union of the time intervals ``spans``."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 def _run(src: Path, argv: list[str], stages: bool = False) -> tuple[float, float, dict]:
@@ -208,17 +225,22 @@ def main() -> None:
             if not args.no_stages:
                 _, _, detail = _run(ROOT, argv, stages=True)
                 stages = detail["stages"]
-                in_wall, in_cpu = detail["in_process"]
-                timed = sum(v[0] for v in stages.values())
-                timed_cpu = sum(v[1] for v in stages.values())
-                for label, _, _ in STAGES:
+                in_wall = detail["in_process"][0]
+                spans = [span for v in stages.values() for span in v[2]]
+                for label in dict.fromkeys(label for label, _, _ in STAGES):
                     if label in stages:
-                        w, c = stages[label]
-                        print(f"{'':>11}{label:<34} {w:6.2f}s wall {c:6.2f}s CPU")
+                        w, c, at = stages[label]
+                        print(f"{'':>11}{label:<34} {w:6.2f}s wall {c:6.2f}s CPU   "
+                              f"{at[0][0]:6.2f}-{at[-1][1]:.2f}s")  # fmt: skip
                 print(
-                    f"{'':>11}{'imports, writing, the rest':<34} {in_wall - timed:6.2f}s wall "
-                    f"{in_cpu - timed_cpu:6.2f}s CPU (interpreter start not included)"
+                    f"{'':>11}{'imports, writing, the rest':<34} "
+                    f"{in_wall - _covered(spans):6.2f}s wall{'':>13}"
+                    f"(time outside every stage; interpreter start not included)"
                 )
+                print(f"{'':>11}CPU is the process's (all threads) while a stage ran, so stages "
+                      f"that overlap share it (the per-model calibration and the\n{'':>11}pairwise "
+                      f"section run on their own threads beside the other stages); the last "
+                      f"column is each stage's first start and last end.")  # fmt: skip
 
     print(f"load average {_load()} at the end")
 

@@ -32,6 +32,7 @@ import pandas as pd
 from metacog_metrics._conventions import child_sequence
 from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics._result import Result, to_jsonable
+from metacog_metrics._threads import Stages
 from metacog_metrics.calibration import CalibrationResult, calibration_by_model
 from metacog_metrics.factors import (
     EigenResult,
@@ -362,9 +363,12 @@ def _section(
     ``x`` is items x models with NaN where a model lacks an item: 0/1 (tetrachoric) or, with
     ``ordinal``, numeric confidence (polychoric over at most ``n_levels`` levels per model).
     """
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a model without items: NaN rate
-        rate = np.nanmean(x, axis=0) if x.size else np.full(len(models), np.nan)
+    # nanmean's sums without its warning for a model without items (NaN rate): no warnings
+    # filter, which is process-wide and the pairwise section runs on another thread meanwhile
+    seen = ~np.isnan(x)
+    n_seen = seen.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(n_seen > 0, np.where(seen, x, 0.0).sum(axis=0) / n_seen, np.nan)
     if ordinal:
         tet = ordinal_correlation(x, names=list(models), n_levels=n_levels, min_pair=min_pair)
     else:
@@ -421,11 +425,23 @@ def _analyze_group(
     key: tuple[str, str, str],
     label: str,
     opts: AnalysisOptions,
+    stages: Stages,
 ) -> GroupAnalysis:
     bench, probe, kind = key
     notes: list[str] = []
     root = child_sequence(opts.seed, *key)
     pair_seed, boot_seed, strat_seed = root.spawn(3)
+    # The per-model calibration (on the records alone) and, once the matrices exist, the
+    # pairwise section (most of the time on real runs) run on their own threads beside the
+    # other stages: each stage has its own seed, so the results are those of running them in
+    # turn, and a core that one stage leaves idle serves another.
+    calibration_run = stages.background(
+        calibration_by_model,
+        df,
+        n_boot=opts.n_boot,
+        rng=int(boot_seed.generate_state(1)[0]),
+        workers=opts.workers,
+    )
     coverage = coverage_table(df, opts.min_coverage)
     low = coverage[coverage["reason"].str.startswith("coverage")]
     excluded = dict(zip(low["model"], low["share"].astype(float)))
@@ -446,9 +462,6 @@ def _analyze_group(
         item_ids=tuple(np.asarray(every.item_ids, dtype=object)[rows]),
         confidence=np.where(answered, every.confidence, np.nan)[rows],
         correct=np.where(answered, every.correct, np.nan)[rows],
-    )
-    calibration = calibration_by_model(
-        df, n_boot=opts.n_boot, rng=int(boot_seed.generate_state(1)[0]), workers=opts.workers
     )
     for model, reason in mat.models_dropped.items():
         notes.append(f"model {model!r} left out: {reason}")
@@ -476,10 +489,27 @@ def _analyze_group(
     if skipped:
         notes.append(f"cross-model analyses skipped: {skipped}")
         return GroupAnalysis(bench, probe, kind, label, mat, binarized_at, None, None, None,
-                             None, calibration, skipped, tuple(notes),
+                             None, calibration_run.result(), skipped, tuple(notes),
                              coverage_excluded=excluded, all_items=every,
                              coverage=coverage)  # fmt: skip
 
+    pairwise_run = stages.background(
+        pairwise_calibration,
+        every.confidence,
+        every.correct,
+        models=every.models,
+        reasoning=every.reasoning if any(r is not None for r in every.reasoning) else None,
+        permutations=opts.permutations,
+        joint_permutations=opts.joint_permutations,
+        alternative=opts.alternative,
+        fdr_alpha=opts.fdr_alpha,
+        deltas=opts.deltas,
+        rng=pair_seed,
+        progress=opts.progress,
+        workers=opts.workers,
+        engine=opts.engine,
+        min_pair_items=MIN_ITEMS,
+    )
     if ordinal:
         conf_x = every.confidence
     elif binarized_at is not None:
@@ -518,26 +548,8 @@ def _analyze_group(
         conf_cc, mat.correct, bounds=opts.contentious_bounds, ordinal=ordinal,
         min_items=MIN_ITEMS,
     )  # fmt: skip
-    pairwise = pairwise_calibration(
-        every.confidence,
-        every.correct,
-        models=every.models,
-        reasoning=every.reasoning if any(r is not None for r in every.reasoning) else None,
-        permutations=opts.permutations,
-        joint_permutations=opts.joint_permutations,
-        alternative=opts.alternative,
-        fdr_alpha=opts.fdr_alpha,
-        deltas=opts.deltas,
-        rng=pair_seed,
-        progress=opts.progress,
-        workers=opts.workers,
-        engine=opts.engine,
-        min_pair_items=MIN_ITEMS,
-    )
-    short = int(np.sum(pairwise.n_items_pair < MIN_ITEMS))
-    if short:
-        notes.append(f"pairwise: {short} pair(s) share fewer than {MIN_ITEMS} items; left out")
     private = None
+    pairwise_notes_at = len(notes)  # the pairwise note, known at the end, goes before these
     if continuous:
         notes.append("private-signal test: binary confidence only; not run")
     elif opts.joint_permutations > 0 and mat.n_items >= MIN_ITEMS:
@@ -556,6 +568,14 @@ def _analyze_group(
     elif opts.joint_permutations > 0:
         notes.append(f"private-signal test: {mat.n_items} complete-case item(s); need at least "
                      f"{MIN_ITEMS}; not run")  # fmt: skip
+    calibration = calibration_run.result()
+    pairwise = pairwise_run.result()
+    short = int(np.sum(pairwise.n_items_pair < MIN_ITEMS))
+    if short:
+        notes.insert(
+            pairwise_notes_at,
+            f"pairwise: {short} pair(s) share fewer than {MIN_ITEMS} items; left out",
+        )
     return GroupAnalysis(
         benchmark=bench,
         probe=probe,
@@ -993,7 +1013,8 @@ def _analyze(
         else:
             where = positions[key]
             rows = records if where is None else records.iloc[np.sort(where)]
-        g = _analyze_group(rows, key, labels[key], opts)
+        with Stages() as stages:  # an error or interrupt empties the queues of its threads
+            g = _analyze_group(rows, key, labels[key], opts, stages)
         groups[key] = g
         results.setdefault(bench, {})[labels[key]] = _group_summary(g)
         tables.update(_group_tables(g))

@@ -448,6 +448,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Input errors are reported in one line; bugs keep their traceback.
         print(f"metacog {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status, not a traceback
+        print(f"metacog {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

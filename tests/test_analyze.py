@@ -693,3 +693,73 @@ def test_realruns_mmlu500_keeps_models_and_items(realruns_dir):
     per = g["pairwise"]["basis"]["n_items_per_pair"]
     assert g["pairwise"]["basis"]["n_items"] == 500 and per["median"] == 500 and per["min"] > 300
     assert g["n_items"] > 186  # the complete-case sections without the partial run
+
+
+@pytest.mark.parametrize("stage", ["pairwise_calibration", "calibration_by_model"])
+def test_an_error_in_a_background_stage_reaches_the_caller(monkeypatch, stage):
+    """The pairwise section and the per-model calibration run on their own threads beside the
+    other stages: what they raise is raised by the analysis, not lost with the thread."""
+    import metacog_metrics.analyze as analyze_module
+
+    def broken(*args, **kwargs):
+        raise FloatingPointError(f"{stage} failed")
+
+    monkeypatch.setattr(analyze_module, stage, broken)
+    with pytest.raises(FloatingPointError, match=f"{stage} failed"):
+        analyze_records(_records(), permutations=20, joint_permutations=20, seed=0)
+
+
+def test_section_rate_of_a_model_without_items_is_nan_without_a_warning():
+    """The yes-rate of each model over its own items (nanmean by hand), NaN without a
+    RuntimeWarning for a model without items: no process-wide warnings filter is needed
+    while the pairwise section runs on another thread."""
+    import warnings
+
+    from metacog_metrics.analyze import _section
+
+    x = np.array([[1.0, 0.0, np.nan, 1.0], [0.0, 0.0, np.nan, 1.0], [1.0, np.nan, np.nan, 0.0],
+                  [1.0, 1.0, np.nan, 0.0], [0.0, 1.0, np.nan, 1.0]])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        section = _section(x, ["a", "b", "c", "d"])
+    assert section.rate[:2].tolist() == [3 / 5, 2 / 4]
+    assert math.isnan(section.rate[2]) and section.rate[3] == 3 / 5
+
+
+def test_pairwise_note_comes_before_the_private_signal_note():
+    """Notes keep the order of the stages as written (the pairwise note, known once its thread
+    is joined, is placed where the pairwise section used to add it)."""
+    from metacog_metrics.simulate import get_preset, simulate_records
+
+    df = simulate_records(
+        get_preset("paper"), n_models=5, items_per_benchmark=60, benchmarks=["squad"], seed=3,
+        probes=("numeric",),
+    )  # fmt: skip
+    ids = sorted(df["item_id"].unique())
+    drop = ((df["model"] == "m04") & df["item_id"].isin(ids[34:])) | (
+        (df["model"] == "m05") & df["item_id"].isin(ids[:30])
+    )  # m04 answered items 0-33 and m05 items 30-59: they share 4 items
+    res = analyze_records(df[~drop], permutations=20, joint_permutations=20, seed=0,
+                          min_coverage=0.0)  # fmt: skip
+    (group,) = res.summary["results"]["squad"].values()
+    notes = group["warnings"]
+    short = [i for i, w in enumerate(notes) if w.startswith("pairwise: 1 pair(s) share fewer")]
+    private = [i for i, w in enumerate(notes) if w.startswith("private-signal test: binary")]
+    assert len(short) == 1 and len(private) == 1 and short[0] == private[0] - 1
+
+
+def test_cli_interrupted_is_one_line_and_status_130(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while the pairwise section runs on its thread: the interrupt reaches the CLI,
+    which says so in one line and exits 130 (no traceback)."""
+    import metacog_metrics.analyze as analyze_module
+    from metacog_tasks.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(analyze_module, "pairwise_calibration", interrupted)
+    path = tmp_path / "r.csv"
+    _records(n_items=40, n_models=4).to_csv(path, index=False)
+    assert main(["analyze", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "metacog analyze: interrupted" and not (tmp_path / "o").exists()
