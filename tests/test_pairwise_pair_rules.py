@@ -163,6 +163,12 @@ def test_accumulate_counts_ties_within_the_tolerance_and_skips_nan_draws():
     np.testing.assert_allclose(acc[:, 4], sq, rtol=1e-8)
 
 
+def test_accumulate_counts_a_draw_equal_to_zero_on_both_sides():
+    # at obs = 0 the tie band has width 0: only >= and <= count the equal draw
+    acc = pw._accumulate(np.array([0.0]), np.array([[0.0, 0.0, -1.0, 1.0, np.nan]]))
+    np.testing.assert_array_equal(acc[0], [3, 3, 4, 0, 2])
+
+
 def test_accumulate_tie_band_is_narrow():
     # a draw 1e-12 away from 0.5 is not a tie (the band is 100 ulps, about 1e-14 here)
     acc = pw._accumulate(np.array([0.5]), np.array([[0.5 - 1e-12, 0.5 + 1e-12]]))
@@ -388,6 +394,7 @@ def test_the_variable_turns_auto_to_numpy_only(fake_numba, monkeypatch, value):
     monkeypatch.setenv("METACOG_NO_NUMBA", value)
     assert pw._compiled_kernels("auto") is None
     assert pw.compiled_engine_available("auto") is False
+    assert pw.compiled_engine_available() is False  # "auto" by default
     assert pw._compiled_kernels("numba") is fake_numba  # numba insists
     assert pw._compiled_kernels("numpy") is None
 
@@ -647,8 +654,9 @@ def test_compiled_levels_task_scales_by_each_pairs_margins(monkeypatch):
         np.testing.assert_array_equal(cols[k], _margins(np.zeros(7), y)[1])
         assert s_obs[k] == _brute_s(x, y)
         scale = _scale(x, y)
-        if math.isnan(scale):
-            assert res.null_mean[k] == 0.0 and math.isnan(res.p_value[k])
+        if math.isnan(scale):  # moments zeroed, whatever the kernel left there
+            assert res.null_mean[k] == 0.0 and res.null_sd[k] == 0.0
+            assert math.isnan(res.p_value[k])
             continue
         assert res.null_mean[k] == pytest.approx(2 * (k + 1) * scale / 10, rel=1e-12)
         var = (30 * scale**2 - 10 * (2 * (k + 1) * scale / 10) ** 2) / 9
@@ -728,17 +736,22 @@ class _PermRecorder:
         return G()
 
 
-@pytest.mark.parametrize("grid", [False, True], ids=["sorted", "tables"])
+@pytest.mark.parametrize("grid", ["sorted", "tables", "nogrid"])
 def test_item_permutations_counted_by_hand(monkeypatch, grid):
-    if grid:  # 15 items on a grid of halves: 5 dconf codes, 3 * 5 <= 15 -> the table path
+    if grid == "tables":  # 15 items on a grid of halves: 5 dconf codes, 3 * 5 <= 15 -> tables
         rng = np.random.default_rng(4)
         c = rng.integers(0, 3, size=(15, 3)) / 2
         p = (rng.random((15, 3)) < 0.5).astype(float)
+    elif grid == "nogrid":  # no denominator up to 1000: the values themselves, sorted
+        c, p = np.sqrt(C_REAL + 0.013), P_REAL
     else:
         c, p = C_REAL, P_REAL
     n_items = c.shape[0]
     b = 50
     monkeypatch.setattr(pw, "_ELEMENTS_PER_CHUNK", n_items * 40)  # pairs one a chunk, 40 + 10
+    coded = []
+    codes = pw._tau_b_codes
+    monkeypatch.setattr(pw, "_tau_b_codes", lambda *a: coded.append(a[0].shape) or codes(*a))
     rec = _PermRecorder(monkeypatch)
     res = pw.pair_permutation_test(
         c, p, null="calibration_preserving", permutations=b, rng=9, engine="numpy", workers=1
@@ -756,6 +769,19 @@ def test_item_permutations_counted_by_hand(monkeypatch, grid):
         obs = stats.kendalltau(np.round(x - c[:, bb], 12), p[:, a] - p[:, bb]).statistic
         assert res.tau[k] == pytest.approx(obs, rel=1e-12)
         _check_pair(res, k, draws, obs, b)
+    if grid == "tables":  # the observed taus and both batches of draws on tables
+        assert coded == [(1, 15), (1, 40, 15), (1, 10, 15)] * 3
+    else:
+        assert coded == []
+
+
+def test_item_permutations_one_draw_a_batch(monkeypatch):
+    monkeypatch.setattr(pw, "_ELEMENTS_PER_CHUNK", 6)  # fewer than the 7 items: 1 and 1
+    rec = _PermRecorder(monkeypatch)
+    res = pw.pair_permutation_test(C_REAL, P_REAL, null="calibration_preserving",
+                                   permutations=3, rng=0, engine="numpy")  # fmt: skip
+    assert [out.shape for _, out in rec.perms] == [(1, 1, 7)] * 9
+    assert res.n_valid.max() <= 3
 
 
 def test_exact_obs_paths_match_scipy(monkeypatch):
@@ -804,7 +830,7 @@ def test_real_valued_chunks_of_pairs_and_progress_sizes(monkeypatch):
     assert sizes == [30, 20, 10]
     assert _seed_keys([r for _, r, _ in rec.calls]) == [(1, (0,)), (1, (1,))]
     sizes.clear()
-    monkeypatch.setattr(pw, "_ELEMENTS_PER_CHUNK", 7 * 300 * 2)  # items: 2 pairs (256 cap)
+    monkeypatch.setattr(pw, "_ELEMENTS_PER_CHUNK", 7 * 256 * 2)  # items: 2 pairs (256 cap)
     pw.pair_permutation_test(C_REAL, P_REAL, null="calibration_preserving", permutations=300,
                              rng=1, engine="numpy", progress=True, workers=1)  # fmt: skip
     assert sizes == [900, 600, 300]
@@ -826,3 +852,136 @@ def test_real_valued_p_value_matches_every_permutation_of_five_items():
                                        alternative="less", engine="numpy")  # fmt: skip
         assert res.p_value[0] == pytest.approx(np.mean(np.array(law) <= obs + 1e-12), abs=0.03)
         assert res.null_mean[0] == pytest.approx(np.mean(law), abs=0.03)
+
+
+# --------------------------------------------------------------------------------------------
+# Chunk and step boundaries, defaults, no pairs
+# --------------------------------------------------------------------------------------------
+
+
+def _five_models():
+    c = np.concatenate([C_BIN, C_BIN[::-1, :2]], axis=1)
+    p = np.concatenate([P_BIN, 1 - P_BIN[:, :2]], axis=1)
+    return c, p
+
+
+def test_binary_chunk_of_ten_pairs_and_steps_of_one_pair(monkeypatch):
+    c, p = _five_models()
+    ia, ib = np.triu_indices(5, k=1)
+    for draws_per_step, calls in ((1 << 16, [10]), (10, [1] * 10)):  # step 0 -> one pair
+        rec = _Recorder(pw._base_rate_s)
+        monkeypatch.setattr(pw, "_base_rate_s", rec)
+        monkeypatch.setattr(pw, "_DRAWS_PER_STEP", draws_per_step)
+        res = pw.pair_permutation_test(c, p, permutations=20, rng=3, engine="numpy", workers=1)
+        assert [len(args[0]) for args, _, _ in rec.calls] == calls
+        draws = np.concatenate([out for _, _, out in rec.calls])
+        for k, (a, b) in enumerate(zip(ia, ib)):
+            x, y = c[:, a] - c[:, b], p[:, a] - p[:, b]
+            scale = _scale(x, y)
+            if math.isnan(scale):
+                assert res.n_valid[k] == 0
+                continue
+            _check_pair(res, k, draws[k] * scale, _brute_s(x, y) * scale, 20)
+
+
+@pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
+def test_compiled_binary_plan_of_ten_pairs(monkeypatch, null):
+    fake = FakeKernels()
+    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    c, p = _five_models()
+    res = pw.pair_permutation_test(c, p, null=null, permutations=9, rng=4)
+    ia, ib = np.triu_indices(5, k=1)
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        scale = _scale(c[:, a] - c[:, b], p[:, a] - p[:, b])
+        if null == "calibration_preserving":
+            scale = 1.0
+        if math.isnan(scale):
+            assert res.null_mean[k] == 0.0 and res.null_sd[k] == 0.0
+            continue
+        assert res.null_mean[k] == pytest.approx(2 * (k + 1) * scale / 10, rel=1e-12)
+
+
+def test_partial_last_chunk_and_chunks_of_one_pair(monkeypatch):
+    sizes = []
+
+    class Bar:
+        def __init__(self, total, desc, enabled):
+            sizes.append(total)
+
+        def update(self, k):
+            sizes.append(k)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(common, "_progress", Bar)
+    rec = _Recorder(pw._base_rate_s)
+    monkeypatch.setattr(pw, "_base_rate_s", rec)
+    monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 2 * 25)  # 3 pairs: chunks of 2 and 1
+    pw.pair_permutation_test(C_BIN, P_BIN, permutations=25, rng=0, engine="numpy", progress=True)
+    assert sizes == [75, 50, 25]
+    sizes.clear()
+    monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 5)  # 5 // 25 = 0: one pair a chunk
+    pw.pair_permutation_test(C_BIN, P_BIN, permutations=25, rng=0, engine="numpy", progress=True)
+    assert sizes == [75, 25, 25, 25]
+    sizes.clear()
+    monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 5)  # real-valued levels: one pair a chunk
+    pw.pair_permutation_test(C_REAL, P_REAL, permutations=10, rng=0, engine="numpy", progress=True)
+    assert sizes == [30, 10, 10, 10]
+
+
+def test_levels_steps_of_one_pair_and_a_pair_of_one_level(monkeypatch):
+    rec = _Recorder(pw._levels_base_rate_s)
+    monkeypatch.setattr(pw, "_levels_base_rate_s", rec)
+    monkeypatch.setattr(pw, "_DRAWS_PER_STEP", 10)  # 10 // 30 = 0: one pair a step
+    c = C_REAL.copy()
+    c[:, 2] = np.round(c[:, 1] + 0.25, 2)  # pair (1, 2): one level
+    pw.pair_permutation_test(c, P_REAL, permutations=30, rng=8, engine="numpy")
+    widths = [_level_rows(_real_hand(a, b, c)[0]).size for a, b in PAIRS3]
+    assert widths[2] == 1
+    assert [args[0].shape for args, _, _ in rec.calls] == [(1, w) for w in widths]
+    assert all(args[0].dtype == np.int64 for args, _, _ in rec.calls)  # counts, as integers
+
+
+def test_compiled_matching_kernel_gets_the_pairs_level_tables(monkeypatch):
+    from metacog_metrics.pairwise.tau import _level_tables
+
+    fake = FakeKernels()
+    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    pw.pair_permutation_test(C_REAL, P_REAL, null="calibration_preserving", permutations=4, rng=0)
+    m = fake.calls[1]
+    ia, ib = np.array([0, 0, 1]), np.array([1, 2, 2])
+    want = _level_tables(C_REAL, P_REAL, ia, ib).select([1, 2])
+    names = ["a_off", "a_cnt", "b_off", "b_cnt", "cell_off", "cell_code", "n_levels", "n"]
+    for i, name in enumerate(names):
+        np.testing.assert_array_equal(m[1 + i], getattr(want, name), err_msg=name)
+
+
+def test_defaults_ten_thousand_draws_and_no_progress_bar(monkeypatch):
+    enabled = []
+    real = common._progress
+    monkeypatch.setattr(common, "_progress", lambda t, d, e: enabled.append(e) or real(t, d, e))
+    res = pw.pair_permutation_test(C_BIN[:, :2], P_BIN[:, :2], engine="numpy")
+    assert res.permutations == 10_000 and res.n_valid.tolist() == [10_000]
+    assert enabled == [False]
+    assert res.null == "base_rate" and res.alternative == "two-sided"
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_no_pairs_give_empty_results(monkeypatch, real):
+    fake = FakeKernels()
+    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    c, p = (C_REAL, P_REAL) if real else (C_BIN, P_BIN)
+    for null in ("base_rate", "calibration_preserving"):
+        res = pw.pair_permutation_test(c, p, null=null, permutations=5, rng=0, pairs=([], []))
+        assert res.tau.shape == res.p_value.shape == res.null_sd.shape == (0,)
+        assert res.n_valid.dtype == np.int64
+    assert ("number_tables", 1 if real else 8) in fake.calls
+
+
+def test_plan_default_engine_is_auto(monkeypatch, fake_numba):
+    monkeypatch.setenv("METACOG_NO_NUMBA", "1")
+    ia, ib = np.triu_indices(3, k=1)
+    plan = pw._pair_plan(C_BIN, P_BIN, True, ia, ib, "base_rate", 10, "two-sided", 0)
+    res = common._execute([plan], 1, False)[0]
+    assert res.engine == "numpy" and res.n_valid.tolist() == [10, 0, 10]
