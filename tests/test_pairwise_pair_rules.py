@@ -204,9 +204,12 @@ def test_binary_base_rate_draws_are_counted_by_hand(monkeypatch, alternative):
     rec = _Recorder(pw._base_rate_s)
     monkeypatch.setattr(pw, "_base_rate_s", rec)
     monkeypatch.setattr(pw, "_DRAWS_PER_STEP", 2 * 40)  # two pairs a step: steps of 2 and 1
-    res = pw.pair_permutation_test(
-        C_BIN, P_BIN, permutations=40, rng=5, engine="numpy", workers=1, alternative=alternative
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a pair without draws: NaN moments, no warning
+        res = pw.pair_permutation_test(
+            C_BIN, P_BIN, permutations=40, rng=5, engine="numpy", workers=1,
+            alternative=alternative,
+        )  # fmt: skip
     assert res.engine == "numpy" and res.null == "base_rate" and res.permutations == 40
     assert type(res.permutations) is int and res.alternative == alternative
     assert [len(args[0]) for args, _, _ in rec.calls] == [2, 1]
@@ -313,7 +316,9 @@ def test_binary_chunks_have_their_own_child_seeds_and_sizes(monkeypatch):
 def test_a_single_draw_has_a_mean_and_no_sd(monkeypatch):
     rec = _Recorder(pw._base_rate_s)
     monkeypatch.setattr(pw, "_base_rate_s", rec)
-    res = pw.pair_permutation_test(C_BIN, P_BIN, permutations=1, rng=0, engine="numpy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one draw: no sd, and no warning
+        res = pw.pair_permutation_test(C_BIN, P_BIN, permutations=1, rng=0, engine="numpy")
     x, y = _binary_hand(0, 1)
     assert res.n_valid[0] == 1
     assert res.null_mean[0] == pytest.approx(rec.calls[0][2][0, 0] * _scale(x, y))
