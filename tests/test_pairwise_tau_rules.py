@@ -451,6 +451,37 @@ def test_taus_chunked_over_pairs_and_a_batch(monkeypatch):
     np.testing.assert_allclose(got1, got[0])
 
 
+def test_taus_chunked_one_pair_a_chunk_and_the_grid_passed_on(monkeypatch):
+    rng = np.random.default_rng(5)
+    c = rng.integers(0, 3, size=(15, 4)) / 2  # halves: 5 levels, 15 items -> tables
+    p = (rng.random((15, 4)) < 0.5).astype(float)
+    calls, coded = [], []
+    cont, codes = tm._continuous_taus, tm._tau_b_codes
+    monkeypatch.setattr(tm, "_continuous_taus", lambda *a: calls.append(a[2].size) or cont(*a))
+    monkeypatch.setattr(tm, "_tau_b_codes", lambda *a: coded.append(a[2]) or codes(*a))
+    monkeypatch.setattr(tm, "_ELEMENTS_PER_CHUNK", 10)  # fewer than 15 items: one pair a chunk
+    got = tm.pairwise_taus(c, p)
+    assert calls == [1] * 6 and coded == [5] * 6
+    ia, ib = np.triu_indices(4, k=1)
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        assert got[k] == pytest.approx(_scipy_tau(c[:, a] - c[:, b], p[:, a] - p[:, b]))
+
+
+def test_level_tables_rows_of_equal_counts_keep_their_order():
+    # model 0: 40 categories of 1 or 2 items; model 1: every item its own value (more
+    # categories), so the rows are model 0's, sorted by count with ties in category order
+    rng = np.random.default_rng(0)
+    vals = np.repeat(np.arange(40) / 40, rng.integers(1, 3, size=40))
+    n = vals.size
+    c = np.stack([vals, np.arange(n) / n], axis=1)
+    p = np.stack([np.zeros(n), (np.arange(n) % 3 == 0).astype(float)], axis=1)
+    for ia, ib in (([0], [1]), ([1], [0])):
+        ia, ib = np.array(ia), np.array(ib)
+        lt = tm._level_tables(c, p, ia, ib)
+        assert lt.a_cnt.size == 40 and lt.b_cnt.size == n
+        _assert_level_tables(lt, _ref_level_tables(c, p, ia, ib))
+
+
 def test_taus_chunked_of_no_pairs():
     c, p = _real(5, 3, 0)
     got = tm._taus_chunked(c, p, np.zeros(0, np.intp), np.zeros(0, np.intp), None)
@@ -624,11 +655,11 @@ def test_level_tables_matching_rule_at_four_levels_an_item():
 
 def test_level_tables_too_many_cells(monkeypatch):
     monkeypatch.setattr(tm, "_MAX_CELLS", 9)  # pair (0, 1): 3 x 3 = 9 cells, (0, 2): 18
-    ia, ib = np.array([0, 0]), np.array([1, 2])
+    ia, ib = np.array([0, 0, 1]), np.array([2, 1, 0])  # the refused pair first
     lt = tm._level_tables(C_LT, P_LT, ia, ib)
     _assert_level_tables(lt, _ref_level_tables(C_LT, P_LT, ia, ib, max_cells=9))
-    assert lt.matching[0] and not lt.matching[1] and lt.n_levels[1] == 0
-    assert lt.a_off.tolist()[-1] == 3 and lt.cell_off.tolist()[-1] == 9
+    assert not lt.matching[0] and lt.n_levels[0] == 0 and lt.matching[1] and lt.matching[2]
+    assert lt.a_off.tolist() == [0, 0, 3, 6] and lt.cell_off.tolist() == [0, 0, 9, 18]
 
 
 def test_level_tables_of_no_pairs():
@@ -647,6 +678,7 @@ def test_level_tables_select_repacks_the_pairs():
     assert sub.cols.flags.c_contiguous and sub.rows.flags.c_contiguous
     empty = lt.select(np.zeros(0, np.int64))
     assert empty.n.size == 0 and empty.row_off.tolist() == [0] and empty.rows.dtype == np.int64
+    assert empty.rows.size == empty.a_cnt.size == empty.cell_code.size == 0
 
 
 def test_categories_by_hand():
@@ -685,7 +717,8 @@ def test_value_lookups_by_hand(masked):
     values, codes, luts, levels = _ref_lookups(C_LT, ia, ib, present)
     assert lk.codes.dtype == np.int64 and lk.codes.tolist() == codes
     assert lk.stride.tolist() == [len(values[b]) for b in ib] and lk.stride.dtype == np.int64
-    assert lk.n_levels.tolist() == levels
+    assert lk.n_levels.tolist() == levels and lk.n_levels.dtype == np.int64  # compiled: int64
+    assert lk.lut_off.dtype == np.int64
     assert lk.lut_off.tolist() == np.concatenate([[0], np.cumsum([len(t) for t in luts])]).tolist()
     assert lk.lut.tolist() == [x for t in luts for x in t] and lk.lut.dtype == np.int64
 
