@@ -465,6 +465,13 @@ def test_taus_chunked_one_pair_a_chunk_and_the_grid_passed_on(monkeypatch):
     ia, ib = np.triu_indices(4, k=1)
     for k, (a, b) in enumerate(zip(ia, ib)):
         assert got[k] == pytest.approx(_scipy_tau(c[:, a] - c[:, b], p[:, a] - p[:, b]))
+    # a batch of two on the table path
+    c2 = c[::-1].copy()
+    both = tm.pairwise_taus(np.stack([c, c2]), np.stack([p, p]))
+    assert both.shape == (2, 6) and coded[-1] == 5
+    np.testing.assert_allclose(both[0], got, rtol=1e-12)
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        assert both[1, k] == pytest.approx(_scipy_tau(c2[:, a] - c2[:, b], p[:, a] - p[:, b]))
 
 
 def test_level_tables_rows_of_equal_counts_keep_their_order():
