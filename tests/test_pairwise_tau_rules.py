@@ -272,7 +272,14 @@ def test_grid_finds_the_smallest_denominator(values, q):
 
 @pytest.mark.parametrize(
     "values",
-    [[0.0005, 1.0], [1 / 1001, 0.0], [0.2 + 1e-8, 0.4], [math.pi / 10, 0.0], [1 / 997, 1 / 991]],
+    [
+        [0.0005, 1.0],
+        [1 / 1001, 0.0],
+        [0.2 + 1e-8, 0.4],
+        [math.pi / 10, 0.0],
+        [1 / 997, 1 / 991],
+        [1 + 1.5e-9, 0.0],  # off the integers by 1.5e-9: beyond the tolerance 1e-9 at q = 1
+    ],
 )
 def test_grid_is_none_without_a_denominator_up_to_1000(values):
     assert tm._grid(np.array(values).reshape(1, -1)) is None
