@@ -424,3 +424,37 @@ def test_check_ragged_accepts_the_smallest_and_ignores_missing_cells_values():
     # an infinite confidence or a grade of 2 on a missing cell (its other value NaN) is fine
     mk.check_ragged([[np.inf, 0], [0, 1]], [[np.nan, 0], [0, 1]])
     mk.check_ragged([[np.nan, 0], [0, 1]], [[2, 0], [0, 1]])
+
+
+def test_masked_taus_pass_the_grid_on_one_pair_a_chunk_and_batches(monkeypatch):
+    # a grid of halves (q = 2): 5 levels, 15 items -> the code path, also from a batch
+    rng = np.random.default_rng(8)
+    c = rng.integers(0, 3, size=(15, 3)) / 2
+    p = (rng.random((15, 3)) < 0.5).astype(float)
+    c[[1, 4], 0] = np.nan
+    p[[1, 4], 0] = np.nan
+    c[7, 2] = p[7, 2] = np.nan
+    ia, ib = np.triu_indices(3, k=1)
+    calls, coded = [], []
+    cont, codes = mk._masked_continuous, mk._tau_b_codes_masked
+    monkeypatch.setattr(mk, "_masked_continuous", lambda *a: calls.append(a[2].size) or cont(*a))
+    monkeypatch.setattr(mk, "_tau_b_codes_masked", lambda *a: coded.append(a[2]) or codes(*a))
+    monkeypatch.setattr(mk, "_ELEMENTS_PER_CHUNK", 10)  # fewer than 15 items: one pair a chunk
+    got = mk.masked_taus(c, p, ia, ib, mk.masked_grid(c))
+    assert calls == [1, 1, 1] and coded == [5, 5, 5]
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        _same(got[k], _pair_tau(c, p, a, b))
+    c2 = np.where(np.isnan(c), np.nan, 1 - c)
+    cc = np.stack([c, c2])
+    both = mk.masked_taus(cc, np.stack([p, p]), ia, ib, mk.masked_grid(cc))
+    assert both.shape == (2, 3) and coded[-1] == 5
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        _same(both[0, k], _pair_tau(c, p, a, b))
+        _same(both[1, k], _pair_tau(c2, p, a, b))
+    # the observed taus of real-valued pairs take the grid too
+    coded.clear()
+    cz, pz, present, binary = mk.check_ragged(c, p)
+    got = mk.observed_tables_or_taus(cz, pz, present, binary, ia, ib)
+    assert coded == [5, 5, 5]
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        _same(got[k], _pair_tau(c, p, a, b))
