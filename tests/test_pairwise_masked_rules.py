@@ -236,9 +236,12 @@ def test_value_shuffles_permute_present_items_uniformly_and_keep_missing_in_plac
         support = list(itertools.permutations([0.1, 0.3, 0.7]))
         idx = np.array([support.index(o) for o in orders])
         assert chi2_p(idx, np.arange(6), np.full(6, 1 / 6)) > 1e-3
-        if null == "base_rate":  # perf shuffled on its own: every (conf, perf) matching
-            matched = np.array([cs[d, 0, 0] == 0.1 and ps[d, 0, 0] == 1.0 for d in range(3000)])
-            assert 0.2 < matched.mean() < 0.47  # P = 1/3 * 2/3
+        if null == "base_rate":  # perf shuffled on its own: the pairs kept 1 time in 3
+            pairs = {(0.1, 1.0), (0.3, 0.0), (0.7, 1.0)}
+            kept = np.mean(
+                [{(cs[d, i, 0], ps[d, i, 0]) for i in (0, 2, 3)} == pairs for d in range(3000)]
+            )
+            assert 0.28 < kept < 0.39
 
 
 # --------------------------------------------------------------------------------------------
@@ -458,3 +461,29 @@ def test_masked_taus_pass_the_grid_on_one_pair_a_chunk_and_batches(monkeypatch):
     assert coded == [5, 5, 5]
     for k, (a, b) in enumerate(zip(ia, ib)):
         _same(got[k], _pair_tau(c, p, a, b))
+
+
+@pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
+def test_value_shuffles_leave_each_missing_cell_its_own_value(null):
+    # 60 items, a third of them missing: whatever a missing cell holds stays there
+    rng = np.random.default_rng(0)
+    n = 60
+    present = np.ones((n, 2), dtype=bool)
+    present[rng.choice(n, 20, replace=False), 0] = False
+    present[rng.choice(n, 25, replace=False), 1] = False
+    c = np.round(rng.random((n, 2)), 2)
+    p = (rng.random((n, 2)) < 0.5).astype(float)
+    junk = 100.0 + np.arange(2 * n).reshape(n, 2)  # distinct values in the missing cells
+    c = np.where(present, c, junk)
+    p = np.where(present, p, junk)
+    cs, ps = mk.shuffled_values_masked(c, p, present, null, 50, rng)
+    for j in range(2):
+        gone = ~present[:, j]
+        np.testing.assert_array_equal(
+            cs[:, gone, j], np.broadcast_to(junk[gone, j], (50, gone.sum()))
+        )
+        np.testing.assert_array_equal(
+            ps[:, gone, j], np.broadcast_to(junk[gone, j], (50, gone.sum()))
+        )
+        for d in range(50):  # the present cells: a permutation of the model's present values
+            assert sorted(cs[d, present[:, j], j]) == sorted(c[present[:, j], j])
