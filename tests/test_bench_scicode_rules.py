@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +250,8 @@ def test_scripts_run_and_capture_by_hand(items: list[Item], tmp_path: Path) -> N
     # a failing gold run stops (strict): no targets at all
     rc, out = run(build_target_script(item, bad), "targets_out.json")
     assert rc != 0 and out is None
+    res = _plain_run(build_target_script(item, bad), files=files, collect=())
+    assert res.stderr.strip().splitlines()[-1] == "ValueError: boom"  # the gold code's own error
     # a test case that cannot be split: an error entry in a test run, a stop in a gold run
     odd = Item(**{**item.__dict__, "meta": {**item.meta, "test_cases": ["assert add(1, 1)"]}})
     rc, out = run(build_test_script(odd, gold), "outputs.json")
@@ -616,7 +619,8 @@ def test_missing_fields_name_the_row_and_step(tmp_path: Path) -> None:
         row = _row("1")
         del row["sub_steps"][2][field]
         path = _write_jsonl(tmp_path / "b.jsonl", [row])
-        with pytest.raises(DataFormatError, match=rf"{path} row 0 sub_step 2 lacks .*'{field}'"):
+        match = rf"^scicode: {path} row 0 sub_step 2 lacks .*'{field}'"
+        with pytest.raises(DataFormatError, match=match):
             bench.load(path)
     for field in ("problem_id", "sub_steps"):
         row = _row("1")
@@ -699,13 +703,14 @@ def test_solve_prompt_with_background(items: list[Item]) -> None:
 def test_solve_prompt_without_earlier_gold_code(tmp_path: Path) -> None:
     row = _row("80")
     del row["sub_steps"][0]["ground_truth_code"]
+    row["sub_steps"][1]["test_cases"] = ["assert np.allclose(neg(1), target)"]
     row["problem_description_main"] = None
     del row["problem_background_main"]
     items = get_benchmark("scicode", with_background=True).load(
         _write_jsonl(tmp_path / "p.jsonl", [row])
     )
     bench = get_benchmark("scicode", with_background=True)
-    text = bench.solve_prompt(items[1])
+    text = bench.solve_prompt(items[2])
     # the header (and return line) stand in for the unknown code, and the model is told so
     assert (
         "Add two numbers.\n\nAddition is commutative.\n```python\ndef add(a, b):\n    '''Add.'''"
@@ -717,6 +722,15 @@ def test_solve_prompt_without_earlier_gold_code(tmp_path: Path) -> None:
     )
     assert "MAIN PROBLEM:\nNone\n\n" in text
     assert not bench.solve_prompt(items[0]).endswith("calls.")
+    # the second step (index 1) is told too
+    assert [it.meta["step_index"] for it in items] == [0, 1, 2]
+    assert bench.solve_prompt(items[1]).endswith("include any of them that your function calls.")
+    # an earlier step without a return line: its header alone
+    del row["sub_steps"][0]["return_line"]
+    second = bench.load(_write_jsonl(tmp_path / "s.jsonl", [row]))[1]
+    assert "```python\ndef add(a, b):\n    '''Add.'''\n\n\n```\n\nNEXT STEP" in (
+        bench.solve_prompt(second)
+    )
     del row["problem_description_main"]
     items = bench.load(_write_jsonl(tmp_path / "q.jsonl", [row]))
     assert "MAIN PROBLEM:\n\n\nNEXT STEP" in bench.solve_prompt(items[0])
@@ -791,10 +805,23 @@ def test_aggregate_by_hand() -> None:
         "steps_ungraded": 1.0,
         "problems": 2.0,  # problem 3 has no graded step
     }
-    empty = bench.aggregate([_item("3", "3.1")], [Grade(math.nan)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "Mean of empty slice" from an empty summary
+        empty = bench.aggregate([_item("3", "3.1")], [Grade(math.nan)])
     assert math.isnan(empty["subproblem_accuracy"]) and math.isnan(empty["main_problem_accuracy"])
     assert (empty["steps_graded"], empty["steps_ungraded"], empty["problems"]) == (0.0, 1.0, 0.0)
     with pytest.raises(ValueError, match="scicode: 2 items but 1 grades"):
         bench.aggregate(items[:2], grades[:1])
     all_right = bench.aggregate(items[2:3], grades[2:3])
     assert all_right["main_problem_accuracy"] == 1.0 and all_right["subproblem_accuracy"] == 1.0
+
+
+def test_a_step_without_test_cases_has_no_score(monkeypatch, items) -> None:
+    # never loaded (such steps are skipped), but a hand-built item must not divide by zero
+    item = items[0]
+    bare = Item(**{**item.__dict__, "meta": {**item.meta, "test_cases": []}})
+    canned = Canned("[]", "[]")
+    monkeypatch.setattr(sc, "run_python", canned)
+    bench = get_benchmark("scicode")
+    g = bench.grade(bare, bench.reference_response(bare))
+    assert math.isnan(g.score) and g.details["tests"] == []
