@@ -530,3 +530,11 @@ def test_prompt_set_rules() -> None:
         "counterfactual": frozenset({"task", "question"}),
         "numeric": frozenset({"task", "question"}),
     }
+
+
+def test_load_hf_without_the_datasets_package(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "datasets", None)  # "import datasets" raises ImportError
+    with pytest.raises(DataUnavailableError) as err:
+        load_hf("bench", "org/ds", split="test")
+    assert str(err.value) == "bench: the datasets package is not installed"
+    assert isinstance(err.value.__cause__, ImportError)

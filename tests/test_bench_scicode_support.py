@@ -441,13 +441,14 @@ def test_read_h5_targets_layouts(tmp_path: Path) -> None:
         f["5.1/test2/var2"] = b"text"
         f["5.1/test3/var1/list/0"] = 1
         f["5.1/test3/var1/list/1"] = b"b"
+        # each shape is larger than the stored entries imply: it must be read, not inferred
         g = f.create_group("5.1/test4/var1/sparse_matrix")
-        g["data"], g["row"], g["col"], g["shape"] = [1.0, 2.0], [0, 1], [1, 0], [2, 2]
+        g["data"], g["row"], g["col"], g["shape"] = [1.0, 2.0], [0, 1], [1, 0], [3, 3]
         g = f.create_group("5.1/test5/var1/sparse_matrix")
-        g["data"], g["indices"], g["indptr"], g["shape"] = [3.0], [1], [0, 1, 1], [2, 2]
+        g["data"], g["indices"], g["indptr"], g["shape"] = [3.0], [1], [0, 1, 1], [2, 3]
         g = f.create_group("5.1/test6/var1/sparse_matrix")
         g["data"] = np.ones((1, 2, 2))
-        g["indices"], g["indptr"], g["shape"], g["blocksize"] = [1], [0, 1], [2, 4], [2, 2]
+        g["indices"], g["indptr"], g["shape"], g["blocksize"] = [1], [0, 1], [2, 6], [2, 2]
         f["5.1/test7/var1/1.5"] = 7
         f["5.1/test7/var1/name"] = b"v"
         h = f.create_group("5.1/test7/var1/mat/sparse_matrix")
@@ -459,11 +460,11 @@ def test_read_h5_targets_layouts(tmp_path: Path) -> None:
     assert np.array_equal(arr, [0.0, 1.0, 2.0]) and text == "text"
     assert values[2] == [1, "b"]
     assert isinstance(values[3], sp.coo_matrix)
-    assert np.array_equal(values[3].toarray(), [[0.0, 1.0], [2.0, 0.0]])
+    assert np.array_equal(values[3].toarray(), [[0.0, 1.0, 0.0], [2.0, 0.0, 0.0], [0.0] * 3])
     assert isinstance(values[4], sp.csr_matrix)
-    assert np.array_equal(values[4].toarray(), [[0.0, 3.0], [0.0, 0.0]])
+    assert np.array_equal(values[4].toarray(), [[0.0, 3.0, 0.0], [0.0, 0.0, 0.0]])
     assert isinstance(values[5], sp.bsr_matrix) and values[5].blocksize == (2, 2)
-    assert np.array_equal(values[5].toarray(), [[0, 0, 1, 1], [0, 0, 1, 1]])
+    assert np.array_equal(values[5].toarray(), [[0, 0, 1, 1, 0, 0], [0, 0, 1, 1, 0, 0]])
     d = values[6]
     assert set(d) == {1.5, "name", "mat"} and d[1.5] == 7 and d["name"] == "v"
     assert np.array_equal(d["mat"].toarray(), [[4.0]])
@@ -476,3 +477,12 @@ def test_read_h5_targets_layouts(tmp_path: Path) -> None:
         f["5.3/test1/var1"] = np.bytes_(b"\xff")
     with pytest.raises(UnicodeDecodeError):
         read_h5_targets(str(path), "5.3", 1)
+
+
+def test_read_h5_targets_without_h5py(monkeypatch, tmp_path: Path) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "h5py", None)  # "import h5py" raises ImportError
+    with pytest.raises(ImportError) as err:
+        read_h5_targets(str(tmp_path / "test_data.h5"), "1.1", 1)
+    assert str(err.value) == "reading SciCode test_data.h5 needs h5py (pip install h5py)"
