@@ -95,6 +95,8 @@ def test_partners_read_aliases() -> None:
     got = _partners(_expr("np.allclose(f(1), a) and b == g(1)"), {"a": 0, "b": 1})
     assert [(i, ast.unparse(e)) for i, e in got] == [(0, "f(1)"), (1, "g(1)")]
     assert _partners(_expr("np.allclose(f(1), a)")) == []
+    # two parts of the target compared with each other: nothing computed by the step
+    assert _partners(_expr("a == b"), {"a": 0, "b": 1}) == []
 
 
 # ----------------------------------------------------------------------- the capture source
@@ -167,6 +169,11 @@ def test_capture_targets_source(test_case: str, capture: str | None) -> None:
             "np.allclose(__out[0], target[0]) and np.allclose(__out[1], target[1])",
         ),
         ("assert x > 0\nassert f(x) == target", "__out == target"),
+        # every occurrence of the first expression is swapped, past a different one
+        (
+            "assert f(1) == target or g(1) == target or f(1) == target",
+            "__out == target or g(1) == target or __out == target",
+        ),
     ],
 )
 def test_check_plan_checks(test_case: str, check: str) -> None:
@@ -235,6 +242,9 @@ def test_self_check_unpacked_names_and_method_chains() -> None:
     assert plan.model_names == ("y",)
     plan = check_plan("v = x[0].sum()\nassert v == 1")
     assert plan.model_names == ()
+    # a method chain on a local value: the value's own methods, not the step's code
+    plan = check_plan("a = np.ones(2)\nb = a.sum().item()\nc = f(a).sum().item()\nassert b < c")
+    assert plan.model_names == ("c",)
 
 
 @pytest.mark.parametrize(
@@ -289,6 +299,14 @@ def _wide(a: str, b: str) -> str:
     return f"an output of shape {a} broadcasts against a target of {b}"
 
 
+def _nest_lists(k: int) -> Any:
+    """k levels of ragged lists (never one numeric array), compared part by part."""
+    value: Any = 1.0
+    for _ in range(k):
+        value = [value, [1.0, 2.0]]
+    return value
+
+
 def _nest(k: int) -> Any:
     value: Any = 1.0
     for _ in range(k):
@@ -331,6 +349,12 @@ def _nest(k: int) -> Any:
         ([["a", 1], [2]], [[np.array([]), 1], [2]], None),  # a string is never refused
         (_nest(32), _nest(32), None),
         (_nest(33), _nest(33), "output nested too deeply"),
+        (_nest_lists(32), _nest_lists(32), None),
+        (_nest_lists(33), _nest_lists(33), "output nested too deeply"),
+        # a list holding None is compared part by part, not as one object array
+        ([None, None], [[], []], None),
+        # a ragged output against a scalar: nothing to line up
+        ([[1, 2], [3]], 5.0, None),
     ],
 )  # fmt: skip
 def test_structure_problem(out: Any, target: Any, why: str | None) -> None:
