@@ -6,6 +6,7 @@ import json
 import math
 import sys
 import types
+import warnings
 from pathlib import Path
 
 import pytest
@@ -239,6 +240,10 @@ def test_load_dispatch_limits_and_duplicates(tmp_path: Path) -> None:
     assert toy.calls[-1] == ("hub", "test")
     assert toy.load(str(tmp_path))[0].item_id == "a"
     assert toy.calls[-1] == ("local", tmp_path, None)
+    toy.load(tmp_path, split="s")
+    assert toy.calls[-1] == ("local", tmp_path, "s")
+    with pytest.raises(PromptError, match=r"^toy: unknown prompt template\(s\) \['x'\]"):
+        Toy(prompts={"x": "y"})
     assert [it.item_id for it in toy.load(limit=2)] == ["a", "b"]
     assert toy.load(limit=0) == []
     assert len(toy.load(limit=5)) == 3
@@ -306,7 +311,9 @@ def test_base_contract_defaults() -> None:
         assert str(err.value) == f"toy item a: expected 1 solve response, got {len(responses)}"
     grades = [Grade(1.0), Grade(0.0), Grade(math.nan), Grade(1.0)]
     assert toy.aggregate([item] * 4, grades) == {"accuracy": 2 / 3}
-    assert math.isnan(toy.aggregate([item], [Grade(math.nan)])["accuracy"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "Mean of empty slice" when nothing is graded
+        assert math.isnan(toy.aggregate([item], [Grade(math.nan)])["accuracy"])
     assert Grade(0.0).graded and not Grade(math.nan).graded
     g = Grade(1.0)
     assert (g.status, g.extracted, g.score, dict(g.details)) == ("ok", None, None, {})
@@ -472,9 +479,11 @@ def test_prompt_overrides_reading(tmp_path: Path) -> None:
     with pytest.raises(PromptError) as err:
         load_prompt_overrides({"a": "x", "b": 3})
     assert str(err.value) == "prompts mapping: template 'b' is not a string"
+    # read as JSON, not YAML: JSON joins an escaped surrogate pair (as json.dump writes any
+    # character beyond the BMP) into one character, YAML keeps two surrogates
     upper = tmp_path / "p.JSON"
-    upper.write_text('{"solve": "{question}: yes: no"}', encoding="utf-8")
-    assert load_prompt_overrides(upper) == {"solve": "{question}: yes: no"}  # JSON, not YAML
+    upper.write_text('{"solve": "\\ud83d\\ude00 {question}"}', encoding="utf-8")
+    assert load_prompt_overrides(upper) == {"solve": "\U0001f600 {question}"}
     yml = tmp_path / "p.yml"
     yml.write_text("solve: 'é {question}'\n", encoding="utf-8")
     assert load_prompt_overrides(str(yml)) == {"solve": "é {question}"}
