@@ -242,6 +242,10 @@ def test_self_check_unpacked_names_and_method_chains() -> None:
     assert plan.model_names == ("y",)
     plan = check_plan("v = x[0].sum()\nassert v == 1")
     assert plan.model_names == ()
+    # x is first assigned before c and reassigned from it: tainted on a later pass, after the
+    # already tainted a has been passed over
+    plan = check_plan("a = f(1)\nx = 0\nc = a\nx = c * 2\nassert x > 0")
+    assert plan.model_names == ("x",)
     # a method chain on a local value: the value's own methods, not the step's code
     plan = check_plan("a = np.ones(2)\nb = a.sum().item()\nc = f(a).sum().item()\nassert b < c")
     assert plan.model_names == ("c",)
