@@ -3,18 +3,40 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
+import types
+import warnings
 from pathlib import Path
 
 import pytest
 
 from metacog_tasks.benchmarks import (
     BENCHMARK_NAMES,
+    PROBE_TEMPLATES,
     PROBES,
     Benchmark,
+    DataFormatError,
     DataUnavailableError,
+    Grade,
+    Item,
     PromptError,
     UnknownBenchmarkError,
+    benchmark_class,
     get_benchmark,
+)
+from metacog_tasks.benchmarks import _data as data_mod
+from metacog_tasks.benchmarks._common import TemplatedBenchmark, stable_hash
+from metacog_tasks.benchmarks._data import (
+    load_hf,
+    pack_dir,
+    read_records,
+    require_fields,
+)
+from metacog_tasks.benchmarks._prompts import (
+    PromptSet,
+    load_prompt_overrides,
+    probe_fields,
 )
 
 #: Grows as benchmarks land.
@@ -117,3 +139,411 @@ def test_offline_hub_load_says_how_to_use_local_files(
         bench.load(None)
     message = str(err.value)
     assert "load(PATH)" in message and "bundled" in message
+
+
+# --------------------------------------------------------------------------------------------
+# The registry's rules one by one (names, errors, the loader dispatch, the readers, the
+# template checks), on a toy benchmark and hand-written files; expected values by hand.
+
+
+class Toy(TemplatedBenchmark):
+    """A benchmark whose loaders return items named by the test."""
+
+    name = "toy"
+    task_noun = "riddle"
+    default_split = "dev"
+    PROMPTS = types.MappingProxyType({"solve": "Solve: {question}"})
+    PROMPT_FIELDS = types.MappingProxyType({"solve": frozenset({"question"})})
+
+    def __init__(self, ids=("a", "b", "c"), **kwargs) -> None:
+        self.ids = list(ids)
+        self.calls: list[tuple] = []
+        super().__init__(**kwargs)
+
+    def _items(self) -> list[Item]:
+        return [Item("toy", i, f"What is {i}?", i, "plain") for i in self.ids]
+
+    def _load_hub(self, split):
+        self.calls.append(("hub", split))
+        return self._items()
+
+    def _load_local(self, path, split):
+        self.calls.append(("local", path, split))
+        return self._items()
+
+    def solve_prompt(self, item):
+        return self.prompts.render("solve", question=item.question)
+
+    def grade(self, item, response):
+        return Grade(float(response == item.target), extracted=response)
+
+    def reference_response(self, item, prompt_index=0):
+        self._check_prompt_index(item, prompt_index)
+        return str(item.target)
+
+    def wrong_response(self, item, rng, prompt_index=0):
+        return "?"
+
+
+def test_registry_maps_each_name_to_its_class() -> None:
+    expected = {
+        "squad": ("metacog_tasks.benchmarks.squad", "SQuAD"),
+        "mmlu_pro": ("metacog_tasks.benchmarks.mmlu_pro", "MMLUPro"),
+        "legalbench": ("metacog_tasks.benchmarks.legalbench", "LegalBench"),
+        "mathbench": ("metacog_tasks.benchmarks.mathbench", "MathBench"),
+        "omni_math": ("metacog_tasks.benchmarks.omni_math", "OmniMath"),
+        "scicode": ("metacog_tasks.benchmarks.scicode", "SciCode"),
+    }
+    for name, (module, cls) in expected.items():
+        got = benchmark_class(name)
+        assert (got.__module__, got.__name__) == (module, cls)
+        assert got.name == name
+    assert benchmark_class("  MMLU-Pro ").__name__ == "MMLUPro"
+    assert benchmark_class("Omni-Math").__name__ == "OmniMath"
+
+
+def test_unknown_name_message_and_types() -> None:
+    with pytest.raises(UnknownBenchmarkError) as err:
+        benchmark_class("gsm-8k")
+    assert str(err.value) == (
+        "unknown benchmark 'gsm-8k'; known: squad, mmlu_pro, legalbench, mathbench, "
+        "omni_math, scicode"
+    )
+    assert isinstance(err.value, KeyError) and isinstance(err.value, ValueError)
+    assert str(UnknownBenchmarkError()) == ""
+    assert str(UnknownBenchmarkError("plain", "second")) == "plain"
+    with pytest.raises(TypeError):
+        get_benchmark("squad", no_such_option=1)
+    assert get_benchmark("squad", open_book=False).open_book is False
+
+
+def test_stable_hash_by_hand() -> None:
+    # printf 'a\x1fb' | sha256sum
+    digest = "f04cdced9736a69da6103f08a4daaf8c485dd481217d218a1b4993c8c3968e13"
+    assert stable_hash("a", "b") == digest[:16]
+    assert stable_hash("a", "b", length=5) == digest[:5]
+    assert stable_hash("a", "b", length=64) == digest
+    assert (
+        stable_hash("x") == "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"[:16]
+    )
+    # printf 'é' | sha256sum: the parts are encoded as UTF-8
+    assert (
+        stable_hash("é") == "4a99557e4033c3539de2eb65472017cad5f9557f7a0625a09f1c3f6e2ba69c4c"[:16]
+    )
+
+
+def test_load_dispatch_limits_and_duplicates(tmp_path: Path) -> None:
+    toy = Toy()
+    assert [it.item_id for it in toy.load()] == ["a", "b", "c"]
+    assert toy.calls == [("hub", "dev")]
+    toy.load(split="test")
+    assert toy.calls[-1] == ("hub", "test")
+    assert toy.load(str(tmp_path))[0].item_id == "a"
+    assert toy.calls[-1] == ("local", tmp_path, None)
+    toy.load(tmp_path, split="s")
+    assert toy.calls[-1] == ("local", tmp_path, "s")
+    with pytest.raises(PromptError, match=r"^toy: unknown prompt template\(s\) \['x'\]"):
+        Toy(prompts={"x": "y"})
+    assert [it.item_id for it in toy.load(limit=2)] == ["a", "b"]
+    assert toy.load(limit=0) == []
+    assert len(toy.load(limit=5)) == 3
+    with pytest.raises(ValueError, match=r"^toy: limit must be >= 0, got -1$"):
+        toy.load(limit=-1)
+    with pytest.raises(DataUnavailableError) as err:
+        toy.load(tmp_path / "nowhere")
+    assert str(err.value) == f"toy: data path not found: {tmp_path / 'nowhere'}"
+    dup = Toy(ids=("a", "b", "c", "b", "a"))
+    with pytest.raises(ValueError) as err:
+        dup.load()
+    assert str(err.value) == "toy: duplicate item_id 'b' in the Hub"
+    with pytest.raises(ValueError, match=rf"^toy: duplicate item_id 'b' in {tmp_path}$"):
+        dup.load(tmp_path)
+
+
+def test_bundled_source_is_the_pack_folder() -> None:
+    class Pack(Toy):
+        name = "squad"
+
+    bench = Pack()
+    bench.load("bundled")
+    bench.load("bundled", split="x")
+    assert bench.calls == [("local", pack_dir("squad"), None), ("local", pack_dir("squad"), "x")]
+    with pytest.raises(DataUnavailableError, match=r"^toy: bundled pack not found at "):
+        Toy().load("bundled")
+
+
+def test_probe_prompts_and_prompt_index() -> None:
+    toy = Toy()
+    item = toy.load()[0]
+    assert toy.probe_prompt(item) == PROBE_TEMPLATES["prospective"].format(
+        task="riddle", question="What is a?"
+    )
+    assert toy.probe_prompt(item, "numeric").startswith(
+        "You will be asked to solve the following riddle later.\n\nWhat is a?\n\n"
+    )
+    with pytest.raises(ValueError) as err:
+        toy.probe_prompt(item, "retro")
+    assert str(err.value) == (
+        "toy: unknown probe 'retro'; known: ['prospective', 'counterfactual', 'numeric']"
+    )
+    assert toy.reference_response(item, 0) == "a"
+    for bad in (-1, 1):
+        with pytest.raises(ValueError) as err:
+            toy.reference_response(item, bad)
+        assert str(err.value) == (
+            f"toy item a: prompt_index {bad} out of range (the item has 1 solve prompt(s))"
+        )
+    rec = Item("toy", "z", "q", None, "k", record={"k": 1})
+    copy = TemplatedBenchmark._record(rec)
+    assert copy == {"k": 1} and type(copy) is dict
+    assert toy.prompts.keys() == ["prospective", "counterfactual", "numeric", "solve"]
+
+
+def test_base_contract_defaults() -> None:
+    toy = Toy()
+    item = toy.load()[0]
+    assert toy.solve_prompts(item) == ["Solve: What is a?"]
+    assert toy.grade_responses(item, ["a"]).correct == 1.0
+    assert toy.grade_responses(item, ["b"]).correct == 0.0
+    for responses in ([], ["a", "a"]):
+        with pytest.raises(ValueError) as err:
+            toy.grade_responses(item, responses)
+        assert str(err.value) == f"toy item a: expected 1 solve response, got {len(responses)}"
+    grades = [Grade(1.0), Grade(0.0), Grade(math.nan), Grade(1.0)]
+    assert toy.aggregate([item] * 4, grades) == {"accuracy": 2 / 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "Mean of empty slice" when nothing is graded
+        assert math.isnan(toy.aggregate([item], [Grade(math.nan)])["accuracy"])
+    assert Grade(0.0).graded and not Grade(math.nan).graded
+    g = Grade(1.0)
+    assert (g.status, g.extracted, g.score, dict(g.details)) == ("ok", None, None, {})
+    assert Item("b", "i", "q", None, "k").record == {} and Item("b", "i", "q", None, "k").meta == {}
+    assert type(toy.aggregate([item], [Grade(1.0)])["accuracy"]) is float
+
+
+# ----------------------------------------------------------------------- readers
+def test_pack_dir(tmp_path: Path) -> None:
+    path = pack_dir("squad")
+    assert path.is_dir() and path.name == "squad" and path.parent.name == "packs"
+    with pytest.raises(
+        DataUnavailableError, match=r"^nope: bundled pack not found at .*packs/nope$"
+    ):
+        pack_dir("nope")
+
+
+def test_read_jsonl_rules(tmp_path: Path) -> None:
+    path = tmp_path / "a.JSONL"
+    path.write_text('{"x": 1}\n\n   \n{"x": 2}\n', encoding="utf-8")
+    assert read_records(path) == [{"x": 1}, {"x": 2}]
+    bad = tmp_path / "b.jsonl"
+    bad.write_text('{"x": 1}\n\n{oops\n', encoding="utf-8")
+    with pytest.raises(DataFormatError) as err:
+        read_records(bad)
+    assert (
+        str(err.value)
+        == f"{bad}, line 3: invalid JSON (Expecting property name enclosed in double quotes)"
+    )
+    bad.write_text('{"x": 1}\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(DataFormatError) as err:
+        read_records(bad)
+    assert str(err.value) == f"{bad}, line 2: expected a JSON object"
+    utf = tmp_path / "c.jsonl"
+    utf.write_bytes('{"q": "é"}\n'.encode())
+    assert read_records(utf) == [{"q": "é"}]
+
+
+def test_read_json_rules(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_text('[{"x": 1}, {"x": "é"}]', encoding="utf-8")
+    assert read_records(path) == [{"x": 1}, {"x": "é"}]
+    path.write_text('{"x": 1}', encoding="utf-8")
+    assert read_records(path) == [{"x": 1}]
+    path.write_text('[{"x": 1}, 2, 3]', encoding="utf-8")
+    with pytest.raises(DataFormatError) as err:
+        read_records(path)
+    assert str(err.value) == f"{path}: item 1 is not a JSON object"
+    path.write_text("3", encoding="utf-8")
+    with pytest.raises(DataFormatError) as err:
+        read_records(path)
+    assert str(err.value) == f"{path}: expected a JSON list of objects or a JSONL file"
+    path.write_text('{"x": 1}\n\n{', encoding="utf-8")
+    with pytest.raises(DataFormatError) as err:
+        read_records(path)
+    assert str(err.value) == f"{path}: invalid JSON (Extra data, line 3)"
+    with pytest.raises(DataUnavailableError) as err:
+        read_records(tmp_path / "none.json")
+    assert str(err.value) == f"data path not found: {tmp_path / 'none.json'}"
+
+
+def test_read_folder_rules(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "b.jsonl").write_text('{"x": 2}\n')
+    (tmp_path / "a.json").write_text('[{"x": 1}, {"x": 0, "__file__": "kept"}]')
+    (tmp_path / "sub" / "c.jsonl").write_text('{"x": 3}\n')
+    (tmp_path / "notes.txt").write_text("not data")
+    (tmp_path / "dir.json").mkdir()  # a folder matching the pattern is not a file
+    rows = read_records(tmp_path)
+    assert rows == [
+        {"x": 1, "__file__": "a.json"},
+        {"x": 0, "__file__": "kept"},
+        {"x": 2, "__file__": "b.jsonl"},
+        {"x": 3, "__file__": "sub/c.jsonl"},
+    ]
+    assert read_records(tmp_path, pattern="*.jsonl") == [
+        {"x": 2, "__file__": "b.jsonl"},
+        {"x": 3, "__file__": "sub/c.jsonl"},
+    ]
+    with pytest.raises(DataUnavailableError) as err:
+        read_records(tmp_path, pattern="*.parquet")
+    assert str(err.value) == f"no *.parquet files under {tmp_path}"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DataUnavailableError, match=r"^no \*\.json\* files under "):
+        read_records(empty)
+
+
+def test_require_fields_message() -> None:
+    require_fields({"a": 1, "b": 2}, ["a", "b"], benchmark="x", where="w")
+    with pytest.raises(DataFormatError) as err:
+        require_fields({"z": 1, "a": 1}, ["a", "c", "b"], benchmark="bench", where="file row 4")
+    assert str(err.value) == "bench: file row 4 lacks field(s) ['c', 'b'] (has ['a', 'z'])"
+
+
+def _fake_datasets(monkeypatch, load_dataset) -> None:
+    module = types.ModuleType("datasets")
+    module.load_dataset = load_dataset  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "datasets", module)
+
+
+def test_load_hf_rows_and_call(monkeypatch) -> None:
+    calls = []
+
+    def load_dataset(path, name, **kwargs):
+        calls.append((path, name, kwargs))
+        return [{"q": 1, "a": 2}, {"q": 3}]
+
+    _fake_datasets(monkeypatch, load_dataset)
+    rows = load_hf("bench", "org/ds", name="cfg", split="test", fields=("q", "a"), revision="r1")
+    assert rows == [{"q": 1, "a": 2}, {"q": 3}]  # only the first row is checked
+    assert calls == [("org/ds", "cfg", {"split": "test", "revision": "r1"})]
+    assert load_hf("bench", "org/ds", split="dev") == rows
+    assert calls[-1] == ("org/ds", None, {"split": "dev"})
+    with pytest.raises(DataFormatError) as err:
+        load_hf("bench", "org/ds", name="cfg", split="test", fields=("a", "z"))
+    assert str(err.value) == (
+        "bench: org/ds (config 'cfg'), split 'test' row 0 lacks field(s) ['z'] (has ['a', 'q'])"
+    )
+    with pytest.raises(DataFormatError, match=r"^bench: org/ds, split 'x' row 0 lacks"):
+        load_hf("bench", "org/ds", split="x", fields=("z",))
+    _fake_datasets(monkeypatch, lambda *a, **k: [])
+    assert load_hf("bench", "org/ds", split="x", fields=("z",)) == []
+
+
+def test_load_hf_offline_message(monkeypatch) -> None:
+    def fail(path, name, **kwargs):
+        raise ConnectionError("no network\nsecond line")
+
+    _fake_datasets(monkeypatch, fail)
+    with pytest.raises(DataUnavailableError) as err:
+        load_hf("bench", "org/ds", name="c", split="test", local_hint="my files")
+    assert str(err.value) == (
+        "bench: cannot load the Hugging Face dataset org/ds (config 'c'), split 'test': "
+        "ConnectionError: no network\n"
+        "Offline? Pass local files instead: get_benchmark('bench').load(PATH) with "
+        "PATH = my files; or load('bundled') for the mini pack; or pre-populate the Hugging "
+        "Face cache and set HF_DATASETS_OFFLINE=1."
+    )
+    assert isinstance(err.value.__cause__, ConnectionError)
+
+    def silent(path, name, **kwargs):
+        raise RuntimeError()
+
+    _fake_datasets(monkeypatch, silent)
+    with pytest.raises(DataUnavailableError) as err:
+        load_hf("bench", "org/ds", split="test")
+    assert str(err.value).startswith(
+        "bench: cannot load the Hugging Face dataset org/ds, split 'test': RuntimeError: \n"
+        "Offline? Pass local files instead: get_benchmark('bench').load(PATH) with PATH = a "
+        "local JSON/JSONL file or folder in the dataset's field names; or"
+    )
+    assert data_mod.DataUnavailableError is DataUnavailableError
+
+
+# ----------------------------------------------------------------------- templates
+def test_prompt_overrides_reading(tmp_path: Path) -> None:
+    assert load_prompt_overrides(None) == {}
+    src = {"a": "x"}
+    got = load_prompt_overrides(src)
+    assert got == {"a": "x"} and got is not src
+    assert load_prompt_overrides({1: "x"}) == {"1": "x"}
+    with pytest.raises(PromptError) as err:
+        load_prompt_overrides({"a": "x", "b": 3})
+    assert str(err.value) == "prompts mapping: template 'b' is not a string"
+    # read as JSON, not YAML: JSON joins an escaped surrogate pair (as json.dump writes any
+    # character beyond the BMP) into one character, YAML keeps two surrogates
+    upper = tmp_path / "p.JSON"
+    upper.write_text('{"solve": "\\ud83d\\ude00 {question}"}', encoding="utf-8")
+    assert load_prompt_overrides(upper) == {"solve": "\U0001f600 {question}"}
+    yml = tmp_path / "p.yml"
+    yml.write_text("solve: 'é {question}'\n", encoding="utf-8")
+    assert load_prompt_overrides(str(yml)) == {"solve": "é {question}"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1, 2\n", encoding="utf-8")
+    with pytest.raises(PromptError, match=rf"^cannot parse prompt file {bad}: "):
+        load_prompt_overrides(bad)
+    bad_json = tmp_path / "bad.json"
+    bad_json.write_text("{", encoding="utf-8")
+    with pytest.raises(PromptError, match=rf"^cannot parse prompt file {bad_json}: "):
+        load_prompt_overrides(bad_json)
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- a\n", encoding="utf-8")
+    with pytest.raises(PromptError) as err:
+        load_prompt_overrides(listed)
+    assert str(err.value) == f"{listed}: expected a mapping of template name to text"
+    with pytest.raises(PromptError, match=rf"^cannot read prompt file {tmp_path / 'no.yaml'}: "):
+        load_prompt_overrides(tmp_path / "no.yaml")
+
+
+def test_prompt_set_rules() -> None:
+    templates = {"solve": "Q: {question}", "probe": "{task}: {question}"}
+    fields = {"solve": {"question"}, "probe": frozenset({"task", "question"})}
+    ps = PromptSet("b", templates, fields, {"solve": "{question.upper} {question[0]}!"})
+    assert ps["solve"] == "{question.upper} {question[0]}!"
+    assert ps.keys() == ["solve", "probe"]
+    assert ps.as_dict() == {
+        "solve": "{question.upper} {question[0]}!",
+        "probe": "{task}: {question}",
+    }
+    ps.as_dict()["solve"] = "changed"
+    assert ps["solve"] != "changed"
+    assert ps.render("probe", task="T", question="Q") == "T: Q"
+    assert templates["solve"] == "Q: {question}"  # the defaults are not changed
+    with pytest.raises(PromptError) as err:
+        PromptSet("b", templates, fields, {"zeta": "x", "alpha": "y"})
+    assert str(err.value) == (
+        "b: unknown prompt template(s) ['alpha', 'zeta']; known: ['probe', 'solve']"
+    )
+    with pytest.raises(PromptError) as err:
+        PromptSet("b", templates, fields, {"solve": "{zz} {question} {aa.b}"})
+    assert str(err.value) == (
+        "b: template 'solve' uses unknown field(s) ['aa', 'zz']; allowed: ['question']"
+    )
+    with pytest.raises(PromptError, match=r"^b: template 'solve' is malformed: "):
+        PromptSet("b", templates, fields, {"solve": "{question"})
+    # a template without declared fields may use none; the defaults are checked too
+    with pytest.raises(PromptError, match=r"template 'free' uses unknown field\(s\) \['x'\]"):
+        PromptSet("b", {"free": "{x}"}, {})
+    assert PromptSet("b", {"free": "no fields {{x}}"}, {}).render("free") == "no fields {x}"
+    assert probe_fields() == {
+        "prospective": frozenset({"task", "question"}),
+        "counterfactual": frozenset({"task", "question"}),
+        "numeric": frozenset({"task", "question"}),
+    }
+
+
+def test_load_hf_without_the_datasets_package(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "datasets", None)  # "import datasets" raises ImportError
+    with pytest.raises(DataUnavailableError) as err:
+        load_hf("bench", "org/ds", split="test")
+    assert str(err.value) == "bench: the datasets package is not installed"
+    assert isinstance(err.value.__cause__, ImportError)
