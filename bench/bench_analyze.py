@@ -238,8 +238,8 @@ def main() -> None:
                     f"(time outside every stage; interpreter start not included)"
                 )
                 print(f"{'':>11}CPU is the process's (all threads) while a stage ran, so stages "
-                      f"that overlap share it (the per-model calibration and the\n{'':>11}pairwise "
-                      f"section run on their own threads beside the other stages); the last "
+                      f"that overlap share it (the per-model calibration runs on\n{'':>11}its own "
+                      f"thread beside the stages up to the private-signal test); the last "
                       f"column is each stage's first start and last end.")  # fmt: skip
 
     print(f"load average {_load()} at the end")

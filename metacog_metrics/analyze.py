@@ -364,7 +364,7 @@ def _section(
     ``ordinal``, numeric confidence (polychoric over at most ``n_levels`` levels per model).
     """
     # nanmean's sums without its warning for a model without items (NaN rate): no warnings
-    # filter, which is process-wide and the pairwise section runs on another thread meanwhile
+    # filter, which is process-wide and the calibration runs on another thread meanwhile
     seen = ~np.isnan(x)
     n_seen = seen.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -431,10 +431,9 @@ def _analyze_group(
     notes: list[str] = []
     root = child_sequence(opts.seed, *key)
     pair_seed, boot_seed, strat_seed = root.spawn(3)
-    # The per-model calibration (on the records alone) and, once the matrices exist, the
-    # pairwise section (most of the time on real runs) run on their own threads beside the
-    # other stages: each stage has its own seed, so the results are those of running them in
-    # turn, and a core that one stage leaves idle serves another.
+    # The per-model calibration (on the records alone, mostly NumPy, which releases the GIL)
+    # runs on its own thread beside the stages up to the private-signal test: each stage has
+    # its own seed, so the results are those of running them in turn.
     calibration_run = stages.background(
         calibration_by_model,
         df,
@@ -493,23 +492,6 @@ def _analyze_group(
                              coverage_excluded=excluded, all_items=every,
                              coverage=coverage)  # fmt: skip
 
-    pairwise_run = stages.background(
-        pairwise_calibration,
-        every.confidence,
-        every.correct,
-        models=every.models,
-        reasoning=every.reasoning if any(r is not None for r in every.reasoning) else None,
-        permutations=opts.permutations,
-        joint_permutations=opts.joint_permutations,
-        alternative=opts.alternative,
-        fdr_alpha=opts.fdr_alpha,
-        deltas=opts.deltas,
-        rng=pair_seed,
-        progress=opts.progress,
-        workers=opts.workers,
-        engine=opts.engine,
-        min_pair_items=MIN_ITEMS,
-    )
     if ordinal:
         conf_x = every.confidence
     elif binarized_at is not None:
@@ -549,7 +531,7 @@ def _analyze_group(
         min_items=MIN_ITEMS,
     )  # fmt: skip
     private = None
-    pairwise_notes_at = len(notes)  # the pairwise note, known at the end, goes before these
+    pairwise_notes_at = len(notes)  # the pairwise note, known last, goes before these
     if continuous:
         notes.append("private-signal test: binary confidence only; not run")
     elif opts.joint_permutations > 0 and mat.n_items >= MIN_ITEMS:
@@ -569,7 +551,24 @@ def _analyze_group(
         notes.append(f"private-signal test: {mat.n_items} complete-case item(s); need at least "
                      f"{MIN_ITEMS}; not run")  # fmt: skip
     calibration = calibration_run.result()
-    pairwise = pairwise_run.result()
+    # The pairwise section last, on every core: run beside the stages above it was slower on
+    # the smaller real runs (their Python-heavy stages and its thread pool contend for the GIL)
+    pairwise = pairwise_calibration(
+        every.confidence,
+        every.correct,
+        models=every.models,
+        reasoning=every.reasoning if any(r is not None for r in every.reasoning) else None,
+        permutations=opts.permutations,
+        joint_permutations=opts.joint_permutations,
+        alternative=opts.alternative,
+        fdr_alpha=opts.fdr_alpha,
+        deltas=opts.deltas,
+        rng=pair_seed,
+        progress=opts.progress,
+        workers=opts.workers,
+        engine=opts.engine,
+        min_pair_items=MIN_ITEMS,
+    )
     short = int(np.sum(pairwise.n_items_pair < MIN_ITEMS))
     if short:
         notes.insert(

@@ -697,8 +697,8 @@ def test_realruns_mmlu500_keeps_models_and_items(realruns_dir):
 
 @pytest.mark.parametrize("stage", ["pairwise_calibration", "calibration_by_model"])
 def test_an_error_in_a_background_stage_reaches_the_caller(monkeypatch, stage):
-    """The pairwise section and the per-model calibration run on their own threads beside the
-    other stages: what they raise is raised by the analysis, not lost with the thread."""
+    """The per-model calibration runs on its own thread beside the other stages: what it
+    raises is raised by the analysis, not lost with the thread (as the pairwise section's)."""
     import metacog_metrics.analyze as analyze_module
 
     def broken(*args, **kwargs):
@@ -727,8 +727,8 @@ def test_section_rate_of_a_model_without_items_is_nan_without_a_warning():
 
 
 def test_pairwise_note_comes_before_the_private_signal_note():
-    """Notes keep the order of the stages as written (the pairwise note, known once its thread
-    is joined, is placed where the pairwise section used to add it)."""
+    """Notes keep the order of the sections in the summary (the pairwise note, known last,
+    goes before the private-signal test's)."""
     from metacog_metrics.simulate import get_preset, simulate_records
 
     df = simulate_records(
@@ -749,8 +749,8 @@ def test_pairwise_note_comes_before_the_private_signal_note():
 
 
 def test_cli_interrupted_is_one_line_and_status_130(tmp_path, capsys, monkeypatch):
-    """Ctrl-C while the pairwise section runs on its thread: the interrupt reaches the CLI,
-    which says so in one line and exits 130 (no traceback)."""
+    """Ctrl-C during the pairwise section: the CLI says so in one line and exits 130 (no
+    traceback)."""
     import metacog_metrics.analyze as analyze_module
     from metacog_tasks.cli import main
 
