@@ -813,8 +813,8 @@ def test_exact_obs_paths_match_scipy(monkeypatch):
     np.testing.assert_allclose(got, np.repeat(np.array(want2)[:, None], 3, 1), rtol=1e-12)
 
 
-def test_real_valued_chunks_of_pairs_and_progress_sizes(monkeypatch):
-    sizes = []
+def _recording_bar(sizes: list) -> type:
+    """A progress-bar class that appends its total, then each update, to ``sizes``."""
 
     class Bar:
         def __init__(self, total, desc, enabled):
@@ -826,7 +826,12 @@ def test_real_valued_chunks_of_pairs_and_progress_sizes(monkeypatch):
         def close(self):
             pass
 
-    monkeypatch.setattr(common, "_progress", Bar)
+    return Bar
+
+
+def test_real_valued_chunks_of_pairs_and_progress_sizes(monkeypatch):
+    sizes = []
+    monkeypatch.setattr(common, "_progress", _recording_bar(sizes))
     monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 2 * 10)  # base-rate: two pairs a chunk
     rec = _Recorder(pw._levels_base_rate_s)
     monkeypatch.setattr(pw, "_levels_base_rate_s", rec)
@@ -908,18 +913,7 @@ def test_compiled_binary_plan_of_ten_pairs(monkeypatch, null):
 
 def test_partial_last_chunk_and_chunks_of_one_pair(monkeypatch):
     sizes = []
-
-    class Bar:
-        def __init__(self, total, desc, enabled):
-            sizes.append(total)
-
-        def update(self, k):
-            sizes.append(k)
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(common, "_progress", Bar)
+    monkeypatch.setattr(common, "_progress", _recording_bar(sizes))
     rec = _Recorder(pw._base_rate_s)
     monkeypatch.setattr(pw, "_base_rate_s", rec)
     monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 2 * 25)  # 3 pairs: chunks of 2 and 1
