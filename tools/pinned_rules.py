@@ -115,9 +115,17 @@ RULES: tuple[Rule, ...] = (
         "auroc-ties",
         "an AUROC tie counts 1/2 (per-model AUROC, no ../shared needed)",
         _CAL,
+        "return float((pos * (neg_below + 0.5 * neg)).sum() / (pos.sum() * neg.sum()))",
+        "return float((pos * (neg_below + neg)).sum() / (pos.sum() * neg.sum()))",
+        (_T_CAL + "test_auroc_ties_count_one_half_without_shared",),
+    ),
+    Rule(
+        "bootstrap-auroc-ties",
+        "an AUROC tie counts 1/2 in the Internal - Pop bootstrap draws",
+        _CAL,
         "num = (pos * (neg_below + 0.5 * neg)).sum(axis=1)",
         "num = (pos * (neg_below + neg)).sum(axis=1)",
-        (_T_CAL + "test_auroc_ties_count_one_half_without_shared",),
+        (_T_CAL + "test_cell_count_bootstrap_has_the_item_bootstrap_law_by_enumeration",),
     ),
     Rule(
         "pop-p-plus-one",
