@@ -3,9 +3,10 @@
 The permutation engines, the per-model bootstrap and the stratified null share their work out
 on thread pools (numba kernels and NumPy release the GIL). A plain ``ThreadPoolExecutor`` runs
 every task already queued before the interpreter may exit, so an interrupted analysis would go
-on for as long as its queue lasts. Pools made here are registered while they run, and
-:class:`Stages` drops the queued tasks of an analysis's pools when it fails or is interrupted:
-it then waits only for the tasks already running.
+on for as long as its queue lasts. :func:`map_threads` drops its queue when collecting raises;
+pools started on a background stage's thread are registered with its :class:`Stages`, which
+drops their queues when the analysis fails or is interrupted: it then waits only for the tasks
+already running.
 """
 
 from __future__ import annotations
