@@ -91,6 +91,20 @@ def _check_pair(res, k, draws, obs, b):
         assert res.null_sd[k] == pytest.approx(sd, rel=1e-9, abs=1e-12)
 
 
+def _check_recorded_pairs(res, rec, c, p, b):
+    """Every pair of ``c``, ``p`` (models in columns) against its recorded S draws (``rec``,
+    in pair order), its S by brute force, both scaled to tau-b; pairs without tau-b have no
+    valid draw."""
+    draws = np.concatenate([out for _, _, out in rec.calls])
+    for k, (i, j) in enumerate(zip(*np.triu_indices(c.shape[1], k=1))):
+        x, y = c[:, i] - c[:, j], p[:, i] - p[:, j]
+        scale = _scale(x, y)
+        if math.isnan(scale):
+            assert res.n_valid[k] == 0
+            continue
+        _check_pair(res, k, draws[k] * scale, _brute_s(x, y) * scale, b)
+
+
 def _two_sided(res):
     return np.minimum(1.0, 2 * np.minimum(res.p_greater, res.p_less))
 
@@ -302,15 +316,7 @@ def test_binary_chunks_have_their_own_child_seeds_and_sizes(monkeypatch):
     assert bars[0].enabled is True
     # the same draws as without chunks: each pair's draws are its chunk's
     assert res.tau.shape == (10,)
-    ia, ib = np.triu_indices(5, k=1)
-    draws = np.concatenate([out for _, _, out in rec.calls])
-    for k, (a, b) in enumerate(zip(ia, ib)):
-        x, y = c[:, a] - c[:, b], p[:, a] - p[:, b]
-        scale = _scale(x, y)
-        if math.isnan(scale):
-            assert res.n_valid[k] == 0
-            continue
-        _check_pair(res, k, draws[k] * scale, _brute_s(x, y) * scale, 25)
+    _check_recorded_pairs(res, rec, c, p, 25)
 
 
 def test_a_single_draw_has_a_mean_and_no_sd(monkeypatch):
@@ -877,21 +883,13 @@ def _five_models():
 
 def test_binary_chunk_of_ten_pairs_and_steps_of_one_pair(monkeypatch):
     c, p = _five_models()
-    ia, ib = np.triu_indices(5, k=1)
     for draws_per_step, calls in ((1 << 16, [10]), (10, [1] * 10)):  # step 0 -> one pair
         rec = _Recorder(pw._base_rate_s)
         monkeypatch.setattr(pw, "_base_rate_s", rec)
         monkeypatch.setattr(pw, "_DRAWS_PER_STEP", draws_per_step)
         res = pw.pair_permutation_test(c, p, permutations=20, rng=3, engine="numpy", workers=1)
         assert [len(args[0]) for args, _, _ in rec.calls] == calls
-        draws = np.concatenate([out for _, _, out in rec.calls])
-        for k, (a, b) in enumerate(zip(ia, ib)):
-            x, y = c[:, a] - c[:, b], p[:, a] - p[:, b]
-            scale = _scale(x, y)
-            if math.isnan(scale):
-                assert res.n_valid[k] == 0
-                continue
-            _check_pair(res, k, draws[k] * scale, _brute_s(x, y) * scale, 20)
+        _check_recorded_pairs(res, rec, c, p, 20)
 
 
 @pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
