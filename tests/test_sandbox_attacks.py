@@ -328,15 +328,17 @@ import os, signal
 for pid in ({os.getpid()}, {victim.pid}):
     try:
         os.kill(pid, signal.SIGKILL)
-        print('killed', pid)
+        print('killed', pid, flush=True)
     except ProcessLookupError:
-        print('no such process', pid)
+        print('no such process', pid, flush=True)
     try:
         fd = os.pidfd_open(pid)
         signal.pidfd_send_signal(fd, signal.SIGKILL)
-        print('pidfd killed', pid)
+        print('pidfd killed', pid, flush=True)
     except ProcessLookupError:
-        print('pidfd: no such process', pid)
+        print('pidfd: no such process', pid, flush=True)
+# Flushed above: killing the wrapper tears down the namespace, and output still in
+# Python's buffer would be lost (a race the busy CI machine lost).
 os.kill(-1, signal.SIGKILL)  # every process it may signal: only its own
 """
         r = _run(code)
