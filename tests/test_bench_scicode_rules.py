@@ -372,10 +372,11 @@ def test_timeout_is_its_own_status(monkeypatch, items) -> None:
     g = bench.grade(items[0], bench.reference_response(items[0]))
     assert (g.correct, g.status, g.score) == (0.0, "timeout", 0.0)
     assert g.details["killed_reason"] == "timeout" and g.details["returncode"] == -9
-    # timed out after writing every passing output: still reported as a timeout
+    # timed out after writing every passing output: a wrong step (SciCode's harness fails a
+    # timed-out script), its score still the share of outputs that passed
     canned.files["outputs.json"] = _ok(3.0, 4.5)
     g = bench.grade(items[0], bench.reference_response(items[0]))
-    assert (g.correct, g.status) == (1.0, "timeout")
+    assert (g.correct, g.status, g.score) == (0.0, "timeout", 1.0)
 
 
 @pytest.mark.parametrize(

@@ -394,18 +394,13 @@ class SciCode(TemplatedBenchmark):
         tests = self._compare(item, targets, res.files.get(OUTPUTS))
         n = len(item.meta["test_cases"])
         passed = sum(t["passed"] for t in tests)
-        correct = passed == n  # decided here, from data: the exit status plays no part
-        if res.timed_out:
-            status = "timeout"
-        elif correct:
-            status = "ok"
-        elif not tests:
-            status = "error"
-        else:
-            status = "failed"
+        # Decided here, from data: the exit status plays no part (model code sets it). A run
+        # that times out is a wrong step even when every output it wrote passes, as in
+        # SciCode's own harness (a timed-out script fails); ``score`` keeps the share passed.
+        correct = passed == n and not res.timed_out
         return Grade(
             float(correct),
-            status if status != "failed" else "ok",
+            "timeout" if res.timed_out else "ok",
             code,
             score=passed / n if n else float("nan"),
             details={
