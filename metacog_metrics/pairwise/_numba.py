@@ -936,6 +936,88 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
     return out
 
 
+@_jit(inline="always")
+def _values_per_model(codes: NDArray, own_off: NDArray, own: NDArray) -> NDArray:
+    """Distinct confidence values of each model: one more than its largest code."""
+    nv = np.ones(codes.shape[0], dtype=np.int64)
+    for m in range(codes.shape[0]):
+        for q in range(own_off[m], own_off[m + 1]):
+            nv[m] = max(nv[m], codes[m, own[q]] + 1)
+    return nv
+
+
+@_jit(inline="always")
+def _category_lookups(nv: NDArray, ia: NDArray, ib: NDArray, lut_off: NDArray, lut: NDArray,
+                      stride: NDArray, n_levels: NDArray) -> tuple:  # fmt: skip
+    """Per pair, the table cell of every (A's category, B's category): ``(offsets, cells)``.
+
+    A model's category is ``2 value + correctness``, and ``2 nv`` for an item it did not
+    answer; a pair's lookup is ``(2 nv_A + 1) x (2 nv_B + 1)``, row-major, and sends an item
+    either model lacks to the spare cell ``3 n_levels`` past its table. One load per item and
+    pair instead of four (value and correctness of each model, then the level).
+    """
+    n_pairs = ia.shape[0]
+    off = np.zeros(n_pairs + 1, dtype=np.int64)
+    for k in range(n_pairs):
+        off[k + 1] = off[k] + (2 * nv[ia[k]] + 1) * (2 * nv[ib[k]] + 1)
+    cells = np.empty(off[n_pairs], dtype=np.int32)
+    for k in range(n_pairs):
+        wa, wb = 2 * nv[ia[k]] + 1, 2 * nv[ib[k]] + 1
+        for x in range(wa):
+            for y in range(wb):
+                if x == wa - 1 or y == wb - 1:
+                    cell = 3 * n_levels[k]
+                else:
+                    level = lut[lut_off[k] + (x >> 1) * stride[k] + (y >> 1)]
+                    cell = 3 * level + (x & 1) - (y & 1) + 1
+                cells[off[k] + x * wb + y] = cell
+    return off, cells
+
+
+@_jit(inline="always")
+def _joint_shuffle(cs: NDArray, ps: NDArray, cat: NDArray, m: int, own_off: NDArray,
+                   own: NDArray, base_rate: bool, st: tuple) -> tuple:  # fmt: skip
+    """Shuffle model ``m`` among its own items (Fisher-Yates, from the previous order;
+    ``base_rate``: its confidence and its correctness each on its own, else both together)
+    and refresh its categories. Returns the generator state."""
+    lo = own_off[m]
+    for i in range(own_off[m + 1] - lo - 1, 0, -1):
+        u, st = _uniform(st)
+        j = int(u * (i + 1))
+        x, y = own[lo + i], own[lo + j]
+        cs[m, x], cs[m, y] = cs[m, y], cs[m, x]
+        if not base_rate:
+            ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
+    if base_rate:
+        for i in range(own_off[m + 1] - lo - 1, 0, -1):
+            u, st = _uniform(st)
+            j = int(u * (i + 1))
+            x, y = own[lo + i], own[lo + j]
+            ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
+    for q in range(own_off[m], own_off[m + 1]):
+        i = own[q]
+        cat[m, i] = 2 * cs[m, i] + ps[m, i]
+    return st
+
+
+@_jit(inline="always")
+def _count_all(table: NDArray, spare: NDArray, cells: NDArray, base: int, wb: int,
+               ca: NDArray, cb: NDArray, size: int) -> None:  # fmt: skip
+    """Add every item's cell to ``table[:size]``: even items here, odd ones in ``spare`` (two
+    independent chains of increments), then summed into ``table``."""
+    for t in range(size):
+        table[t] = 0
+        spare[t] = 0
+    n_items = ca.shape[0]
+    for i in range(n_items // 2):
+        table[cells[base + ca[2 * i] * wb + cb[2 * i]]] += 1
+        spare[cells[base + ca[2 * i + 1] * wb + cb[2 * i + 1]]] += 1
+    if n_items % 2:
+        table[cells[base + ca[n_items - 1] * wb + cb[n_items - 1]]] += 1
+    for t in range(size):
+        table[t] += spare[t]
+
+
 @_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], int64[::1], int64[::1], int64[::1], "
       "int64[::1], int64[::1], int64[::1], boolean, int64, uint64[::1])")  # fmt: skip
 def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
@@ -945,7 +1027,7 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
 
     Each draw shuffles every model's items once (``base_rate``: its confidence and its
     correctness each on its own; else both together) and recomputes every pair from that one
-    draw. A pair's dconf level is read from its lookup table of (A's value, B's value), so a
+    draw. A pair's table cell is read from its lookup of (A's category, B's category), so a
     pair costs one pass over the items and one over its levels.
 
     Args:
@@ -964,37 +1046,30 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     n_pairs = ia.shape[0]
     out = np.empty((n, n_pairs))
     st = (s[0], s[1], s[2], s[3])
+    own_off = np.arange(0, (n_models + 1) * n_items, n_items).astype(np.int64)
+    own = np.empty(n_models * n_items, dtype=np.int64)
+    for m in range(n_models):
+        for i in range(n_items):
+            own[m * n_items + i] = i
+    nv = _values_per_model(codes, own_off, own)
+    off, cells = _category_lookups(nv, ia, ib, lut_off, lut, stride, n_levels)
     max_l = 1
     for k in range(n_pairs):
         max_l = max(max_l, n_levels[k])
-    table = np.zeros(3 * max_l, dtype=np.int64)
+    table = np.zeros(3 * max_l + 1, dtype=np.int64)
+    spare = np.zeros(3 * max_l + 1, dtype=np.int64)
     cs = codes.copy()
     ps = perf.copy()
+    cat = np.empty((n_models, n_items), dtype=np.int32)
     pairs = float(n_items) * (n_items - 1.0)
     for d in range(n):
-        for m in range(n_models):  # Fisher-Yates, from the previous draw's order
-            for i in range(n_items - 1, 0, -1):
-                u, st = _uniform(st)
-                j = int(u * (i + 1))
-                cs[m, i], cs[m, j] = cs[m, j], cs[m, i]
-                if not base_rate:
-                    ps[m, i], ps[m, j] = ps[m, j], ps[m, i]
-            if base_rate:
-                for i in range(n_items - 1, 0, -1):
-                    u, st = _uniform(st)
-                    j = int(u * (i + 1))
-                    ps[m, i], ps[m, j] = ps[m, j], ps[m, i]
+        for m in range(n_models):
+            st = _joint_shuffle(cs, ps, cat, m, own_off, own, base_rate, st)
         for k in range(n_pairs):
             a, b = ia[k], ib[k]
-            n_lev = n_levels[k]
-            base = lut_off[k]
-            w = stride[k]
-            for t in range(3 * n_lev):
-                table[t] = 0
-            for i in range(n_items):
-                lev = lut[base + cs[a, i] * w + cs[b, i]]
-                table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
-            out[d, k] = _levels_tau_b(table, n_lev, pairs)
+            _count_all(table, spare, cells, off[k], 2 * nv[b] + 1, cat[a], cat[b],
+                       3 * n_levels[k])  # fmt: skip
+            out[d, k] = _levels_tau_b(table, n_levels[k], pairs)
     s[0], s[1], s[2], s[3] = st
     return out
 
@@ -1011,48 +1086,45 @@ def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, 
 
     Each model is shuffled among the items it answered (``own[own_off[m]:own_off[m + 1]]``;
     its missing items stay in place, unread) and every pair is counted over the items both of
-    its models answered (``shared[shared_off[k]:shared_off[k + 1]]``). With every item present
-    it makes the same draws as :func:`joint_levels_kernel` from the same state.
+    its models answered (``shared[shared_off[k]:shared_off[k + 1]]``): in one pass over all
+    items when they share three quarters of them or more (the others fall in the spare
+    cell), else through that list. With every item present it makes the same draws as
+    :func:`joint_levels_kernel` from the same state.
     """
-    n_models = codes.shape[0]
+    n_models, n_items = codes.shape
     n_pairs = ia.shape[0]
     out = np.empty((n, n_pairs))
     st = (s[0], s[1], s[2], s[3])
+    nv = _values_per_model(codes, own_off, own)
+    off, cells = _category_lookups(nv, ia, ib, lut_off, lut, stride, n_levels)
     max_l = 1
     for k in range(n_pairs):
         max_l = max(max_l, n_levels[k])
-    table = np.zeros(3 * max_l, dtype=np.int64)
+    table = np.zeros(3 * max_l + 1, dtype=np.int64)
+    spare = np.zeros(3 * max_l + 1, dtype=np.int64)
     cs = codes.copy()
     ps = perf.copy()
+    cat = np.empty((n_models, n_items), dtype=np.int32)
+    for m in range(n_models):
+        for i in range(n_items):
+            cat[m, i] = 2 * nv[m]  # not answered: the spare cell
     for d in range(n):
-        for m in range(n_models):  # Fisher-Yates over the model's own items
-            lo = own_off[m]
-            for i in range(own_off[m + 1] - lo - 1, 0, -1):
-                u, st = _uniform(st)
-                j = int(u * (i + 1))
-                x, y = own[lo + i], own[lo + j]
-                cs[m, x], cs[m, y] = cs[m, y], cs[m, x]
-                if not base_rate:
-                    ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
-            if base_rate:
-                for i in range(own_off[m + 1] - lo - 1, 0, -1):
-                    u, st = _uniform(st)
-                    j = int(u * (i + 1))
-                    x, y = own[lo + i], own[lo + j]
-                    ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
+        for m in range(n_models):
+            st = _joint_shuffle(cs, ps, cat, m, own_off, own, base_rate, st)
         for k in range(n_pairs):
             a, b = ia[k], ib[k]
             n_lev = n_levels[k]
-            base = lut_off[k]
-            w = stride[k]
-            for t in range(3 * n_lev):
-                table[t] = 0
-            for q in range(shared_off[k], shared_off[k + 1]):
-                i = shared[q]
-                lev = lut[base + cs[a, i] * w + cs[b, i]]
-                table[3 * lev + ps[a, i] - ps[b, i] + 1] += 1
-            n_k = float(shared_off[k + 1] - shared_off[k])
-            pairs = n_k * (n_k - 1.0)
+            wb = 2 * nv[b] + 1
+            n_k = shared_off[k + 1] - shared_off[k]
+            if 4 * n_k >= 3 * n_items:
+                _count_all(table, spare, cells, off[k], wb, cat[a], cat[b], 3 * n_lev)
+            else:
+                for t in range(3 * n_lev):
+                    table[t] = 0
+                for q in range(shared_off[k], shared_off[k + 1]):
+                    i = shared[q]
+                    table[cells[off[k] + cat[a, i] * wb + cat[b, i]]] += 1
+            pairs = float(n_k) * (n_k - 1.0)
             out[d, k] = _levels_tau_b(table, n_lev, pairs)
     s[0], s[1], s[2], s[3] = st
     return out
