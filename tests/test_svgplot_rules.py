@@ -651,6 +651,12 @@ def test_legend_boxes_at_each_place() -> None:
         assert sp._loc_box(loc, m, w, h, pad) == (x, y, x + w, y + h), loc
 
 
+def test_legend_right_and_left_mean_center_right_and_left_as_in_matplotlib() -> None:
+    m = box()
+    assert sp._loc_box("right", m, 40.0, 20.0, 6.0) == (254, 60, 294, 80)
+    assert sp._loc_box("left", m, 40.0, 20.0, 6.0) == (106, 60, 146, 80)
+
+
 def test_legend_size_and_entries() -> None:
     a = sp._Line(color="#1", label="Ab")
     b = sp._Line(color="#2", label="x\ny")
