@@ -718,3 +718,43 @@ def test_annotation_summary_is_cut_after_2000_characters() -> None:
         prefix = "::warning title=metacog gate%3A 2 more warning(s)::"
         whole = "x" * 998 + "; " + "y" * size
         assert last == prefix + (whole[:2000] + " ..." if cut else whole), size
+
+
+@pytest.mark.parametrize("verdict_name", ["inconclusive", "pass", "info"])
+def test_markdown_halves_from_the_longest_section_whichever_it_is(verdict_name) -> None:
+    # one regression and five rows of another section: the rows kept start from 5 (5 -> 2)
+    tests = _rows(1, "fail", "worse") + [
+        mt(f"c{i}", "p", None, "accuracy", verdict_name, "r", gated=verdict_name != "info")
+        for i in range(5)
+    ]
+    verdict = verdict_of("fail", 1, tests)
+    full = markdown_summary(verdict)
+    cut = markdown_summary(verdict, limit=len(full.encode()) - 1)
+    rows = [line for line in cut.split("\n") if line.startswith("| c")]
+    assert [r.split(" ")[1] for r in rows] == ["c0/p:", "c1/p:"]
+    assert "... and 3 more rows (see the JSON or JUnit report)" in cut
+    assert "| b0/p: **accuracy** |" in cut and "(truncated)" not in cut
+
+
+def test_junit_default_timestamp_is_utc_whatever_the_local_zone(host, monkeypatch) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "Etc/GMT-9")  # nine hours east of UTC
+    time.tzset()
+    try:
+        stamp = ET.fromstring(junit_xml(verdict_of("pass", 0, [T3]))).find("testsuite")
+        now = datetime.now(UTC).replace(tzinfo=None)
+        got = datetime.fromisoformat(stamp.get("timestamp"))
+        assert abs((got - now).total_seconds()) < 5
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_junit_reports_an_ungated_case_whatever_its_verdict_word(host) -> None:
+    # ungated tests are "info" as the gate writes them; a case of ungated tests passes (it
+    # cannot fail the gate) even when their verdict word is another one
+    tests = [mt("b", "p", None, "ece", "pass", "shown", gated=False)]
+    root = ET.fromstring(junit_xml(verdict_of("pass", 0, tests), timestamp=STAMP))
+    (case,) = root.iter("testcase")
+    assert [(c.tag, c.text) for c in case] == [("system-out", "PASS b/p: shown")]
