@@ -412,6 +412,8 @@ def test_markdown_too_long_head_is_cut_at_a_line_end() -> None:
     assert cut == head + "\n\nThe gate refused to compare the runs:\n\n\n(truncated)\n"
     cut = markdown_summary(verdict, limit=64 + 36)  # the heading and its line break
     assert cut == head + "\n\n(truncated)\n"
+    cut = markdown_summary(verdict, limit=64 + 37)  # and the blank line's break
+    assert cut == head + "\n\n\n(truncated)\n"
     # a cut inside the 3-byte sign drops its first bytes instead of failing
     assert markdown_summary(verdict, limit=64 + 4) == "## \n\n(truncated)\n"
 
