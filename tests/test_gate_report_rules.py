@@ -760,3 +760,14 @@ def test_junit_reports_an_ungated_case_whatever_its_verdict_word(host) -> None:
     root = ET.fromstring(junit_xml(verdict_of("pass", 0, tests), timestamp=STAMP))
     (case,) = root.iter("testcase")
     assert [(c.tag, c.text) for c in case] == [("system-out", "PASS b/p: shown")]
+
+
+def test_interval_ends_are_signed_both_above_and_below_zero() -> None:
+    up = mt("b", "p", None, "accuracy", "pass", "ok", change=0.03, ci=(0.01, 0.05))
+    down = mt("b", "q", None, "accuracy", "fail", "bad", change=-0.03, ci=(-0.05, -0.01))
+    lines = markdown_summary(verdict_of("fail", 1, [down, up])).split("\n")
+    assert "| b/p: **accuracy** | 0.500 | 0.500 | +0.030 | [+0.010, +0.050] | 0.02 | 400 |" in lines
+    assert (
+        "| b/q: **accuracy** | 0.500 | 0.500 | -0.030 | [-0.050, -0.010] | 0.02 | 400 | bad |"
+        in lines
+    )
