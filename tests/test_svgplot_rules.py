@@ -1076,3 +1076,413 @@ def test_stack_and_panels_side_by_side() -> None:
             '<svg xmlns="http://www.w3.org/2000/svg" class="fig" role="img" viewBox="0 0 0.0 304.0"'
         )
     )
+
+
+def test_base_artist_and_text_add_no_extent_obstacle_or_legend_sample() -> None:
+    base = sp._Artist()
+    xs, ys, sticky = base.extent()
+    assert (xs.size, ys.size, sticky) == (0, 0, set())
+    assert base.obstacles(box()).shape == (0, 4) and base.handle(1.0, 2.0) == ""
+    with pytest.raises(NotImplementedError):
+        base.svg(box())
+    # a text artist takes no part in autoscaling
+    ax = Axes()
+    ax.text(100.0, 200.0, "far away")
+    assert ax._limits() == (0.0, 1.0, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------------------ edge rules
+
+
+def test_rgb_reads_the_first_three_pairs_only() -> None:
+    assert sp._rgb("#0a1b2cff") == (10, 27, 44)
+
+
+def test_wrap_keeps_paragraphs_and_repeated_spaces() -> None:
+    # each paragraph is wrapped on its own: "aaaa" (24.8 px) is wider than 20, "b c" (16) is not
+    assert sp.wrap("aaaa\nb c", 20.0, 10.0) == "aaaa\nb c"
+    assert sp.wrap("a  b", 1000.0, 10.0) == "a  b"
+
+
+def test_lines_bands_and_segments_drop_points_missing_on_either_axis() -> None:
+    x = np.array([0.0, NAN, 2, 3])
+    y = np.array([1.0, 1, 1, NAN])
+    line = sp._Line(color="#1", x=x, y=y, marker="s", radius=2.0)
+    assert line.extent()[0].tolist() == [0, 2] and line.extent()[1].tolist() == [1, 1]
+    # no run of two finite points: markers only, squares as asked
+    assert line.svg(box()) == (
+        '<g class="line" fill="none" stroke="#1" stroke-width="1.5" stroke-linejoin="round">'
+        '<g fill="#1" stroke="none"><rect x="98.2" y="98.2" width="3.6" height="3.6"/>'
+        '<rect x="138.2" y="98.2" width="3.6" height="3.6"/></g></g>'
+    )
+    assert close(line.obstacles(box()), [[98, 98, 102, 102], [138, 98, 142, 102]])
+    thin = sp._Line(color="#1", x=np.array([0.0]), y=np.array([1.0]), lw=0.5)
+    assert close(thin.obstacles(box()), [[99.5, 99.5, 100.5, 100.5]])
+    bx = np.array([0.0, 1, 2, 3])
+    lo = np.array([0.0, NAN, 0, 0])
+    hi = np.array([1.0, 1, 1, NAN])
+    band = sp._Band(color="#2", x=bx, lo=lo, hi=hi)
+    assert band.extent()[0].tolist() == [0, 2] and band.extent()[1].tolist() == [0, 0, 1, 1]
+    assert band.svg(box()) == (
+        '<path class="band" fill="#2" d="M100.0 100.0L100.0 120.0ZM140.0 100.0L140.0 120.0Z"/>'
+    )
+    # the two finite points (x 0 and 2) make one 40 px step: 40 // 6 + 1 = 7 samples
+    assert band.obstacles(box()).shape == (6, 4)
+
+
+def test_band_obstacles_follow_each_sloped_step() -> None:
+    # three points: 0 -> 1 -> 2, lo rising 0 -> 1 -> 1, hi 2 -> 2 -> 3 (px: 20 px steps)
+    band = sp._Band(color="#2", alpha=0.25, x=np.array([0.0, 1, 2]), lo=np.array([0.0, 1, 1]),
+                    hi=np.array([2.0, 2, 3]))  # fmt: skip
+    third = 20 / 3
+    first = [[100 + k * third, 80, 100 + (k + 1) * third, 120 - k * third] for k in range(3)]
+    second = [[120 + k * third, 80 - k * third, 120 + (k + 1) * third, 100] for k in range(3)]
+    assert close(band.obstacles(box()), first + second)
+    assert band.handle(50, 10) == (
+        '<rect x="40.0" y="5.0" width="20" height="10" fill="#2" fill-opacity="0.25"/>'
+    )
+
+
+def test_opaque_artists_write_no_opacity() -> None:
+    h = sp._Hist(color="#1", edges=np.array([0.0, 1]), counts=np.array([1.0]))
+    assert h.svg(box()) == '<path class="hist" fill="#1" d="M100.0 120.0V100.0H120.0V120.0Z"/>'
+    assert h.handle(50, 10) == '<rect x="40.0" y="5.0" width="20" height="10" fill="#1"/>'
+    band = sp._Band(color="#2", alpha=1.0, x=np.array([0.0, 1]), lo=np.array([0.0, 0]),
+                    hi=np.array([1.0, 1]))  # fmt: skip
+    assert band.svg(box()) == (
+        '<path class="band" fill="#2" d="M100.0 100.0L120.0 100.0L120.0 120.0L100.0 120.0Z"/>'
+    )
+    seg = sp._Segments(color="#3", seg=np.array([[0.0, 0, 1, 0]]))
+    assert seg.svg(box()) == (
+        '<path class="segments" d="M100.0 120.0L120.0 120.0" stroke="#3" stroke-width="1" '
+        'fill="none"/>'
+    )
+    b = sp._Box(color="#4", x=2.0, q1=1.0, med=1.5, q3=2.0, lo=0.5, hi=3.0, width=1.0,
+                outliers=np.array([4.0, 0.0]))  # fmt: skip
+    svg = b.svg(box())
+    assert '<rect x="130.0" y="80.0" width="20.0" height="20.0" fill="#4"/>' in svg
+    assert svg.endswith(
+        '<g fill="none"><circle cx="140.0" cy="40.0" r="3"/><circle cx="140.0" cy="120.0" '
+        'r="3"/></g></g>'
+    )
+
+
+def test_heat_merges_runs_beyond_the_scale_and_joins_a_colours_cells() -> None:
+    heat = sp._Heat(values=np.array([[5.0, 3.0], [-1.0, -1.0], [5.0, 9.0]]), cmap=RDBU_R,
+                    vmin=-1.0, vmax=1.0, levels=4)  # fmt: skip
+    m = sp._Map(-0.5, 1.5, -0.5, 2.5, 0.0, 0.0, 20.0, 30.0, invert_y=True)
+    assert heat.svg(m).endswith(
+        '<path fill="#67001f" d="M0 0h2v1h-2zM0 2h2v1h-2z"/>'
+        '<path fill="#053061" d="M0 1h2v1h-2z"/></g>'
+    )
+
+
+def test_axes_defaults_for_histograms_errorbars_and_figures() -> None:
+    ax = Axes()
+    ax.hist(np.linspace(0, 1, 100), color="#1")
+    (h,) = ax.artists
+    assert h.edges.size == 41 and h.alpha == 1.0 and h.label is None
+    ax.errorbar_x([1.0], [1.0], [0.0], [2.0], color="#2")
+    seg, pts = ax.artists[1:]
+    assert (pts.radius, pts.lw, seg.lw) == (2.7, 1.0, 1.0)
+    fig = Figure()
+    assert (len(fig.axes), fig.panel_width, fig.plot_height) == (1, 540.0, 290.0)
+    ax.axis_off()
+    assert ax.visible is False
+
+
+def test_figure_panels_and_stacks_join_without_separators() -> None:
+    fig = Figure(2, panel_width=200.0, plot_height=100.0)
+    for ax in fig.axes:
+        ax.plot([0, 1], [0, 1], color="#1")
+    svg = fig.to_svg("t")
+    assert svg.count('<g class="axes">') == 2 and '</g><g class="axes">' in svg
+    stack = FigureStack([fig, fig]).to_svg("two <rows>")
+    assert "<title>two &lt;rows&gt;</title>" in stack
+    assert '</g></g><g class="row" transform="translate(0 ' in stack
+    assert (
+        FigureStack([])
+        .to_svg("none")
+        .startswith(
+            '<svg xmlns="http://www.w3.org/2000/svg" class="fig" role="img" viewBox="0 0 0.0 0.0"'
+        )
+    )
+
+
+def test_legend_below_a_second_panel_is_centred_on_that_panel() -> None:
+    fig = Figure(2, panel_width=200.0, plot_height=100.0)
+    for ax in fig.axes:
+        ax.plot([0, 1], [0, 1], color="#1")
+    fig.axes[1].plot([0, 1], [1, 0], color="#2", label="aaaa")
+    fig.axes[1].legend("below")
+    root = ET.fromstring(fig.to_svg("t"))
+    (legend,) = [g for g in root.iter(NS + "g") if g.get("class") == "legend"]
+    (text,) = legend.iter(NS + "text")
+    # one entry 30 + 4 x 0.62 x 11 + 16 = 73.28 px wide, its row 57.28 px (less the 16 px
+    # gap), centred on the second panel, 200..400
+    assert float(text.get("x")) == pytest.approx(200 + (200 - 57.28) / 2 + 30, abs=0.06)
+
+
+def test_category_thinning_caps_and_floors() -> None:
+    # 101 labels: at most 50 shown, every ceil(101 / 50) = 3rd
+    cat = sp._Cat([0.0] * 101, ["a"] * 101, size=0.01, thin=True)
+    assert sp._cat_shown(cat, 1000.0) == list(range(0, 101, 3))
+    # an axis under a pixel long counts as one pixel: 50 x 0.0575 = 2.875 -> every 3rd
+    cat = sp._Cat([0.0] * 50, ["a"] * 50, size=0.05, thin=True)
+    assert sp._cat_shown(cat, 0.5) == list(range(0, 50, 3))
+
+
+def test_tick_fitting_tries_down_to_three_intervals() -> None:
+    # 0..2 in 4 intervals (0.5 apart, 5 ticks) does not fit; 3 intervals (1 apart) is last
+    assert sp._fit_ticks(0.0, 2.0, 1.0, horizontal=False) == [0.0, 1.0, 2.0]
+
+
+def test_layout_uses_the_horizontal_rule_for_x_and_the_vertical_for_y() -> None:
+    six = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    # x: 6 labels need 192.24 px of the panel less 90 (180 here: too few); y: 171.6 of 180 px
+    lo = sp._layout(_plain(), 270.0, 180.0)
+    assert lo["xt"] == [0.0, 0.5, 1.0] and lo["yt"] == six
+    # 282.5 - 90 = 192.5 px: room for the six
+    assert sp._layout(_plain(), 282.5, 180.0)["xt"] == six
+
+
+def test_layout_of_empty_tick_sets() -> None:
+    ax = _plain()
+    ax.set_yticks([], [])
+    ax.set_xticks([], [])
+    lo = sp._layout(ax, 300.0, 200.0)
+    # no labels: 8 + 0 + 4 + 4 on the left; a line's height (2 px gap) below
+    assert lo["left"] == 16.0
+    assert lo["bottom"] == pytest.approx(4 + 4 + 1.2 * 11 + 2 + 4)
+    flat = _plain()
+    flat.set_ylim(0.5, 0.5)  # no multiple of any step in [0.5, 0.5]: no y ticks
+    assert sp._layout(flat, 300.0, 200.0)["left"] == 16.0
+
+
+def test_colour_bar_ticks_use_five_intervals_at_most() -> None:
+    # 0..2.75: 5 intervals give steps of 1 (0.55 -> 1); 6 would give 0.5, 8 would give 0.5
+    heat = sp._Heat(values=np.zeros((1, 1)), cmap=PURPLES, vmin=0.0, vmax=2.75)
+    m = sp._Map(-0.5, 0.5, -0.5, 0.5, 100.0, 20.0, 100.0, 100.0, invert_y=True)
+    texts = ET.fromstring(sp._colorbar(heat, m)).findall("text")
+    assert [t.text for t in texts] == ["0", "1", "2"]
+    ax = Axes()
+    ax.heatmap([[0.0]], cmap=PURPLES, vmin=0.0, vmax=2.75)
+    # the widest label "0" .. "2": 0.64 em = 7.04 px
+    assert sp._layout(ax, 300.0, 200.0)["right"] == pytest.approx(14 + 14 + 4 + 4 + 7.04 + 6)
+    # a scale that does not start at 0: -1..1, ticks at -1, -0.5, 0, 0.5, 1 over 80 px
+    heat = sp._Heat(values=np.zeros((1, 1)), cmap=RDBU_R, vmin=-1.0, vmax=1.0)
+    texts = ET.fromstring(sp._colorbar(heat, m)).findall("text")
+    assert [t.get("y") for t in texts] == [f"{y + 3.85:.1f}" for y in (110, 90, 70, 50, 30)]
+
+
+def test_errorbars_fill_either_missing_end_and_keep_their_colour() -> None:
+    ax = Axes()
+    ax.errorbar_x([1.0, 2.0], [0.0, 1.0], [0.5, 1.0], [NAN, 2.5], color="#1")
+    seg, pts = ax.artists
+    assert seg.seg.tolist() == [[0.5, 0.0, 1.0, 0.0], [1.0, 1.0, 2.5, 1.0]]
+    assert (seg.color, pts.color) == ("#1", "#1")
+
+
+def test_box_plot_whiskers_stop_at_one_and_a_half_iqr() -> None:
+    ax = Axes()
+    # 1..9 and 18: q1 3.25, q3 7.75, IQR 4.5: 18 is beyond 7.75 + 6.75 = 14.5 (not 2.5 IQR)
+    # -8, 2..10: q1 3.25, q3 8.75, IQR 5.5: -8 is below 3.25 - 8.25 = -5
+    ax.boxplot([[1.0, 2, 3, 4, 5, 6, 7, 8, 9, 18], [-8.0, 2, 3, 4, 5, 6, 7, 8, 9, 10]],
+               colors=["#a", "#b"])  # fmt: skip
+    up, down = ax.artists
+    assert (up.hi, up.outliers.tolist()) == (9.0, [18.0])
+    assert (down.lo, down.outliers.tolist()) == (2.0, [-8.0])
+
+
+def test_set_keeps_what_it_is_not_given() -> None:
+    ax = Axes()
+    ax.set(title="t", xlabel="x", ylabel="y")
+    ax.set(xlabel="x2")
+    assert (ax.title, ax.xlabel, ax.ylabel) == ("t", "x2", "y")
+
+
+def test_a_bare_upper_or_lower_place_is_centred_across() -> None:
+    assert sp._loc_box("upper", box(), 40.0, 20.0, 6.0) == (180, 26, 220, 46)
+    assert sp._loc_box("lower", box(), 40.0, 20.0, 6.0) == (180, 94, 220, 114)
+
+
+def test_legend_below_breaks_rows_only_past_the_available_width() -> None:
+    ax = Axes()
+    for label in ("aaaa", "bbbb", "cccc", "dddd"):
+        ax.plot([0], [0], color="#1", label=label)
+    entries = ax._legend_entries()
+    w = 30 + sp.text_width("aaaa", 11.0) + 16  # 73.28 px an entry at the default size
+    # 0.5 px more than two entries: two rows of two (a row starts from 0 px used)
+    svg, extra = sp._legend_below(ax, entries, 0.0, 2 * w + 20.5, 0.0, sp._Legend())
+    assert extra == pytest.approx(4 + 2 * 1.4 * 11 + 2)
+    assert svg.count('<g class="legend-entry">') == 4
+    assert '</g><g class="legend-entry">' in svg and svg.startswith('<g class="legend"><g ')
+    # 0.5 px less: one entry a row
+    _, extra = sp._legend_below(ax, entries, 0.0, 2 * w + 19.5, 0.0, sp._Legend())
+    assert extra == pytest.approx(4 + 4 * 1.4 * 11 + 2)
+    pw = 2 * w + 20
+    assert pw - 20 == 2 * w  # exactly two entries wide: still one row of two
+    _, extra = sp._legend_below(ax, entries, 0.0, pw, 0.0, sp._Legend())
+    assert extra == pytest.approx(4 + 2 * 1.4 * 11 + 2)
+
+
+def _legend_axes(label: str, size: float) -> Axes:
+    ax = Axes()
+    ax.plot([5.0], [2.5], color="#1", label=label)  # one point in the middle of the box
+    ax.legend(size=size)
+    ax._map = box()  # 200 x 100 px
+    return ax
+
+
+def test_a_legend_goes_inside_only_when_it_fits_with_its_padding() -> None:
+    def inside(label: str, size: float) -> bool:
+        svg, extra = sp._place_legend(_legend_axes(label, size), 0.0, 400.0, 200.0)
+        assert svg.startswith('<g class="legend">')
+        return extra == 0.0
+
+    # width: 46 px + the label; it fits in 200 - 2 x 6 = 188 px
+    assert inside("W" * 14 + "a", 10.0)  # 185.2 px
+    assert not inside("W" * 15, 10.0)  # 188.5 px
+    # height: 10 px + 1.35 em a line; it fits in 100 - 12 = 88 px
+    assert inside("a\nb\nc\nd\ne", 11.0)  # 84.25 px
+    assert not inside("a\nb\nc\nd\ne", 12.0)  # 91 px
+
+
+def test_a_legend_that_covers_any_data_goes_below() -> None:
+    class Specks(sp._Artist):
+        def obstacles(self, m: sp._Map) -> np.ndarray:
+            # half a square pixel inside each place's box
+            rows = []
+            for loc in sp._LOCS:
+                x0, y0, _, _ = sp._loc_box(loc, m, w, h, 6.0)
+                rows.append([x0 + 1, y0 + 1, x0 + 1.5, y0 + 2])
+            return np.array(rows)
+
+    ax = Axes()
+    ax.plot([0.0], [0.0], color="#1", label="a")
+    ax.artists[0].x = np.array([NAN])
+    ax.artists.append(Specks())
+    ax.legend()
+    ax._map = box()
+    w, h = sp._legend_size(ax._legend_entries(), 11.0)
+    _, extra = sp._place_legend(ax, 0.0, 400.0, 200.0)
+    assert extra > 0
+
+
+def test_a_hidden_panel_draws_no_legend() -> None:
+    ax = _legend_axes("a", 10.0)
+    ax.axis_off()
+    assert sp._place_legend(ax, 0.0, 400.0, 200.0) == ("", 0.0)
+
+
+def test_a_legend_inside_adds_no_height() -> None:
+    def height(loc: str | None) -> str:
+        fig = Figure(panel_width=300.0, plot_height=200.0)
+        fig.axes[0].plot([0, 1], [0, 1], color="#1", label="a")
+        if loc:
+            fig.axes[0].legend(loc)
+        return ET.fromstring(fig.to_svg("t")).get("height")
+
+    assert height("upper left") == height(None) == "239.2"
+
+
+def test_right_margin_holds_half_the_last_x_label() -> None:
+    ax = Axes()
+    ax.plot([0, 10], [0, 1], color="#1")
+    lo = sp._layout(ax, 300.0, 200.0)
+    assert lo["xt"] == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    # "10" is 1.28 em = 14.08 px at 11: half + 4 = 11.04 (more than the 10 px minimum)
+    assert lo["right"] == pytest.approx(11.04)
+
+
+def _heat_cats(equal: bool) -> dict:
+    ax = Axes()
+    ax.heatmap(np.zeros((20, 10)), cmap=RDBU_R, vmin=-1, vmax=1, colorbar=False, equal=equal)
+    labels = ["a"] * 10
+    labels[1] = "W" * 8
+    ax.set_xticks(list(range(10)), labels, size=10.0, rotation=90.0, thin=True)
+    return sp._layout(ax, 300.0, 200.0)
+
+
+def test_categories_are_thinned_over_the_equal_aspect_box_width() -> None:
+    # 20 rows x 10 columns in a 200 px tall box: 100 px wide, 10 labels of 11.5 px need every
+    # 2nd, so the wide label 1 is not shown: the bottom holds "a" (6.2 px) rotated
+    assert _heat_cats(True)["bottom"] == pytest.approx(8 + 6.2 + 2 + 4)
+    # without equal aspect the box is wide enough for all ten, the wide one included
+    assert _heat_cats(False)["bottom"] == pytest.approx(8 + 76 + 2 + 4)
+
+
+def test_rotated_empty_categories_and_their_x_label() -> None:
+    ax = _plain(xlabel="x")
+    ax.set_xticks([], [], rotation=90.0)
+    lo = sp._layout(ax, 300.0, 200.0)
+    # no label: no width, one line's height times cos 90 (0), 2 px
+    assert lo["bottom"] == pytest.approx(4 + 4 + 2 + 19 + 4)
+    fig = Figure(panel_width=300.0, plot_height=200.0)
+    fig.axes[0] = ax
+    root = ET.fromstring(fig.to_svg("t"))
+    (xl,) = [t for t in root.iter(NS + "text") if t.get("class") == "xlabel"]
+    frame = next(r for r in root.iter(NS + "rect") if r.get("class") == "frame")
+    bottom = float(frame.get("y")) + float(frame.get("height"))
+    assert float(xl.get("y")) == pytest.approx(bottom + 8 + 2 + 2 + 9.6, abs=0.11)
+    ax.set_xticks([], [])  # not rotated: one line of 11 px labels
+    root = ET.fromstring(fig.to_svg("t"))
+    (xl,) = [t for t in root.iter(NS + "text") if t.get("class") == "xlabel"]
+    assert float(xl.get("y")) == pytest.approx(bottom + 8 + 13.2 + 2 + 2 + 9.6, abs=0.11)
+
+
+def test_x_label_under_thinned_categories() -> None:
+    fig = Figure(panel_width=300.0, plot_height=200.0)
+    ax = fig.axes[0]
+    ax.bar(list(range(100)), [1.0] * 100, color="#1")
+    labels = ["a"] * 100
+    labels[1] = "W" * 8
+    ax.set_xticks(list(range(100)), labels, size=10.0, rotation=90.0, thin=True)
+    ax.set(xlabel="x")
+    root = ET.fromstring(fig.to_svg("t"))
+    assert [t.text for t in root.iter(NS + "text") if t.get("class") == "xtick"][:2] == ["a"] * 2
+    (xl,) = [t for t in root.iter(NS + "text") if t.get("class") == "xlabel"]
+    frame = next(r for r in root.iter(NS + "rect") if r.get("class") == "frame")
+    bottom = float(frame.get("y")) + float(frame.get("height"))
+    # the wide label is thinned out: the label sits under "a" (6.2 px) rotated
+    assert float(xl.get("y")) == pytest.approx(bottom + 8 + 6.2 + 2 + 2 + 9.6, abs=0.11)
+
+
+def test_x_tick_labels_at_sixty_degrees_are_centred() -> None:
+    fig = Figure(panel_width=300.0, plot_height=200.0)
+    ax = fig.axes[0]
+    ax.bar([0, 1], [1, 2], color="#1")
+    ax.set_ylim(0, 2)
+    ax.set_xticks([0, 1], ["AB", "c"], size=10.0, rotation=60.0)
+    root = ET.fromstring(fig.to_svg("t"))
+    xt = [t for t in root.iter(NS + "text") if t.get("class") == "xtick"]
+    assert float(xt[0].get("y")) == pytest.approx(214 + 3.5, abs=0.06)
+
+
+def test_titles_wrap_ten_pixels_inside_the_panel() -> None:
+    # "aaaa bbbb" is (8 x 0.62 + 0.36) x 14 = 74.48 px
+    title = "aaaa bbbb"
+    assert sp._layout(_plain(title=title), 84.98, 200.0)["title"] == title
+    assert sp._layout(_plain(title=title), 84.0, 200.0)["title"] == "aaaa\nbbbb"
+
+
+def test_a_wide_title_is_kept_off_the_left_edge() -> None:
+    fig = Figure(panel_width=400.0, plot_height=200.0)
+    ax = fig.axes[0]
+    ax.heatmap(np.zeros((2, 1)), cmap=RDBU_R, vmin=-1, vmax=1)  # a narrow box at the left
+    ax.set(title="W" * 20)
+    root = ET.fromstring(fig.to_svg("t"))
+    (title,) = [t for t in root.iter(NS + "text") if t.get("class") == "title"]
+    frame = next(r for r in root.iter(NS + "rect") if r.get("class") == "frame")
+    half = 20 * 0.95 * 14 / 2
+    centre = float(frame.get("x")) + float(frame.get("width")) / 2
+    assert centre < half + 4 - 1  # the box's centre would put the title past the left edge
+    assert float(title.get("x")) == pytest.approx(half + 4, abs=0.06)
+
+
+def test_colour_bar_parts_join_without_separators() -> None:
+    heat = sp._Heat(values=np.zeros((1, 1)), cmap=PURPLES, vmin=0.0, vmax=1.0)
+    m = sp._Map(-0.5, 0.5, -0.5, 0.5, 100.0, 20.0, 100.0, 100.0, invert_y=True)
+    svg = sp._colorbar(heat, m)
+    assert svg.startswith('<g class="colorbar" shape-rendering="crispEdges"><rect x="214.0"')
+    assert '"/><rect' in svg and svg.endswith('stroke="#444444" stroke-width="0.8"/></g>')
