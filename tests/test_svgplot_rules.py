@@ -1486,3 +1486,8 @@ def test_colour_bar_parts_join_without_separators() -> None:
     svg = sp._colorbar(heat, m)
     assert svg.startswith('<g class="colorbar" shape-rendering="crispEdges"><rect x="214.0"')
     assert '"/><rect' in svg and svg.endswith('stroke="#444444" stroke-width="0.8"/></g>')
+
+
+def test_nice_step_defaults_to_eight_intervals() -> None:
+    # 0.9 / 8 = 0.1125 -> 0.2 (nine intervals would allow 0.1)
+    assert sp.nice_step(0.9) == 0.2 and sp.nice_step(0.9, 9) == pytest.approx(0.1)
