@@ -1491,3 +1491,32 @@ def test_colour_bar_parts_join_without_separators() -> None:
 def test_nice_step_defaults_to_eight_intervals() -> None:
     # 0.9 / 8 = 0.1125 -> 0.2 (nine intervals would allow 0.1)
     assert sp.nice_step(0.9) == 0.2 and sp.nice_step(0.9, 9) == pytest.approx(0.1)
+
+
+def test_single_tick_labels_take_their_decimals_from_the_value() -> None:
+    assert sp.format_ticks([0.5]) == ["0.5"] and sp.format_ticks([20.0]) == ["20"]
+    assert sp.format_ticks([]) == []
+
+
+def test_nice_ticks_of_degenerate_and_tiny_ranges() -> None:
+    assert sp.nice_ticks(0.0, math.inf) == [] and sp.nice_ticks(NAN, 1.0) == []
+    assert sp.nice_ticks(-math.inf, 0.0) == [] and sp.nice_ticks(2.0, 1.0) == []
+    assert sp.nice_ticks(1.0, 1.0) == [1.0]  # an empty range still holds its own tick
+    # 4e-8 in 8 intervals: steps of 5e-9, kept to their own digits
+    assert sp.nice_ticks(0.0, 4e-8) == pytest.approx([k * 5e-9 for k in range(9)], abs=1e-20)
+
+
+def test_band_obstacles_skip_points_missing_below() -> None:
+    band = sp._Band(color="#2", x=np.array([0.0, 1, 2]), lo=np.array([0.0, NAN, 0]),
+                    hi=np.array([1.0, 1, 1]))  # fmt: skip
+    # x 0 and 2 only: one 40 px step in 40 // 6 + 1 = 7 samples, from hi 100 px to lo 120 px
+    step = 40 / 6
+    assert close(
+        band.obstacles(box()), [[100 + k * step, 100, 100 + (k + 1) * step, 120] for k in range(6)]
+    )
+
+
+def test_heat_values_beyond_the_scale_share_its_top_colour_and_run() -> None:
+    heat = sp._Heat(values=np.array([[5.0, 2.0]]), cmap=RDBU_R, vmin=-1.0, vmax=1.0, levels=4)
+    m = sp._Map(-0.5, 1.5, -0.5, 0.5, 0.0, 0.0, 20.0, 10.0, invert_y=True)
+    assert heat.svg(m).endswith('<path fill="#67001f" d="M0 0h2v1h-2z"/></g>')
