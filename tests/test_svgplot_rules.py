@@ -1502,6 +1502,8 @@ def test_nice_ticks_of_degenerate_and_tiny_ranges() -> None:
     assert sp.nice_ticks(0.0, math.inf) == [] and sp.nice_ticks(NAN, 1.0) == []
     assert sp.nice_ticks(-math.inf, 0.0) == [] and sp.nice_ticks(2.0, 1.0) == []
     assert sp.nice_ticks(1.0, 1.0) == [1.0]  # an empty range still holds its own tick
+    # eight intervals by default: 0.9 / 8 -> 0.2
+    assert sp.nice_ticks(0.0, 0.9) == [0.0, 0.2, 0.4, 0.6, 0.8]
     # 4e-8 in 8 intervals: steps of 5e-9, kept to their own digits
     assert sp.nice_ticks(0.0, 4e-8) == pytest.approx([k * 5e-9 for k in range(9)], abs=1e-20)
 
