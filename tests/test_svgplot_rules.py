@@ -1522,3 +1522,14 @@ def test_heat_values_beyond_the_scale_share_its_top_colour_and_run() -> None:
     heat = sp._Heat(values=np.array([[5.0, 2.0]]), cmap=RDBU_R, vmin=-1.0, vmax=1.0, levels=4)
     m = sp._Map(-0.5, 1.5, -0.5, 0.5, 0.0, 0.0, 20.0, 10.0, invert_y=True)
     assert heat.svg(m).endswith('<path fill="#67001f" d="M0 0h2v1h-2z"/></g>')
+
+
+def test_a_legend_exactly_as_large_as_the_padded_box_fits() -> None:
+    ax = _legend_axes("a\nb", 10.0)
+    w, h = sp._legend_size(ax._legend_entries(), 10.0)
+    ax._map = sp._Map(0.0, 10.0, 0.0, 5.0, 100.0, 20.0, w + 12.0, h + 12.0)
+    assert (ax._map.width - 2 * 6.0, ax._map.height - 2 * 6.0) == (w, h)
+    # the box is all legend: drop the line's one point so that the legend covers nothing
+    ax.artists[0].x = np.array([NAN])
+    svg, extra = sp._place_legend(ax, 0.0, 400.0, 200.0)
+    assert extra == 0.0 and '<rect x="106.0" y="26.0"' in svg
