@@ -1433,8 +1433,8 @@ def _loc_box(
     loc: str, m: _Map, w: float, h: float, pad: float
 ) -> tuple[float, float, float, float]:
     vert, _, horiz = loc.partition(" ")
-    if not horiz:
-        vert, horiz = ("center", "center") if loc == "center" else (loc, "center")
+    if not horiz:  # matplotlib's "right" is "center right"; "center" is the middle
+        vert, horiz = ("center", loc) if loc in ("left", "right") else (loc, "center")
     if horiz == "left":
         x = m.left + pad
     elif horiz == "right":
