@@ -5,17 +5,24 @@ and the draws."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from metacog_metrics.simulate import (
+    PRESETS,
+    BenchmarkProfile,
     LatentState,
     Population,
+    SimulationParams,
     get_preset,
     run_simulate,
+    simulate_arrays,
+    simulate_records,
 )
 
 
@@ -131,3 +138,172 @@ def test_run_simulate_names_a_bad_extension(tmp_path) -> None:
     with pytest.raises(ValueError) as err:
         run_simulate(tmp_path / "records", models=2, items_per_benchmark=2)
     assert str(err.value).endswith("records: write .parquet or .csv, not no extension")
+
+
+def test_fresh_default_parameters_hold_the_six_benchmark_profiles() -> None:
+    # (difficulty mean, difficulty sd, legibility, confidence shift, inline), as designed: the
+    # math benchmarks allow inline solving, omni_math and scicode are hard and read as such
+    want = {
+        "squad": (0.0, 1.5, 1.0, 0.0, False),
+        "mmlu_pro": (0.2, 1.5, 1.0, 0.0, False),
+        "legalbench": (-0.4, 1.4, 0.8, 0.0, False),
+        "mathbench": (0.0, 1.5, 1.0, 0.1, True),
+        "omni_math": (1.4, 1.5, 1.0, -0.4, True),
+        "scicode": (1.8, 1.2, 0.8, -0.5, False),
+    }
+    fresh = SimulationParams()  # built now, not the presets' import-time copy
+    got = {
+        name: (p.difficulty_mean, p.difficulty_sd, p.legibility, p.confidence_shift, p.inline)
+        for name, p in fresh.benchmarks.items()
+    }
+    assert list(got) == list(want) and got == want
+    assert fresh.default_profile == BenchmarkProfile(difficulty_sd=1.5)
+    assert fresh.to_dict() == PRESETS["paper"].to_dict()
+
+
+def _arrays_by_hand(params, profile, n_models, n_items, reps, seed, reasoning):
+    """The batched draws written out from the module docstring's equations, in the documented
+    draw order (traits, difficulty, benchmark ability, inline, residual, solve, read,
+    misreading, then discrimination and guessing only when used)."""
+    rng = np.random.default_rng(seed)
+    shape = (reps, n_items, n_models)
+    za, zt, zn = (rng.standard_normal((reps, 1, n_models)) for _ in range(3))
+    zd = rng.standard_normal((reps, n_items, 1))
+    zb = rng.standard_normal((reps, 1, n_models))
+    u_inline = rng.random(shape) if profile.inline else None
+    z_res, z_solve, z_read = (rng.standard_normal(shape) for _ in range(3))
+    z_mis = rng.standard_normal((reps, n_items, 1))
+    z_disc = rng.standard_normal((reps, n_items, 1)) if params.discrimination_sd > 0 else 0.0
+    u_guess = rng.random(shape) if params.guessing > 0 else None
+    rho = params.ability_threshold_corr
+    ability = (
+        params.ability_mean + params.ability_sd * za + params.reasoning_ability_bonus * (reasoning)
+    )
+    z_t = -rho * za + np.sqrt(1 - rho**2) * zt
+    threshold = params.threshold_mean + params.threshold_sd * z_t
+    jitter = params.noise_jitter
+    noise = params.reading_noise_sd * np.sqrt(1 + params.extremity_noise * z_t**2)
+    noise = noise * np.exp(jitter * zn - jitter**2 / 2)
+    d = profile.difficulty_mean + profile.difficulty_sd * zd
+    a_jb = ability + params.benchmark_ability_sd * zb
+    r = params.residual_sd * z_res
+    u = (
+        z_solve
+        if params.link == "probit"
+        else np.log(stats.norm.cdf(z_solve) / stats.norm.sf(z_solve))
+    )
+    correct = np.exp(params.discrimination_sd * z_disc) * (a_jb - d) + r + u > 0
+    if u_guess is not None:
+        correct = correct | (u_guess < params.guessing)
+    reading = (profile.legibility * (profile.difficulty_mean - d) + profile.confidence_shift
+               + params.individuated * r + params.misreading_sd * z_mis)  # fmt: skip
+    margin = (reading - threshold) / noise + z_read
+    if profile.inline and params.inline_rate > 0:
+        inline = reasoning & (u_inline < params.inline_rate)
+        margin = np.where(inline, params.inline_strength * (2 * correct - 1.0) + z_read, margin)
+    return margin > 0, correct, a_jb[:, 0, :], threshold[:, 0, :]
+
+
+@pytest.mark.parametrize(
+    ("preset", "benchmark", "overrides"),
+    [
+        ("3pl", "mathbench", {"discrimination_sd": 0.7}),  # 2PL slopes and guessing, inline
+        ("2pl", "squad", {}),
+        ("rasch", "omni_math", {"individuated": 0.5}),  # logistic solving noise
+        ("paper", "legalbench", {}),
+    ],
+)
+def test_batched_draws_follow_the_equations_written_out(preset, benchmark, overrides) -> None:
+    params = get_preset(preset, reasoning_fraction=0.3, **overrides)
+    # reasoning_fraction 0.3 over models 1..4: floor(0.3 k) steps up at k = 4 only
+    reasoning = np.array([False, False, False, True])
+    got = simulate_arrays(params, 4, 6, 3, rng=9, benchmark=benchmark)
+    conf, perf, ability, threshold = _arrays_by_hand(
+        params, params.profile(benchmark), 4, 6, 3, 9, reasoning
+    )
+    np.testing.assert_array_equal(got.reasoning, reasoning)
+    np.testing.assert_allclose(got.ability, ability, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.threshold, threshold, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got.perf, perf.astype(np.uint8))
+    np.testing.assert_array_equal(got.conf, conf.astype(np.uint8))
+    assert got.conf.dtype == np.uint8 and got.perf.dtype == np.uint8
+
+
+def test_batched_draws_default_to_squad_and_accept_single_sizes() -> None:
+    params = get_preset("paper")
+    a = simulate_arrays(params, 1, 1, 1, rng=5)
+    b = simulate_arrays(params, 1, 1, 1, rng=5, benchmark="squad")
+    np.testing.assert_array_equal(a.conf, b.conf)
+    np.testing.assert_array_equal(a.ability, b.ability)
+    assert a.conf.shape == (1, 1, 1)
+    for sizes in ((0, 3, 3), (3, 0, 3), (3, 3, 0)):
+        with pytest.raises(ValueError) as err:
+            simulate_arrays(params, *sizes)
+        assert str(err.value) == (
+            "n_models, n_items and reps must be >= 1, got {}, {}, {}".format(*sizes)
+        )
+
+
+def test_profile_and_parameter_messages_and_the_plain_form() -> None:
+    with pytest.raises(ValueError) as err:
+        BenchmarkProfile(difficulty_sd=-1.0)
+    assert str(err.value) == "difficulty_sd must be >= 0, got -1.0"
+    d = get_preset("paper").to_dict()
+    assert set(d) == {f.name for f in dataclasses.fields(SimulationParams)}
+    assert d["default_profile"] == {"difficulty_mean": 0.0, "difficulty_sd": 1.5,
+                                    "legibility": 1.0, "confidence_shift": 0.0,
+                                    "inline": False}  # fmt: skip
+    assert d["benchmarks"]["scicode"] == {"difficulty_mean": 1.8, "difficulty_sd": 1.2,
+                                          "legibility": 0.8, "confidence_shift": -0.5,
+                                          "inline": False}  # fmt: skip
+    assert d["ability_mean"] == 0.4 and d["link"] == "probit"
+
+
+def test_traits_and_records_of_a_subset_of_models_and_a_rerun() -> None:
+    pop = Population(get_preset("paper"), 6, seed=1)
+    full = pop.traits()
+    sub = pop.traits(["m05", "m02"])
+    assert sub["model"].tolist() == ["m05", "m02"]
+    np.testing.assert_array_equal(sub["ability"], full["ability"].to_numpy()[[4, 1]])
+    recs = pop.records("squad", ["a", "b", "c"], probes=("prospective", "numeric"),
+                       models=["m05", "m02"], sampling_seed=4)  # fmt: skip
+    assert recs.index.tolist() == list(range(12))
+    assert recs["model"].tolist() == (["m05"] * 3 + ["m02"] * 3) * 2
+    state = pop.latent("squad", ["a", "b", "c"], models=["m05", "m02"], sampling_seed=4)
+    want = state.confidence.T.ravel().astype(float)
+    np.testing.assert_array_equal(recs["confidence"].to_numpy()[:6], want)
+    own = pop.latent("squad", ["a", "b", "c"], models=["m05", "m02"])
+    assert not np.array_equal(state.confidence, own.confidence)  # the rerun draws afresh
+
+
+def test_simulate_records_checks_and_passes_on_its_arguments() -> None:
+    params = get_preset("paper")
+    one = simulate_records(params, n_models=2, items_per_benchmark=1, benchmarks=["squad"])
+    assert len(one) == 2 and one.index.tolist() == [0, 1]
+    with pytest.raises(ValueError) as err:
+        simulate_records(params, n_models=2, items_per_benchmark=2, benchmarks=[])
+    assert str(err.value) == "no benchmarks given"
+    for probes, shown in ((("prospective", "retro"), "['retro']"), ((), "[]")):
+        with pytest.raises(ValueError) as err:
+            simulate_records(params, n_models=2, items_per_benchmark=2, probes=probes)
+        assert str(err.value) == (
+            f"unknown probe(s) {shown}; choose from ('prospective', 'counterfactual', 'numeric')"
+        )
+    rerun = simulate_records(params, n_models=3, items_per_benchmark=4, benchmarks=["squad"],
+                             seed=2, sampling_seed=6)  # fmt: skip
+    pop = Population(params, 3, seed=2)
+    ids = rerun["item_id"].unique().tolist()
+    want = pop.records("squad", ids, sampling_seed=6)
+    np.testing.assert_array_equal(rerun["confidence"], want["confidence"])
+    np.testing.assert_array_equal(rerun["correct"], want["correct"])
+
+
+def test_simulate_records_defaults_twenty_models_500_items_seed_0() -> None:
+    params = get_preset("paper")
+    table = simulate_records(params, benchmarks=["squad"])
+    assert len(table) == 20 * 500
+    assert table["model"].unique().tolist() == [f"m{k:02d}" for k in range(1, 21)]
+    ids = table["item_id"].unique().tolist()
+    assert len(ids) == 500
+    want = Population(params, 20, seed=0).records("squad", ids)
+    np.testing.assert_array_equal(table["confidence"], want["confidence"])
