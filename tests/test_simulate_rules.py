@@ -119,16 +119,23 @@ def test_run_simulate_says_what_it_wrote(tmp_path) -> None:
     table = pd.read_csv(out)
     assert sorted(table["probe"].unique()) == ["numeric", "prospective"]
     truth = pd.read_csv(res.models_path)
+    assert truth.columns.tolist() == ["model", "ability", "threshold", "reading_noise", "reasoning"]
     pop = Population(get_preset("null"), 3, seed=7)
     np.testing.assert_allclose(truth["ability"], pop.traits()["ability"])
 
 
-def test_run_simulate_accepts_pq_and_defaults_to_the_six_benchmarks(tmp_path) -> None:
-    res = run_simulate(tmp_path / "r.pq", models=2, items_per_benchmark=2)
+def test_run_simulate_accepts_pq_and_defaults_to_20_models_500_items_six_benchmarks(
+    tmp_path,
+) -> None:
+    res = run_simulate(tmp_path / "r.pq")
     assert res.benchmarks == ("squad", "mmlu_pro", "legalbench", "mathbench", "omni_math",
                               "scicode")  # fmt: skip
-    assert (res.preset, res.seed, res.n_rows) == ("paper", 0, 2 * 2 * 6)
-    assert len(pd.read_parquet(tmp_path / "r.pq")) == 24
+    assert (res.preset, res.seed, res.n_rows) == ("paper", 0, 20 * 500 * 6)
+    assert res.models == tuple(f"m{k:02d}" for k in range(1, 21))
+    table = pd.read_parquet(tmp_path / "r.pq", columns=["model", "item_id", "confidence"])
+    first = table[table["model"] == "m01"].iloc[:3]
+    state = Population(get_preset("paper"), 20, seed=0).latent("squad", first["item_id"])
+    np.testing.assert_array_equal(first["confidence"], state.confidence[:, 0].astype(float))
 
 
 def test_run_simulate_names_a_bad_extension(tmp_path) -> None:
