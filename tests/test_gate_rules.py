@@ -106,22 +106,23 @@ def test_a_verdict_carries_its_config_and_fingerprint_and_no_refusal() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _mixed(cfg: GateConfig):
-    """Benchmark a: 10 items, confidence inverted on the candidate (too few to decide);
-    benchmark b: 60 items, inverted (AUROC 1 -> 0, Brier 0 -> 1: both fail). Nobody's probe is
-    unparseable on either side: that test passes, unchanged."""
-    base = pd.concat([_inverted(10, "a", "B", False), _inverted(60, "b", "B", False)])
-    cand = pd.concat([_inverted(10, "a", "C", True), _inverted(60, "b", "C", True)])
+def _mixed(cfg: GateConfig, small: str = "a", big: str = "b"):
+    """Benchmark ``small``: 10 items, confidence inverted on the candidate (too few to decide);
+    benchmark ``big``: 60 items, inverted (AUROC 1 -> 0, Brier 0 -> 1: both fail). Nobody's probe
+    is unparseable on either side: that test passes, unchanged."""
+    base = pd.concat([_inverted(10, small, "B", False), _inverted(60, big, "B", False)])
+    cand = pd.concat([_inverted(10, small, "C", True), _inverted(60, big, "C", True)])
     return gate_records(base, cand, cfg)
 
 
-def test_tests_are_ordered_fail_inconclusive_pass_then_by_benchmark_and_metric() -> None:
-    v = _mixed(CFG)
+@pytest.mark.parametrize(("small", "big"), [("a", "b"), ("b", "a")])
+def test_tests_are_ordered_fail_inconclusive_pass_then_by_benchmark_and_metric(small, big):
+    v = _mixed(CFG, small, big)
     assert [(t.verdict, t.benchmark, t.metric) for t in v.tests] == [
-        ("fail", "b", "auroc"),
-        ("fail", "b", "brier"),
-        ("inconclusive", "a", "auroc"),
-        ("inconclusive", "a", "brier"),
+        ("fail", big, "auroc"),
+        ("fail", big, "brier"),
+        ("inconclusive", small, "auroc"),
+        ("inconclusive", small, "brier"),
         ("pass", "a", "unparseable"),
         ("pass", "b", "unparseable"),
     ]
