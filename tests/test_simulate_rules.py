@@ -11,7 +11,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from metacog_metrics.simulate import (
     PRESETS,
@@ -68,6 +68,7 @@ def test_the_long_table_of_a_state_by_hand() -> None:
     assert frame["reasoning"].tolist() == [True, False, True] * 2
     without = _state(felt=False).frame()
     assert without["felt_uncertainty"].isna().all() and len(without) == 6
+    assert without["felt_uncertainty"].dtype == np.float64
 
 
 def _key(*parts: object) -> int:
@@ -118,6 +119,9 @@ def test_run_simulate_says_what_it_wrote(tmp_path) -> None:
     )
     table = pd.read_csv(out)
     assert sorted(table["probe"].unique()) == ["numeric", "prospective"]
+    pop = Population(get_preset("null"), 3, seed=7)
+    want = pop.records("squad", table["item_id"].iloc[:4].tolist())
+    np.testing.assert_array_equal(table["confidence"].iloc[:12], want["confidence"])
     truth = pd.read_csv(res.models_path)
     assert truth.columns.tolist() == ["model", "ability", "threshold", "reading_noise", "reasoning"]
     pop = Population(get_preset("null"), 3, seed=7)
@@ -218,6 +222,7 @@ def _arrays_by_hand(params, profile, n_models, n_items, reps, seed, reasoning):
         ("2pl", "squad", {}),
         ("rasch", "omni_math", {"individuated": 0.5}),  # logistic solving noise
         ("paper", "legalbench", {}),
+        ("3pl", "squad", {}),  # guessing without slopes: no slope draw before the guesses
     ],
 )
 def test_batched_draws_follow_the_equations_written_out(preset, benchmark, overrides) -> None:
@@ -287,6 +292,8 @@ def test_simulate_records_checks_and_passes_on_its_arguments() -> None:
     params = get_preset("paper")
     one = simulate_records(params, n_models=2, items_per_benchmark=1, benchmarks=["squad"])
     assert len(one) == 2 and one.index.tolist() == [0, 1]
+    two = simulate_records(params, n_models=2, items_per_benchmark=1, benchmarks=["squad", "x"])
+    assert two.index.tolist() == [0, 1, 2, 3]
     with pytest.raises(ValueError) as err:
         simulate_records(params, n_models=2, items_per_benchmark=2, benchmarks=[])
     assert str(err.value) == "no benchmarks given"
@@ -314,3 +321,18 @@ def test_simulate_records_defaults_twenty_models_500_items_seed_0() -> None:
     assert len(ids) == 500
     want = Population(params, 20, seed=0).records("squad", ids)
     np.testing.assert_array_equal(table["confidence"], want["confidence"])
+
+
+def test_a_rerun_redraws_the_reading_noise_of_every_cell_independently() -> None:
+    # squad, prospective: margin = (reading - threshold) / noise + z_read, and a rerun keeps
+    # everything but z_read; the difference of two independent N(0, 1) draws has variance 2,
+    # the same for two reruns of different sampling seeds
+    pop = Population(get_preset("paper"), 10, seed=0)
+    ids = [f"q{i}" for i in range(300)]
+    own = special.ndtri(pop.latent("squad", ids).p_yes)
+    for a, b in ((None, 1), (1, 2)):
+        first = own if a is None else special.ndtri(pop.latent("squad", ids, sampling_seed=a).p_yes)
+        second = special.ndtri(pop.latent("squad", ids, sampling_seed=b).p_yes)
+        diff = (second - first).ravel()
+        # 3000 cells: the sample variance of chi-square / 2999 draws lies within 2 +- 0.2
+        assert diff.var() == pytest.approx(2.0, abs=0.2) and abs(diff.mean()) < 0.1
