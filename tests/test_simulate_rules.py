@@ -336,3 +336,17 @@ def test_a_rerun_redraws_the_reading_noise_of_every_cell_independently() -> None
         diff = (second - first).ravel()
         # 3000 cells: the sample variance of chi-square / 2999 draws lies within 2 +- 0.2
         assert diff.var() == pytest.approx(2.0, abs=0.2) and abs(diff.mean()) < 0.1
+
+
+def test_the_wording_noise_is_independent_of_the_lucky_guess() -> None:
+    # felt_uncertainty = Phi(-(margin + wording_noise_sd * z)) with z ~ N(0, 1) of its own: z
+    # must not be the uniform that decides a 3PL lucky guess (it was: both streams had tag 7,
+    # so every cell with z in its lowest quarter was correct, the wording leaking the guess)
+    params = get_preset("3pl")
+    state = Population(params, 20, seed=0).latent("squad", [f"q{i}" for i in range(1000)])
+    z = -special.ndtri(state.felt_uncertainty) - special.ndtri(state.p_yes)
+    z = z / params.wording_noise_sd
+    assert z.var() == pytest.approx(1.0, abs=0.05)
+    low = z < np.quantile(z, 0.25)
+    # 5000 and 15000 cells: the two shares differ by about 0.008 (one sd) when independent
+    assert abs(state.correct[low].mean() - state.correct[~low].mean()) < 0.04
