@@ -20,6 +20,8 @@ from metacog_metrics.simulate import (
     Population,
     SimulationParams,
     get_preset,
+    model_index,
+    model_names,
     run_simulate,
     simulate_arrays,
     simulate_records,
@@ -350,3 +352,71 @@ def test_the_wording_noise_is_independent_of_the_lucky_guess() -> None:
     low = z < np.quantile(z, 0.25)
     # 5000 and 15000 cells: the two shares differ by about 0.008 (one sd) when independent
     assert abs(state.correct[low].mean() - state.correct[~low].mean()) < 0.04
+
+
+def test_parameter_bounds_are_inclusive_where_documented_and_named() -> None:
+    # inclusive bounds are accepted
+    SimulationParams(reading_noise_sd=0.5, inline_rate=1.0, reasoning_fraction=1.0,
+                     ability_threshold_corr=-1.0)  # fmt: skip
+    SimulationParams(ability_threshold_corr=1.0)
+    with pytest.raises(ValueError) as err:
+        SimulationParams(ability_threshold_corr=-1.5)
+    assert str(err.value) == "SimulationParams.ability_threshold_corr must lie in [-1, 1], got -1.5"
+    with pytest.raises(ValueError) as err:
+        SimulationParams(benchmarks={"a": BenchmarkProfile(), "b": {"difficulty_sd": 1.0}})
+    assert str(err.value) == "SimulationParams.benchmarks: not a BenchmarkProfile for ['b']"
+    fresh = SimulationParams(benchmarks={"a": BenchmarkProfile()})  # built now, not a preset
+    with pytest.raises(TypeError):
+        fresh.benchmarks["b"] = BenchmarkProfile()  # type: ignore[index]
+
+
+def test_model_names_of_one_model_and_nested_prefixes() -> None:
+    assert model_names(1) == ["m01"]
+    assert model_index("org/harness/m07") == 7
+    with pytest.raises(TypeError) as err:
+        Population({"link": "probit"}, 3)  # type: ignore[arg-type]
+    assert str(err.value) == "params must be SimulationParams, got dict"
+    with pytest.raises(ValueError) as err:
+        Population(get_preset("paper"), 3).reasoning([])
+    assert str(err.value) == "no models given"
+    default = Population(get_preset("paper"), 3)
+    assert default.seed == 0
+    np.testing.assert_array_equal(
+        default.latent("squad", ["a"]).p_yes, Population(get_preset("paper"), 3, seed=0)
+        .latent("squad", ["a"]).p_yes,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("link", ["probit", "logit"])
+def test_p_correct_is_calibrated_against_the_drawn_correctness(link) -> None:
+    # correct = 1[skill + residual + u > 0] and p_correct = P(that | skill, residual): within
+    # deciles of p_correct the share correct matches the mean p_correct
+    params = get_preset("paper", link=link)
+    state = Population(params, 20, seed=0).latent("squad", [f"q{i}" for i in range(1000)])
+    p, y = state.p_correct.ravel(), state.correct.ravel()
+    edges = np.quantile(p, np.linspace(0, 1, 11))
+    bins = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, 9)
+    for b in range(10):
+        # 2000 cells a decile: one sd of the share is at most 0.011
+        assert abs(y[bins == b].mean() - p[bins == b].mean()) < 0.05, b
+
+
+def test_the_probes_and_the_wording_relate_as_the_equations_say() -> None:
+    params = get_preset("paper")
+    pop = Population(params, 10, seed=0)
+    ids = [f"q{i}" for i in range(300)]
+    pro = pop.latent("squad", ids)
+    num = pop.latent("squad", ids, probe="numeric")
+    cf = pop.latent("squad", ids, probe="counterfactual")
+    margin = special.ndtri(pro.p_yes)
+    # the counterfactual adds probe_noise_sd * z, z ~ N(0, 1) per cell
+    z_probe = (special.ndtri(cf.p_yes) - margin) / params.probe_noise_sd
+    assert z_probe.var() == pytest.approx(1.0, abs=0.1) and abs(z_probe.mean()) < 0.1
+    # the wording follows margin + shift + wording_noise_sd * z, shift = numeric_shift for
+    # the numeric probe only, with the same z for both probes
+    z_pro = (-special.ndtri(pro.felt_uncertainty) - margin) / params.wording_noise_sd
+    z_num = -special.ndtri(num.felt_uncertainty) - margin - params.numeric_shift
+    np.testing.assert_allclose(z_num / params.wording_noise_sd, z_pro, atol=1e-6)
+    assert z_pro.var() == pytest.approx(1.0, abs=0.1)
+    # a benchmark without inline solving has a boolean all-False inline flag
+    assert pro.inline.dtype == bool and not pro.inline.any()
