@@ -75,7 +75,7 @@ def _blocks(text: str) -> list[str]:
             in_table = "</table>" not in line
         else:
             out.append(line)
-            in_table = line.startswith("<table") and "</table>" not in line
+            in_table = "<table" in line and "</table>" not in line
     return [p for p in out if p]
 
 
@@ -1501,3 +1501,340 @@ def test_render_rlmf_report() -> None:
 
 def test_escape_module_is_the_stdlib() -> None:
     assert htmllib.escape("'") == "&#x27;"  # the apostrophes above are escaped this way
+
+
+def test_null_figure_histograms_have_forty_bins_of_the_draws() -> None:
+    draws = np.linspace(-0.2, 0.2, 101)
+    nulls = {"base_rate": _null(draws, 0.01), "calibration_preserving": _null(draws + 1, 0.02)}
+    g = SimpleNamespace(pairwise=_pairwise(nulls=nulls), private_signal=_null(draws, 0.3))
+    ax1, _ = rp._null_figure(g).axes
+    h1, h2, h3, _ = ax1.artists
+    for h, lo in ((h1, -0.2), (h2, 0.8), (h3, -0.2)):
+        assert len(h.edges) == 41 and h.alpha == 0.55
+        assert h.edges[0] == pytest.approx(lo) and h.edges[-1] == pytest.approx(lo + 0.4)
+        assert h.counts.sum() == 101
+    assert h2.color == "#ff7f0e" and h2.label == "calibration-preserving null (p = 0.02)"
+
+
+def test_probe_figure_error_bars_and_boxes() -> None:
+    t = _probe_table_df()
+    ax1, ax2 = rp._probe_figure(t, "x").axes
+    bars = [a for a in ax1.artists if a.label is None and hasattr(a, "seg")]
+    assert len(bars) == 4
+    # Internal: three rows at y - 0.27; m3 has no Internal AUROC
+    np.testing.assert_allclose(bars[0].seg[:2], [[0.6, -0.27, 0.8, -0.27], [0.5, 0.73, 0.7, 0.73]])
+    np.testing.assert_allclose(bars[3].seg[:, 1], [0.27, 1.27, 2.27])
+    np.testing.assert_allclose(bars[3].seg[:, 0], [0.65, 0.45, 0.6])
+    np.testing.assert_allclose(bars[3].seg[:, 2], [0.85, 0.65, 0.8])
+    assert [b.color for b in bars] == [rp._PROBE_COLORS[c] for c in ("internal", "pop", "M",
+                                                                     "QMP")]  # fmt: skip
+    ref = [a for a in ax1.artists if hasattr(a, "vertical")]
+    assert [(r.value, r.vertical, r.ls, r.lw, r.color) for r in ref] == [
+        (0.5, True, ":", 0.8, rp.grey(0.6))
+    ]
+    boxes = [a for a in ax2.artists if hasattr(a, "med")]
+    assert [b.x for b in boxes] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert [b.med for b in boxes] == pytest.approx([0.65, 0.65, 0.6, 0.5, 0.6, 0.7])
+    assert [b.color for b in boxes] == [
+        rp._PROBE_COLORS[c] for c in ("internal", "pop", "M", "P", "QM", "QMP")
+    ]
+    assert all(b.alpha == 0.6 for b in boxes)
+    ref = [a for a in ax2.artists if hasattr(a, "vertical")]
+    assert [(r.value, r.vertical, r.ls, r.lw, r.color) for r in ref] == [
+        (0.5, False, ":", 0.8, rp.grey(0.6))
+    ]
+    assert rp._PROBE_COLORS == {
+        "internal": "#1f77b4", "pop": "#ff7f0e", "Q": "#8c564b", "M": "#2ca02c",
+        "P": "#9467bd", "QM": "#17becf", "QP": "#bcbd22", "QMP": "#d62728",
+    }  # fmt: skip
+
+
+def test_probe_figure_drops_sets_without_values() -> None:
+    t = _probe_table_df().assign(auroc_pop=NAN, auroc_QMP=NAN)
+    ax1, ax2 = rp._probe_figure(t, "x").axes
+    assert [a.label for a in ax1.artists if a.label] == ["Internal", "M"]
+    named = [a for a in ax1.artists if a.label]
+    assert [round(float(np.ravel(a.y)[0]), 6) for a in named] == [-0.09, 0.09]
+    assert ax2.xcat.labels == ["Internal", "M", "P", "QM"]
+    assert fig_height(rp._probe_figure(_many_probe_rows(30), "x")) == 13 * 30 + 16
+
+
+def fig_height(fig) -> float:
+    return fig.plot_height
+
+
+def _many_probe_rows(n):
+    t = _probe_table_df()
+    return pd.concat([t.iloc[:1].assign(model=f"m{i}") for i in range(n)], ignore_index=True)
+
+
+def test_inline_pairs_figure_marks_only_missing_bars() -> None:
+    types = pd.DataFrame(ENTRY["pair_types"])
+    (ax,) = rp._inline_pairs_figure(types, "t").axes
+    texts = [a for a in ax.artists if hasattr(a, "s")]
+    assert len(texts) == 1 and texts[0].color == rp.grey(0.4)
+    full = types.assign(mean_tau_without=[0.1, 0.0])
+    (ax,) = rp._inline_pairs_figure(full, "t").axes
+    assert not [a for a in ax.artists if hasattr(a, "s")]
+
+
+def _named(names, tau=None):
+    sec = _eigen_section(names=names)
+    n = len(names)
+    sec.tetrachoric.tau = list(np.linspace(-1, 1, n)) if tau is None else tau
+    sec.tetrachoric.rho = np.eye(n)
+    return sec
+
+
+def test_heatmap_stacks_one_pixel_past_the_room_for_the_names() -> None:
+    # 25 models of 10 px need 25 * 1.15 * 10 = 287.5 px: side by side while the widest name
+    # leaves that much of 540 - 110 = 430 px, i.e. up to 142.5 px of name
+    wide = [f"mm{'i' * 31}{i:02d}" for i in range(25)]
+    narrow = [f"{'i' * 36}{i:02d}" for i in range(25)]
+    assert 142.5 < rp.text_width(wide[0], 10.0) <= 143.5
+    assert 141.5 < rp.text_width(narrow[0], 10.0) <= 142.5
+    fig = rp._heatmap_figure(SimpleNamespace(confidence=_named(wide), correctness=None))
+    assert isinstance(fig, rp.FigureStack)
+    fig = rp._heatmap_figure(SimpleNamespace(confidence=_named(narrow), correctness=None))
+    assert isinstance(fig, rp.Figure)
+
+
+def test_heatmap_of_two_models_with_long_names() -> None:
+    long2 = ["x" * 70 + "1", "x" * 70 + "2"]  # 2 * 11.5 = 23 px of names: but 434 px wide
+    fig = rp._heatmap_figure(SimpleNamespace(confidence=_named(long2), correctness=_named(long2)))
+    assert isinstance(fig, rp.FigureStack) and len(fig.figures) == 2
+    assert fig.figures[0].plot_height == 360.0
+    label = rp.text_width(long2[0], 10.0)
+    assert fig.figures[0].panel_width == pytest.approx(min(1080.0, label + 360.0 + 140.0))
+    assert fig.axes[0].xcat.labels == long2 and fig.axes[1].xcat.labels == long2
+    huge = ["x" * 120 + "1", "x" * 120 + "2"]
+    fig = rp._heatmap_figure(SimpleNamespace(confidence=_named(huge), correctness=None))
+    assert fig.figures[0].panel_width == 1080.0
+    # exactly two models: a matrix; one: none
+    two = _named(["a", "b"])
+    fig = rp._heatmap_figure(SimpleNamespace(confidence=two, correctness=two))
+    assert isinstance(fig, rp.Figure) and [ax.visible for ax in fig.axes] == [True, True]
+    assert rp._heatmap_figure(SimpleNamespace(confidence=_named(["a"]), correctness=two)) is None
+
+
+def test_calibration_figure_reference_line_and_int_mask() -> None:
+    al = SimpleNamespace(
+        contentious_mask=[1, 0, 0, 1],  # 0/1 flags read as booleans
+        all=SimpleNamespace(confidence_scores=np.array([1.0, 2.0, 3.0, 4.0]),
+                            correctness_scores=np.array([10.0, 20.0, 30.0, 40.0]), r=0.5),
+        contentious=SimpleNamespace(r=0.3),
+    )  # fmt: skip
+    g = SimpleNamespace(calibration=SimpleNamespace(per_model=_per_model(m1=(0.7, 0.6),
+                                                                         m2=(0.5, 0.4))),
+                        alignment=al)  # fmt: skip
+    ax1, ax2 = rp._calibration_figure(g).axes
+    _, own, pop, ref = ax1.artists
+    np.testing.assert_array_equal(own.y, [0.0, 1.0])
+    np.testing.assert_array_equal(pop.y, [0.0, 1.0])
+    assert (ref.value, ref.vertical, ref.ls, ref.lw, ref.color) == (0.5, True, ":", 0.8,
+                                                                    rp.grey(0.6))  # fmt: skip
+    rest, cont = ax2.artists
+    np.testing.assert_array_equal(cont.x, [10.0, 40.0])
+    np.testing.assert_array_equal(rest.x, [20.0, 30.0])
+
+
+def test_null_figure_zero_line() -> None:
+    g = SimpleNamespace(pairwise=_pairwise(), private_signal=None)
+    _, ax2 = rp._null_figure(g).axes
+    zero = ax2.artists[-1]
+    assert (zero.value, zero.vertical, zero.ls, zero.lw, zero.color) == (0, False, ":", 0.8,
+                                                                         rp.grey(0.6))  # fmt: skip
+
+
+def test_group_html_per_model_columns_in_order() -> None:
+    cols = ["n_items", "accuracy", "yes_rate", "auroc_internal", "auroc_pop", "auroc_diff",
+            "brier", "ece", "aurc", "n_unparseable"]  # fmt: skip
+    row = {c: 0.125 * (k + 1) for k, c in enumerate(reversed(cols))}
+    row["other"] = 9.0
+    text = rp._group_html(_ga(skipped="s"), {"per_model": {"m1": row}})
+    blocks = _blocks(text)
+    assert blocks[3].startswith('<h3>Per model</h3><table class="dataframe">')
+    (t,) = tables(text)
+    assert t[0] == ["model", *cols]
+    assert t[1] == ["m1", *[f"{0.125 * (10 - k):.3f}" for k in range(10)]]
+
+
+def test_group_html_heads_are_exact() -> None:
+    cov = pd.DataFrame({"model": ["m1"], "n_items": [3], "share": [1.0], "included": [True],
+                        "reason": [""]})  # fmt: skip
+    pw = _pairwise()
+    pw.pair_types = {"R-R": SimpleNamespace(n_pairs=1, mean_tau=0.5, p_value={})}
+    text = rp._group_html(_ga(skipped="s", coverage=cov, pairwise=pw), {"n_items": 3})
+    blocks = _blocks(text)
+    assert blocks[3].startswith('<h3>Item coverage</h3><p class="muted">Items of the group')
+    assert blocks[4].startswith("<h3>By reasoning pair type</h3><table")
+
+
+def test_inline_group_text_shows_an_interval_with_its_lower_end() -> None:
+    entry = {**ENTRY, "rnr_tau_with_ci": [0.2, None]}
+    assert "0.300 on all items (95% item bootstrap 0.200 to n/a), 0.100" in (
+        rp._inline_group_text(entry)
+    )
+    entry = {**ENTRY, "rnr_tau_with_ci": [None, 0.4]}
+    assert "0.300 on all items, 0.100" in rp._inline_group_text(entry)
+
+
+INLINE_ABOUT = (
+    "<p>3 of 40 probe rationales are flagged as inline solving: they work the item out "
+    "(arithmetic, equations, code, a derivation or an answer reached in words) instead of "
+    "judging whether the model can answer it. A model that solves the item inside its "
+    "confidence rationale reports what it found, not what it knows about itself, and that "
+    "alone makes its confidence track its correctness.</p>"
+)
+INLINE_HOW = (
+    '<p class="muted">How to read it: for each group the pairwise analysis (Kendall tau-b of '
+    "dconf against dperf over items, per model pair) is repeated on the items neither model of "
+    "a pair solved inline, by pair type (R: reasoning model, NR: not). If the calibration "
+    "between reasoning and non-reasoning models comes from inline solving, the grey bars of "
+    "R-NR (and R-R) fall to about 0 while NR-NR does not move. The detector finds solving "
+    "written in symbols and about half of the solving written out in prose "
+    "(docs/text_analyses.md).</p>"
+)
+PROBES_ABOUT = (
+    "<p>How much of a model's correctness can be read off the plain wording? An L2 logistic "
+    "regression on about 40 lexical features (hedges, negations, causal words, self-correction "
+    "such as wait/actually/hmm, difficulty words, lengths and counts) of the question (Q), of "
+    "the probe rationale without its verdict (M) and of the solve trace (P) predicts "
+    "correctness, cross-validated (5 folds grouped by item: no item is in two folds). Beside "
+    "it: Internal, the model's own confidence, and Pop, the other models' mean confidence on "
+    "the item.</p>"
+)
+PROBES_HOW = (
+    '<p class="muted">How to read it: 0.5 is chance. A probe level with Internal means the '
+    "wording carries as much about correctness as the model's own verdict; Pop above Internal "
+    "means the other models' confidence predicts this model's correctness better than its own "
+    "does (shared difficulty, not self-knowledge). Each AUROC's 95% item-bootstrap interval is "
+    "in tables/text_probes.csv.</p>"
+)
+RLMF_ABOUT = (
+    '<p class="muted">Stated confidence: the verbal confidence of the yes&lt;no probe. '
+    "Factual calibration compares it with correctness (ECE over 10 equal-width bins, Brier, "
+    "AUROC); faithful calibration with the intrinsic confidence, the share of the item's "
+    "sampled answers that agree with the answer (MFG: mean of 1 - |stated - intrinsic|; cMFG: "
+    "its mean over 10 bins of intrinsic confidence, bins with answers only; cMFG*: equal-mass "
+    "bins weighted by width).</p>"
+)
+
+
+def test_reading_guides_word_for_word() -> None:
+    summary = {"inline_solving": {"status": "ok", "n_inline": 3, "n_texts": 40}}
+    assert _blocks(rp._inline_html(summary, {}))[1:3] == [INLINE_ABOUT, INLINE_HOW]
+    blocks = _blocks(rp._probes_html({"text_probes": {"status": "ok", "folds": 5}}, {}))
+    assert blocks[1:3] == [PROBES_ABOUT, PROBES_HOW]
+    assert _blocks(rp.rlmf_eval_section(_rlmf_summary()))[1] == RLMF_ABOUT
+
+
+def test_inline_html_titles_each_groups_figure() -> None:
+    summary = {"inline_solving": {"status": "ok", "groups": {"b<": {"some": ENTRY}}}}
+    (svg,) = [b for b in _blocks(rp._inline_html(summary, {})) if b.startswith("<svg")]
+    assert ">b&lt; / some: pair types</text>" in svg
+
+
+def test_inline_rates_figure_sizes() -> None:
+    one = pd.DataFrame({"model": [f"m{i}" for i in range(30)], "benchmark": "b",
+                        "inline_rate": 0.5})  # fmt: skip
+    fig = rp._inline_rates_figure(one)
+    assert fig.panel_width == 620.0  # 110 + 420 = 530 is below the minimum
+    assert fig.axes[0].ycat.size == 9.0
+    assert fig.plot_height == 13 * 30 + 16
+
+
+def test_probes_html_groups_in_table_order_with_their_sets() -> None:
+    t = _probe_table_df()
+    first = t.assign(benchmark="c", label="k")
+    table = pd.concat([first, t])
+    sec = {"status": "ok", "folds": 3, "sets": ["M", "QMP"]}
+    blocks = _blocks(rp._probes_html({"text_probes": sec}, {"text_probes": table}))
+    assert blocks[3] == "<h3>c / k</h3>" and blocks[7] == "<h3>b / l</h3>"
+    assert blocks[4] == f"<p>{rp._probe_group_text(t, ['M', 'QMP'])}</p>"
+    assert "M for 1 of 2; QMP for 1 of 2." in blocks[4]
+    assert ">c / k</text>" in blocks[5] and ">b / l</text>" in blocks[9]
+
+
+def test_probe_texts_take_columns_with_missing_values_as_objects() -> None:
+    t = _probe_table_df()
+    t["auroc_internal"] = pd.Series([0.7, 0.6, None], dtype=object)
+    t["auroc_pop"] = pd.Series([0.65, None, 0.8], dtype=object)
+    assert rp._probe_group_text(t, []).endswith(
+        "Above the model&#x27;s own Internal AUROC: Pop for 0 of 1."
+    )
+    (tab,) = tables(rp._probe_table(t))
+    assert tab[3][:4] == ["m3", "13", "–", "0.800"]
+
+
+def test_probe_figure_many_models() -> None:
+    ax1, _ = rp._probe_figure(_many_probe_rows(30), "x").axes
+    assert ax1.ycat.size == 9.0
+
+
+def test_range_one_number_within_a_hundredth() -> None:
+    assert rp._range([0.300, 0.309]) == "0.30"
+
+
+def test_subsample_tiny_sets_keep_one_point() -> None:
+    a, b = rp._subsample([2, 99999])
+    assert len(a) == 1 and len(b) == 3000
+
+
+def test_findings_without_nulls_or_alignment_parts() -> None:
+    g = _group(align={"contentious": {"n_items": 5}})
+    del g["pairwise"]["nulls"]
+    out = rp.headline_findings({"results": {"b": {"l": g}}})
+    assert "b/l 0.200, not tested against the base-rate-matched null (n/a, p n/a)" in out[1]
+    assert out[2] == (
+        "Confidence factor vs capability factor over items (b/l; basis n/a): Pearson r n/a on "
+        "all items, n/a on the 5 contentious items (yes-rate and pass-rate within the bounds)."
+    )
+    g = _group(align={"all": {"r": 0.4}})
+    out = rp.headline_findings({"results": {"b": {"l": g}}})
+    assert "Pearson r 0.40 on all items, n/a on the n/a contentious items" in out[2]
+
+
+def test_render_report_with_text_sections_and_several_findings() -> None:
+    summary = {
+        "results": {"b": {"l": {**_group(), "per_model": {}}, "m": {"per_model": {}}}},
+        "inline_solving": {"status": "ok", "n_inline": 1, "n_texts": 2},
+        "text_probes": {"status": "ok", "folds": 2},
+    }
+    rates = pd.DataFrame({"model": ["m"], "benchmark": ["b"], "inline_rate": [0.5]})
+    groups = {"x": _ga(benchmark="b", label="l", skipped="s"),
+              "y": _ga(benchmark="b", label="m", skipped="s")}  # fmt: skip
+    result = SimpleNamespace(
+        summary=summary,
+        groups=groups,
+        tables={"inline_rates": rates, "text_probes": _probe_table_df()},
+    )
+    text = rp.render_report(result)
+    findings = text.split('<h2>Findings</h2><ul class="findings">')[1].split("</ul>")[0]
+    assert findings.startswith("<li>Shared difficulty (b/l; ") and "</li><li>Pairwise" in findings
+    assert '<a href="#b-l">b / l</a> (ok)</li><li><a href="#b-m">b / m</a> ()</li>' in text
+    assert "<title>inline-solving rates</title>" in text
+    assert "<title>text probe AUROCs</title>" in text
+
+
+def test_rlmf_report_lists_every_baseline_input() -> None:
+    s = {**_rlmf_summary(), "baseline_inputs": ["c", "d"]}
+    assert '<p class="muted">inputs: a, b; baseline: c, d</p>' in rp.render_rlmf_eval_report(s)
+
+
+def test_rlmf_section_shows_a_non_numeric_metric_as_missing() -> None:
+    s = _rlmf_summary()
+    s["runs"]["after"]["metrics"]["brier"] = "n/a"
+    (t,) = tables(rp.rlmf_eval_section(s))
+    assert t[3][:4] == ["Brier", "lower", "–", "–"]
+
+
+def test_rlmf_figure_draws_faithfulness_of_a_run_without_reliability_bins() -> None:
+    s = _rlmf_summary()
+    s["runs"]["baseline"]["bins"] = {
+        "reliability": [],
+        "faithfulness": [{"n": 3, "intrinsic": 0.3, "confidence": 0.6}],
+    }
+    ax1, ax2 = rp._rlmf_figure(s["runs"]).axes
+    assert labels(ax2) == [None, None, "baseline: m0"]
+    assert len(ax1.artists) == 3  # the diagonal and the after run's line and points
