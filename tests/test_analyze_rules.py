@@ -1,0 +1,636 @@
+"""The assembly rules of ``metacog analyze`` (metacog_metrics/analyze.py), pinned by hand.
+
+Fast (seconds): small hand-made record tables, no permutation draws (``permutations=0``), so
+that each rule of the assembly (option checks and their messages, which models and groups are
+analysed, the notes' wording and thresholds, the summary's and the tables' fields) is seen
+without the statistical stages' cost. The statistics themselves are tested in their modules
+and, end to end, in tests/test_analyze.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metacog_metrics import analyze as an
+from metacog_metrics.analyze import (
+    MIN_ITEMS,
+    MIN_MODELS,
+    AnalysisOptions,
+    analyze_files,
+    analyze_records,
+    coverage_table,
+)
+
+FAST = {"permutations": 0, "joint_permutations": 0, "n_boot": 0, "workers": 1,
+        "engine": "numpy"}  # fmt: skip
+
+
+def _records(n_items=12, n_models=3, *, seed=0, benchmark=None, kind=None, numeric=False):
+    rng = np.random.default_rng(seed)
+    diff = rng.normal(size=(n_items, 1))
+    correct = (diff + rng.normal(size=(n_items, n_models)) > 0).astype(float)
+    latent = diff + rng.normal(size=(n_items, n_models))
+    conf = (latent > 0).astype(float)
+    if numeric:
+        conf = np.round(1 / (1 + np.exp(-latent)), 2)
+    df = pd.DataFrame({
+        "model": np.repeat([f"m{j}" for j in range(n_models)], n_items),
+        "item_id": np.tile([f"q{i}" for i in range(n_items)], n_models),
+        "confidence": conf.T.ravel(),
+        "correct": correct.T.ravel(),
+    })  # fmt: skip
+    if benchmark:
+        df["benchmark"] = benchmark
+    if kind:
+        df["confidence_kind"] = kind
+    return df
+
+
+# ------------------------------------------------------------------------------------------
+# Options
+# ------------------------------------------------------------------------------------------
+
+
+def test_constants():
+    assert MIN_MODELS == 3 and MIN_ITEMS == 10
+    assert an.CONTINUOUS_KINDS == ("verbal_numeric", "sampled", "logprob")
+    assert an.POOLED == "pooled"
+
+
+def test_option_defaults():
+    o = AnalysisOptions()
+    assert (o.permutations, o.joint_permutations, o.seed, o.n_boot) == (10_000, 1_000, 0, 1000)
+    assert o.alternative == "two-sided" and o.fdr_alpha == 0.05 and o.binarize_at == 0.5
+    assert o.contentious_bounds == (0.1, 0.9) and o.workers is None
+    assert o.pool is False and o.min_coverage == 0.5 and o.engine == "auto"
+    assert o.progress is False
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"permutations": -1}, "permutations must be an integer >= 0, got -1"),
+        ({"joint_permutations": 2.5}, "joint_permutations must be an integer >= 0, got 2.5"),
+        ({"n_boot": True}, "n_boot must be an integer >= 0, got True"),
+        ({"alternative": "both"},
+         "alternative must be 'two-sided', 'greater' or 'less', got 'both'"),
+        ({"fdr_alpha": 0.0}, "fdr_alpha must be in (0, 1), got 0.0"),
+        ({"fdr_alpha": 1.0}, "fdr_alpha must be in (0, 1), got 1.0"),
+        ({"contentious_bounds": (0.6, 0.5)},
+         "contentious_bounds must be 0 <= low <= high <= 1, got (0.6, 0.5)"),
+        ({"contentious_bounds": (-0.1, 0.5)},
+         "contentious_bounds must be 0 <= low <= high <= 1, got (-0.1, 0.5)"),
+        ({"contentious_bounds": (0.1, 1.1)},
+         "contentious_bounds must be 0 <= low <= high <= 1, got (0.1, 1.1)"),
+        ({"min_coverage": 1.5}, "min_coverage must be in [0, 1], got 1.5"),
+        ({"min_coverage": -0.1}, "min_coverage must be in [0, 1], got -0.1"),
+        ({"numeric_levels": 1}, "numeric_levels must be 0 or an integer >= 2, got 1"),
+        ({"numeric_levels": -2}, "numeric_levels must be 0 or an integer >= 2, got -2"),
+        ({"numeric_levels": 2.5}, "numeric_levels must be 0 or an integer >= 2, got 2.5"),
+        ({"numeric_levels": True}, "numeric_levels must be 0 or an integer >= 2, got True"),
+        ({"workers": 0}, "workers must be >= 1, got 0"),
+        ({"engine": "cuda"}, "engine must be one of ('auto', 'numpy', 'numba'), got 'cuda'"),
+    ],
+)  # fmt: skip
+def test_bad_option_messages(bad, message):
+    with pytest.raises(ValueError) as err:
+        AnalysisOptions(**bad)
+    assert str(err.value) == message
+
+
+def test_boundary_options_are_accepted_and_normalised():
+    o = AnalysisOptions(
+        permutations=0, joint_permutations=5.0, n_boot=0, seed=3.0, fdr_alpha=0.5,
+        binarize_at=1, contentious_bounds=[0, 1], deltas=[0, 1], min_coverage=1,
+        numeric_levels=2.0, workers=1, pool=1, progress=0,
+    )  # fmt: skip
+    assert o.permutations == 0 and o.joint_permutations == 5 and o.n_boot == 0
+    assert type(o.joint_permutations) is int and type(o.seed) is int and o.seed == 3
+    assert type(o.fdr_alpha) is float and type(o.binarize_at) is float and o.binarize_at == 1.0
+    assert o.contentious_bounds == (0.0, 1.0) and type(o.contentious_bounds[0]) is float
+    assert o.deltas == (0.0, 1.0) and type(o.deltas[1]) is float
+    assert o.min_coverage == 1.0 and type(o.min_coverage) is float
+    assert o.numeric_levels == 2 and type(o.numeric_levels) is int
+    assert o.pool is True and o.progress is False
+    assert AnalysisOptions(contentious_bounds=(0.3, 0.3)).contentious_bounds == (0.3, 0.3)
+    assert AnalysisOptions(min_coverage=0).min_coverage is None  # 0 keeps every model
+    assert AnalysisOptions(min_coverage=None).min_coverage is None
+    assert AnalysisOptions(numeric_levels=0).numeric_levels == 0
+    for engine in ("auto", "numpy", "numba"):
+        assert AnalysisOptions(engine=engine).engine == engine
+    for alt in ("two-sided", "greater", "less"):
+        assert AnalysisOptions(alternative=alt).alternative == alt
+
+
+def test_build_rejects_unknown_names_and_overrides_known_ones():
+    with pytest.raises(TypeError) as err:
+        AnalysisOptions.build(permutation=3, zz=1)
+    fields = sorted(f.name for f in __import__("dataclasses").fields(AnalysisOptions))
+    assert str(err.value) == f"unknown analysis option(s) ['permutation', 'zz']; known: {fields}"
+    base = AnalysisOptions(seed=4, permutations=7)
+    o = AnalysisOptions.build(base, permutations=9)
+    assert o.seed == 4 and o.permutations == 9
+    assert AnalysisOptions.build(None, seed=2).permutations == 10_000
+
+
+# ------------------------------------------------------------------------------------------
+# Coverage, labels, pooling, small helpers
+# ------------------------------------------------------------------------------------------
+
+
+def _coverage_frame():
+    rows = []
+    for i in range(4):
+        rows.append(("full", f"q{i}", 1.0, 1.0))
+    rows.append(("half", "q0", 1.0, 0.0))
+    rows.append(("half", "q1", 0.0, 1.0))
+    rows.append(("half", "q2", np.nan, 1.0))  # no confidence: not usable
+    rows.append(("quarter", "q0", 1.0, 1.0))
+    rows.append(("quarter", "q1", 1.0, np.nan))  # no grade: not usable
+    rows.append(("none", "q3", np.nan, 1.0))
+    return pd.DataFrame(rows, columns=["model", "item_id", "confidence", "correct"])
+
+
+def test_coverage_table_by_hand():
+    t = coverage_table(_coverage_frame(), 0.5)
+    assert list(t.columns) == ["model", "n_items", "n_items_group", "share", "included",
+                               "reason"]  # fmt: skip
+    assert t["model"].tolist() == ["full", "half", "quarter", "none"]
+    assert t["n_items"].tolist() == [4, 2, 1, 0]
+    assert t["n_items_group"].tolist() == [4, 4, 4, 4]
+    assert t["share"].tolist() == [1.0, 0.5, 0.25, 0.0]
+    assert t["included"].tolist() == [True, True, False, False]
+    assert t["reason"].tolist() == [
+        "", "", "coverage 25.0% below min_coverage 0.5",
+        "no item with both a confidence and a grade",
+    ]  # fmt: skip
+    # a share just below the bound is left out; no bound keeps every model with an item
+    t = coverage_table(_coverage_frame(), 0.51)
+    assert t["reason"].tolist()[1] == "coverage 50.0% below min_coverage 0.51"
+    t = coverage_table(_coverage_frame(), None)
+    assert t["included"].tolist() == [True, True, True, False]
+    assert isinstance(t["n_items"].tolist()[0], int)
+
+
+def test_probe_labels_add_the_kind_only_where_a_probe_has_two():
+    keys = [("a", "p", "verbal_binary"), ("a", "p", "logprob"), ("a", "r", "logprob"),
+            ("b", "p", "logprob")]  # fmt: skip
+    assert an._probe_labels(keys) == {
+        ("a", "p", "verbal_binary"): "p:verbal_binary",
+        ("a", "p", "logprob"): "p:logprob",
+        ("a", "r", "logprob"): "r",
+        ("b", "p", "logprob"): "p",
+    }
+
+
+def test_pooled_frames_by_hand():
+    df = pd.DataFrame({
+        "benchmark": ["x", "x", "y", "z"],
+        "probe": ["p", "p", "p", "q"],
+        "confidence_kind": ["k", "k", "k", "k"],
+        "item_id": ["1", "2", "1", "9"],
+        "model": ["m", "m", "m", "m"],
+    })  # fmt: skip
+    frames, notes = an._pooled_frames(df)
+    assert list(frames) == [("pooled", "p", "k")]
+    f = frames[("pooled", "p", "k")]
+    assert f["item_id"].tolist() == ["x:1", "x:2", "y:1"]
+    assert f["benchmark"].tolist() == ["pooled"] * 3
+    assert f["_source_benchmark"].tolist() == ["x", "x", "y"]
+    assert df["benchmark"].tolist() == ["x", "x", "y", "z"]  # the input is untouched
+    assert notes == ["pooled/q: only one benchmark (z); not pooled"]
+    df.loc[3, "benchmark"] = "pooled"
+    with pytest.raises(ValueError) as err:
+        an._pooled_frames(df)
+    assert str(err.value) == (
+        "the records already have a benchmark named 'pooled'; rename it to pool the others"
+    )
+
+
+def test_small_helpers_by_hand():
+    assert an._safe("a b/c:d") == "a-b-c-d" and an._safe("//") == "x"
+    assert an._safe("x.y_z-1") == "x.y_z-1" and an._safe(" a ") == "a"
+    assert an._fmt(None) == "n/a" and an._fmt(float("nan")) == "n/a"
+    assert an._fmt(float("inf")) == "n/a" and an._fmt(0.12345) == "0.123"
+    assert an._fmt(3, "d") == "3" and an._fmt(0.5, ".1%") == "50.0%"
+    assert an._aligned(None, ["a"], ["a", "b"]) == [None, None]
+    assert an._aligned(np.array([1.0, 2.0]), ["b", "c"], ["a", "b", "c"]) == [None, 1.0, 2.0]
+    assert an._basis(["a", "b"], 7.0, "rule") == {
+        "models": ["a", "b"], "n_models": 2, "items": "rule", "n_items": 7}  # fmt: skip
+    b = an._basis(["a"], 3, "r", np.array([4, 2, 9]))
+    assert b["n_items_per_pair"] == {"min": 2, "median": 4.0, "max": 9}
+    assert type(b["n_items_per_pair"]["min"]) is int
+    assert an._basis([], 0, "r", np.array([]))["n_items_per_pair"] == {
+        "min": None, "median": None, "max": None}  # fmt: skip
+
+
+def test_union_items_by_hand():
+    df = _records(n_items=12, n_models=3)
+    every = an.item_matrices(df, missing="keep")
+    assert an._union_items(None, ["m0"]) == 0 and an._union_items(every, []) == 0
+    conf = every.confidence.copy()
+    conf[:5, 0] = np.nan
+    conf[:3, 1] = np.nan
+    e2 = an.dataclasses.replace(every, confidence=conf)
+    assert an._union_items(e2, ["m0"]) == 7
+    assert an._union_items(e2, ["m0", "m1"]) == 9
+    assert an._union_items(e2, ["m0", "ghost"]) == 7
+
+
+def test_remove_stale_outputs(tmp_path):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    keep, old = tables / "keep.csv", tables / "old.csv"
+    for p in (keep, old, tables / "note.txt", tmp_path / "report.html", tmp_path / "mine.csv"):
+        p.write_text("x")
+    an._remove_stale_outputs(tmp_path, {keep}, keep_report=True)
+    assert keep.exists() and not old.exists() and (tables / "note.txt").exists()
+    assert (tmp_path / "report.html").exists() and (tmp_path / "mine.csv").exists()
+    an._remove_stale_outputs(tmp_path, {keep}, keep_report=False)
+    assert not (tmp_path / "report.html").exists() and keep.exists()
+    an._remove_stale_outputs(tmp_path / "absent", set(), keep_report=False)  # no error
+
+
+# ------------------------------------------------------------------------------------------
+# One group's notes, sections and summary
+# ------------------------------------------------------------------------------------------
+
+
+def _partial_run():
+    """m0..m2 answer q0..q11; m3 answers q0..q3 only (33%); m1 has no confidence on q0."""
+    df = _records(n_items=12, n_models=4)
+    df = df[~((df["model"] == "m3") & df["item_id"].isin([f"q{i}" for i in range(4, 12)]))]
+    df = df.reset_index(drop=True)
+    df.loc[(df["model"] == "m1") & (df["item_id"] == "q0"), "confidence"] = np.nan
+    return df
+
+
+def test_group_notes_and_coverage_of_a_partial_run():
+    df = _partial_run()
+    res = analyze_records(df, **FAST)
+    g = res.summary["results"]["all"]["prospective"]
+    assert g["warnings"][:3] == [
+        "1 model(s) below min_coverage 0.5 left out of the cross-model analyses (m3 33%)",
+        "1 unparseable confidence(s) (m1 1)",
+        "complete-case analyses (factor scores, alignment, private-signal test) use 11 of 12 "
+        "items, those every included model answered (m1 lacks 1); the correlation matrices and "
+        "the pairwise section use each pair's shared items",
+    ]
+    assert res.summary["warnings"][:3] == [f"all/prospective: {w}" for w in g["warnings"][:3]]
+    assert g["status"] == "ok" and g["reason"] is None
+    assert g["models"] == ["m0", "m1", "m2"] and g["n_models"] == 3
+    assert (g["n_items"], g["n_items_union"], g["n_items_total"], g["n_items_dropped"]) == (
+        11, 12, 12, 1)  # fmt: skip
+    assert g["dropped_by_model"] == {"m0": 0, "m1": 1, "m2": 0}
+    assert g["unparseable_by_model"] == {"m0": 0, "m1": 1, "m2": 0}
+    assert g["coverage_excluded"] == {"m3": pytest.approx(4 / 12)}
+    assert g["coverage"]["m3"] == {"n_items": 4, "share": pytest.approx(4 / 12),
+                                   "included": False,
+                                   "reason": "coverage 33.3% below min_coverage 0.5"}  # fmt: skip
+    assert g["coverage"]["m1"] == {"n_items": 11, "share": pytest.approx(11 / 12),
+                                   "included": True, "reason": None}  # fmt: skip
+    assert g["reasoning"] == {"m0": None, "m1": None, "m2": None}
+    assert g["benchmark"] == "all" and g["probe"] == "prospective"
+    assert g["confidence_kind"] == "verbal_binary"
+    # per-model calibration keeps every model, m3 too, on its own items
+    assert sorted(g["per_model"]) == ["m0", "m1", "m2", "m3"]
+    assert g["per_model"]["m3"]["n_items"] == 4 and g["per_model"]["m1"]["n_unparseable"] == 1
+    assert set(g["per_model"]["m0"]) == set(an._PER_MODEL_KEYS)
+    # the whole summary
+    s = res.summary
+    assert s["n_records"] == len(df) == 40 and s["models"] == ["m0", "m1", "m2", "m3"]
+    assert s["inputs"] == [] and s["schema_version"] == an.SCHEMA_VERSION
+    assert s["generated_by"]["package"] == "metacog-eval"
+    assert s["engine"] == {"per_pair": None, "joint": None, "requested": "numpy",
+                           "numba_version": None}  # fmt: skip
+    assert s["parameters"] == {
+        "permutations": 0, "joint_permutations": 0, "seed": 0, "alternative": "two-sided",
+        "fdr_alpha": 0.05, "binarize_at": 0.5, "contentious_bounds": [0.1, 0.9],
+        "factor_method": "minres",
+        "missing": "pairwise-complete correlations and pairs; complete-case factor scores, "
+        "alignment and private-signal test",
+        "n_boot": 0, "deltas": list(an.DEFAULT_DELTAS), "min_models": 3, "min_items": 10,
+        "pool": False, "min_coverage": 0.5, "numeric_levels": an.N_LEVELS,
+        "min_pair_items": 10, "engine": "numpy",
+    }  # fmt: skip
+    json.dumps(s, allow_nan=False)  # strict JSON
+
+
+def test_sections_and_tables_of_a_partial_run():
+    df = _partial_run()
+    res = analyze_records(df, **FAST)
+    g = res.summary["results"]["all"]["prospective"]
+    t = res.tables
+    pre = "all__prospective__"
+    assert sorted(t) == sorted([pre + n for n in (
+        "per_model", "coverage", "pairs", "delta_curve", "tetrachoric_confidence",
+        "tetrachoric_correctness", "eigenvalues", "loadings", "factor_scores")]
+        + ["per_model", "coverage"])  # fmt: skip
+    assert t[pre + "coverage"][["benchmark", "probe", "confidence_kind"]].drop_duplicates(
+    ).values.tolist() == [["all", "prospective", "verbal_binary"]]  # fmt: skip
+    assert t["per_model"]["model"].tolist() == ["m0", "m1", "m2", "m3"]
+    assert t["coverage"]["model"].tolist() == ["m0", "m1", "m2", "m3"]
+    # rates by hand: the share of yes (and of correct) over each model's usable items
+    kept = df[df["model"] != "m3"].dropna(subset=["confidence"])
+    conf_rate = kept.groupby("model")["confidence"].mean()
+    for m in ("m0", "m1", "m2"):
+        assert g["confidence"]["rate"][m] == pytest.approx(conf_rate[m])
+    load = t[pre + "loadings"].set_index("model")
+    assert load.index.tolist() == ["m0", "m1", "m2"]
+    assert load["confidence_rate"].tolist() == pytest.approx(conf_rate.tolist())
+    # correctness over the answered items (m1's q0 has no confidence: not answered)
+    ans = df[(df["model"] != "m3") & df["confidence"].notna()]
+    assert load["correctness_rate"].tolist() == pytest.approx(
+        ans.groupby("model")["correct"].mean().tolist()
+    )
+    for name in ("confidence", "correctness"):
+        sec = g[name]
+        assert sec["method"] == "tetrachoric" and sec["reason"] is None
+        assert sec["tetrachoric"]["models"] == ["m0", "m1", "m2"]
+        assert sec["tetrachoric"]["n_items_pair"] == [11, 12, 11]
+        assert sec["basis"] == {"models": ["m0", "m1", "m2"], "n_models": 3,
+                                "items": "pairwise-complete", "n_items": 12,
+                                "n_items_per_pair": {"min": 11, "median": 11.0,
+                                                     "max": 12}}  # fmt: skip
+        assert sec["tetrachoric"]["threshold_rule"].startswith("tau = Phi^-1(P(x = 0))")
+        eig = t[pre + "eigenvalues"]
+        ev = eig[eig["matrix"] == name]
+        assert ev["component"].tolist() == [1, 2, 3]
+        assert ev["share"].tolist() == pytest.approx((ev["eigenvalue"] / 3).tolist())
+        assert ev["eigenvalue"].tolist() == pytest.approx(sec["eigen"]["eigenvalues"])
+        assert sec["eigen"]["first_share"] == pytest.approx(ev["eigenvalue"].iloc[0] / 3)
+        assert load[f"{name}_pc1_loading"].tolist() == pytest.approx(sec["eigen"]["loadings"])
+        assert load[f"{name}_fa_loading"].tolist() == pytest.approx(sec["factor"]["loadings"])
+        assert sec["factor"]["method"] == "minres" and sec["factor"]["converged"] is not None
+        rho = t[pre + f"tetrachoric_{name}"]
+        assert rho["model"].tolist() == ["m0", "m1", "m2"]
+        assert rho[["m0", "m1", "m2"]].to_numpy() == pytest.approx(
+            np.array(sec["tetrachoric"]["rho"])
+        )
+        assert np.diag(rho[["m0", "m1", "m2"]].to_numpy()).tolist() == [1.0, 1.0, 1.0]
+    assert g["confidence"]["binarized_at"] is None and "binarized_at" not in g["correctness"]
+    # factor scores: yes and correct counts over the 11 complete-case items, by hand
+    fs = t[pre + "factor_scores"]
+    cc = df[(df["model"] != "m3") & (df["item_id"] != "q0")]
+    assert fs["item_id"].tolist() == [f"q{i}" for i in range(1, 12)]
+    assert fs["yes_count"].tolist() == cc.groupby("item_id", sort=False)["confidence"].sum(
+    ).astype(int).tolist()  # fmt: skip
+    assert fs["correct_count"].tolist() == cc.groupby("item_id", sort=False)["correct"].sum(
+    ).astype(int).tolist()  # fmt: skip
+    assert fs["yes_count"].dtype.kind == "i" and fs["correct_count"].dtype.kind == "i"
+    al = g["factor_alignment"]
+    assert al["basis"] == {"models": ["m0", "m1", "m2"], "n_models": 3, "items": "complete-case",
+                           "n_items": 11}  # fmt: skip
+    assert tuple(al["bounds"]) == (0.1, 0.9)
+    assert set(al["all"]) == {"r", "r2", "p_value", "ci", "n_items", "n_models_confidence",
+                              "n_models_correctness", "reason"}  # fmt: skip
+    pw = g["pairwise"]
+    assert pw["n_pairs"] == 3 and pw["basis"]["n_pairs"] == 3
+    assert pw["basis"]["n_items_per_pair"] == {"min": 11, "median": 11.0, "max": 12}
+    assert pw["basis"]["items"] == "pairwise-complete" and pw["basis"]["n_items"] == 12
+    assert pw["permutations"] == 0 and pw["nulls"]["base_rate"]["fdr_significant_share"] is None
+    assert "private_signal" not in pw["nulls"]
+    pairs = t[pre + "pairs"]
+    assert pairs["n_items"].tolist() == [11, 12, 11]
+    assert len(t[pre + "delta_curve"]) == len(an.DEFAULT_DELTAS)
+
+
+def test_summary_text_of_a_partial_run(tmp_path):
+    res = analyze_records(_partial_run(), **FAST)
+    text = res.summary_text().splitlines()
+    assert text[0] == "40 records, 4 models, 1 group(s)"
+    assert text[1] == (
+        "all / prospective (verbal_binary): 3 of 4 models, 12 items "
+        "(1 model(s) below coverage 0.5 left out)"
+    )
+    assert text[2].startswith("  confidence (tetrachoric, 3 models, 11-12 items a pair): first")
+    assert text[3].startswith("  correctness (tetrachoric, 3 models, 11-12 items a pair): first")
+    assert text[4].startswith("  pairwise: mean tau-b ")
+    assert "over 3 pairs (11-12 items a pair, median 11); base-rate null n/a (p=n/a)" in text[4]
+    assert text[5].startswith("  n/a of pairs FDR-significant (base-rate, q < 0.05); factor "
+                              "alignment (3 models x 11 complete-case items) r ")  # fmt: skip
+    assert text[6].startswith("  per-model AUROC median: internal ")
+    assert text[7] == (
+        "  5 warning(s): 1 model(s) below min_coverage 0.5 left out of the cross-model analyses "
+        "(m3 33%) ..."
+    )
+    assert len(text) == 8
+
+
+def test_skipped_groups_notes_and_text():
+    df = pd.concat([
+        _records(n_items=12, n_models=2, benchmark="two_models"),
+        _records(n_items=9, n_models=3, benchmark="nine_items"),
+        _records(n_items=10, n_models=3, benchmark="ten_items"),
+    ])  # fmt: skip
+    res = analyze_records(df, **FAST)
+    r = res.summary["results"]
+    assert list(r) == ["two_models", "nine_items", "ten_items"]
+    a, b, c = (r[k]["prospective"] for k in r)
+    assert a["status"] == "skipped"
+    assert a["reason"] == "2 model(s) with usable items; need at least 3"
+    assert a["warnings"] == ["cross-model analyses skipped: 2 model(s) with usable items; "
+                             "need at least 3"]  # fmt: skip
+    assert b["reason"] == "9 item(s) with usable answers; need at least 10"
+    assert c["status"] == "ok" and c["reason"] is None
+    assert a["confidence"] == {} and a["correctness"] == {} and a["pairwise"] == {}
+    assert a["factor_alignment"] == {}
+    assert sorted(a["per_model"]) == ["m0", "m1"] and a["per_model"]["m0"]["n_items"] == 12
+    assert sorted(n for n in res.tables if n.startswith("two_models")) == [
+        "two_models__prospective__coverage",
+        "two_models__prospective__per_model",
+    ]
+    assert "ten_items__prospective__pairs" in res.tables
+    assert len(res.tables["per_model"]) == 2 + 3 + 3
+    assert res.tables["per_model"]["benchmark"].tolist() == ["two_models"] * 2 + [
+        "nine_items"] * 3 + ["ten_items"] * 3  # fmt: skip
+    assert res.summary["warnings"][0] == (
+        "two_models/prospective: cross-model analyses skipped: 2 model(s) with usable items; "
+        "need at least 3")  # fmt: skip
+    text = res.summary_text().splitlines()
+    assert text[0] == "81 records, 3 models, 3 group(s)"  # 24 + 27 + 30
+    assert text[1] == "two_models / prospective (verbal_binary): 2 of 2 models, 12 items"
+    assert text[2] == "  skipped: 2 model(s) with usable items; need at least 3"
+    assert text[3].startswith("  per-model AUROC median: internal ")
+    assert text[4] == ("  1 warning(s): cross-model analyses skipped: 2 model(s) with usable "
+                       "items; need at least 3")  # fmt: skip
+    assert text[5] == "nine_items / prospective (verbal_binary): 3 of 3 models, 9 items"
+
+
+def test_short_pairs_and_the_private_signal_note():
+    """m3 answers 10 of 12 items, m0 the other 2 and 8 more: pairs with fewer than 10 shared
+    items are left out and noted before the private-signal note."""
+    df = _records(n_items=14, n_models=4)
+    drop = (df["model"] == "m3") & df["item_id"].isin(["q0", "q1", "q2", "q3", "q4"])
+    df = df[~drop].reset_index(drop=True)  # m3: 9 of 14 items (64%, kept)
+    res = analyze_records(df, **{**FAST, "joint_permutations": 9})
+    w = res.summary["results"]["all"]["prospective"]["warnings"]
+    assert "confidence: model 'm3' excluded from the tetrachoric matrix (fewer than 10 shared "\
+        "items with 3 other model(s))" in w  # fmt: skip
+    assert "correctness: model 'm3' excluded from the tetrachoric matrix (fewer than 10 shared "\
+        "items with 3 other model(s))" in w  # fmt: skip
+    i = w.index("pairwise: 3 pair(s) share fewer than 10 items; left out")
+    assert w[i + 1] == "private-signal test: 9 complete-case item(s); need at least 10; not run"
+
+
+def test_numeric_confidence_sections():
+    df = _records(n_items=12, n_models=3, numeric=True, kind="verbal_numeric")
+    res = analyze_records(df, **FAST)
+    g = res.summary["results"]["all"]["prospective"]
+    assert g["confidence"]["method"] == "polychoric" and g["confidence"]["binarized_at"] is None
+    assert g["correctness"]["method"] == "tetrachoric"
+    assert "private-signal test: binary confidence only; not run" in g["warnings"]
+    assert "all__prospective__polychoric_confidence" in res.tables
+    fs = res.tables["all__prospective__factor_scores"]
+    assert "yes_count" not in fs and fs["mean_confidence"].tolist() == pytest.approx(
+        df.groupby("item_id", sort=False)["confidence"].mean().tolist()
+    )
+    assert set(g["confidence"]["polychoric"]["n_levels"]) == {"m0", "m1", "m2"}
+    # binarised instead (numeric_levels=0): tetrachoric of confidence >= binarize_at
+    res = analyze_records(df, **FAST, numeric_levels=0, binarize_at=0.6)
+    g = res.summary["results"]["all"]["prospective"]
+    assert g["confidence"]["method"] == "tetrachoric" and g["confidence"]["binarized_at"] == 0.6
+    yes = (df["confidence"] >= 0.6).groupby(df["model"]).mean()
+    assert [g["confidence"]["rate"][m] for m in ("m0", "m1", "m2")] == pytest.approx(yes.tolist())
+    fs = res.tables["all__prospective__factor_scores"]
+    assert fs["yes_count"].tolist() == (df["confidence"] >= 0.6).groupby(
+        df["item_id"], sort=False).sum().astype(int).tolist()  # fmt: skip
+    assert "(binarised at 0.6" in res.summary_text()
+
+
+def test_groups_pooling_and_labels():
+    df = pd.concat([
+        _records(n_items=6, n_models=3, benchmark="x"),
+        _records(n_items=6, n_models=3, benchmark="y", seed=1),
+        _records(n_items=12, n_models=3, benchmark="x", kind="logprob", numeric=True),
+    ])  # fmt: skip
+    res = analyze_records(df, **FAST, pool=True)
+    r = res.summary["results"]
+    assert list(r) == ["x", "y", "pooled"]
+    assert list(r["x"]) == ["prospective:verbal_binary", "prospective:logprob"]
+    assert list(r["pooled"]) == ["prospective"]
+    p = r["pooled"]["prospective"]
+    assert p["status"] == "ok" and p["n_items_total"] == 12
+    assert res.summary["parameters"]["pool"] is True
+    assert "pooled/prospective: only one benchmark (x); not pooled" in res.summary["warnings"]
+    assert r["y"]["prospective"]["reason"] == "6 item(s) with usable answers; need at least 10"
+    assert "pooled__prospective__pairs" in res.tables
+    assert list(analyze_records(df, **FAST).summary["results"]) == ["x", "y"]  # no pooling
+
+
+def test_analyze_files_writes_outputs_and_removes_stale_ones(tmp_path):
+    src = tmp_path / "runs.csv"
+    _records(n_items=12, n_models=3).to_csv(src, index=False)
+    out = tmp_path / "out"
+    (out / "tables").mkdir(parents=True)
+    (out / "tables" / "old.csv").write_text("x")
+    (out / "report.html").write_text("old")
+    res = analyze_files(src, out_dir=out, report=False, **FAST)
+    assert res.out_dir == out
+    s = json.loads((out / "summary.json").read_text())
+    assert s == json.loads(json.dumps(res.summary))
+    assert s["inputs"] == [str(src)] and s["n_records"] == 36
+    names = sorted(p.stem for p in (out / "tables").glob("*.csv"))
+    assert names == sorted(res.tables)
+    assert not (out / "report.html").exists()
+    assert res.summary_text().splitlines()[0] == (
+        f"36 records, 3 models, 1 group(s) -> {out / 'summary.json'}"
+    )
+    cov = pd.read_csv(out / "tables" / "coverage.csv")
+    assert cov["model"].tolist() == ["m0", "m1", "m2"] and cov["included"].all()
+    with pytest.raises(TypeError, match="unknown analysis option"):
+        analyze_files(src, out_dir=out, permutation=3)
+
+
+def test_progress_defaults_on_for_files_only(tmp_path, monkeypatch):
+    seen = []
+    real = an._analyze
+
+    def record(df, opts, models, **kw):
+        seen.append(opts.progress)
+        return real(df, opts, models, **kw)
+
+    monkeypatch.setattr(an, "_analyze", record)
+    src = tmp_path / "runs.csv"
+    _records(n_items=12, n_models=3).to_csv(src, index=False)
+    analyze_files(src, out_dir=tmp_path / "a", report=False, **FAST)
+    analyze_files(src, AnalysisOptions(**FAST), out_dir=tmp_path / "b", report=False)
+    analyze_records(_records(), **FAST)
+    assert seen == [True, False, False]
+
+
+def test_models_traits_fill_reasoning():
+    df = _records(n_items=12, n_models=3)
+    res = analyze_records(df, **FAST, models={"m0": {"reasoning": True},
+                                              "m1": {"reasoning": False},
+                                              "m2": {"reasoning": False}})  # fmt: skip
+    g = res.summary["results"]["all"]["prospective"]
+    assert g["reasoning"] == {"m0": True, "m1": False, "m2": False}
+    assert math.isfinite(g["pairwise"]["mean_tau"])
+
+
+def test_engines_used_by_hand(monkeypatch):
+    from types import SimpleNamespace as NS
+
+    def group(engines, joint):
+        per_pair = {i: NS(engine=e, permutations=p) for i, (e, p) in enumerate(engines)}
+        return NS(pairwise=NS(per_pair=per_pair, joint_engine=joint))
+
+    monkeypatch.setattr(an.importlib, "import_module",
+                        lambda name: NS(__version__=f"{name}-9.9"))  # fmt: skip
+    used = an._engines_used({1: group([("numpy", 9), ("numba", 0)], None)}, "auto")
+    assert used == {"per_pair": "numpy", "joint": None, "requested": "auto",
+                    "numba_version": None}  # fmt: skip
+    used = an._engines_used({1: group([("numpy", 9)], "numba"), 2: NS(pairwise=None)}, "x")
+    assert used == {"per_pair": "numpy", "joint": "numba", "requested": "x",
+                    "numba_version": "numba-9.9"}  # fmt: skip
+    used = an._engines_used({1: group([("numba", 5)], "numpy"),
+                             2: group([("numpy", 5)], "numpy")}, "auto")  # fmt: skip
+    assert used["per_pair"] == "mixed" and used["joint"] == "numpy"
+    assert used["numba_version"] == "numba-9.9"
+    assert an._engines_used({}, "numba") == {
+        "per_pair": None,
+        "joint": None,
+        "requested": "numba",
+        "numba_version": None,
+    }
+
+
+def test_report_is_written_only_when_asked_and_available(tmp_path, monkeypatch):
+    import sys
+    from types import SimpleNamespace as NS
+
+    calls = []
+    fake = NS(
+        write_report=lambda result, out: (
+            calls.append((result.out_dir, out)),
+            (out / "report.html").write_text("new"),
+        )
+    )
+    monkeypatch.setitem(sys.modules, "metacog_metrics.report", fake)
+    monkeypatch.setattr(an.importlib.util, "find_spec", lambda name: object())
+    src = tmp_path / "runs.csv"
+    _records(n_items=12, n_models=3).to_csv(src, index=False)
+    out = tmp_path / "out"
+    analyze_files(src, out_dir=out, **FAST)
+    assert calls == [(out, out)] and (out / "report.html").read_text() == "new"
+    analyze_files(src, out_dir=out, report=False, **FAST)
+    assert len(calls) == 1 and not (out / "report.html").exists()
+    (out / "report.html").write_text("old")
+    monkeypatch.setattr(an.importlib.util, "find_spec", lambda name: None)
+    analyze_files(src, out_dir=out, **FAST)
+    assert len(calls) == 1 and not (out / "report.html").exists()
+
+
+def test_heywood_notes_name_their_section():
+    w = analyze_records(_partial_run(), **FAST).summary["results"]["all"]["prospective"][
+        "warnings"]  # fmt: skip
+    assert w[3:] == [
+        "confidence: Heywood case in the factor model (a uniqueness at 0.005)",
+        "correctness: Heywood case in the factor model (a uniqueness at 0.005)",
+    ]
