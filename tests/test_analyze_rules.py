@@ -634,3 +634,58 @@ def test_heywood_notes_name_their_section():
         "confidence: Heywood case in the factor model (a uniqueness at 0.005)",
         "correctness: Heywood case in the factor model (a uniqueness at 0.005)",
     ]
+
+
+def test_summary_text_rebuilt_from_the_summary_with_draws():
+    """Every line of the text, formatted here from the summary's own numbers."""
+    res = analyze_records(_records(n_items=12, n_models=3),
+                          **{**FAST, "permutations": 9, "joint_permutations": 9})  # fmt: skip
+    s = res.summary
+    assert s["engine"] == {"per_pair": "numpy", "joint": "numpy", "requested": "numpy",
+                           "numba_version": None}  # fmt: skip
+    d = s["results"]["all"]["prospective"]
+    ps = d["pairwise"]["nulls"]["private_signal"]
+    assert ps["basis"] == {"models": ["m0", "m1", "m2"], "n_models": 3,
+                           "items": "complete-case", "n_items": 12}  # fmt: skip
+    assert ps["n_draws"] == 9 and ps["alternative"] == "greater"
+    # every item is complete here: the observed statistic is the pairwise mean tau-b
+    assert ps["observed"] == pytest.approx(d["pairwise"]["mean_tau"])
+    pw = d["pairwise"]
+    assert pw["permutations"] == 9 and pw["joint_permutations"] == 9
+    assert pw["nulls"]["base_rate"]["fdr_significant_share"] == pw["fdr_significant_share"]
+
+    def f3(x):
+        return "n/a" if x is None else f"{x:.3f}"
+
+    def g3(x):
+        return "n/a" if x is None else f"{x:.3g}"
+
+    lines = ["36 records, 3 models, 1 group(s)",
+             "all / prospective (verbal_binary): 3 of 3 models, 12 items"]  # fmt: skip
+    for name in ("confidence", "correctness"):
+        e = d[name]["eigen"]
+        lines.append(f"  {name} (tetrachoric, 3 models, 12-12 items a pair): first factor "
+                     f"{e['first_share']:.1%} of variance; loadings ~ thresholds quadratic R^2 "
+                     f"{f3(e['quadratic_r2'])}")  # fmt: skip
+    nb, nc = pw["nulls"]["base_rate"], pw["nulls"]["calibration_preserving"]
+    lines.append(
+        f"  pairwise: mean tau-b {f3(pw['mean_tau'])} over 3 pairs (12-12 items a pair, "
+        f"median 12); base-rate null {f3(nb['mean'])} (p={g3(nb['p_value'])}), "
+        f"calibration-preserving null {f3(nc['mean'])} (p={g3(nc['p_value'])})"
+    )
+    lines.append(f"  private-signal test (3 models x 12 complete-case items): null mean "
+                 f"{f3(ps['mean'])}, one-sided p={g3(ps['p_value'])}")  # fmt: skip
+    al = d["factor_alignment"]
+    lines.append(f"  {pw['fdr_significant_share']:.1%} of pairs FDR-significant (base-rate, "
+                 f"q < 0.05); factor alignment (3 models x 12 complete-case items) r "
+                 f"{f3(al['all']['r'])}, contentious ({al['contentious']['n_items']} items) "
+                 f"{f3(al['contentious']['r'])}")  # fmt: skip
+    internal = sorted(m["auroc_internal"] for m in d["per_model"].values())
+    pop = sorted(m["auroc_pop"] for m in d["per_model"].values())
+    lines.append(f"  per-model AUROC median: internal {internal[1]:.3f}, population "
+                 f"{pop[1]:.3f}")  # fmt: skip
+    w = d["warnings"]
+    lines.append(f"  {len(w)} warning(s): {w[0]}" + (" ..." if len(w) > 1 else ""))
+    assert res.summary_text() == "\n".join(lines)
+    assert res.summary_text() == an._summary_text(res)
+    assert res.to_dict() == res.summary
