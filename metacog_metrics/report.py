@@ -558,6 +558,15 @@ ul.findings li{margin:.4em 0}
 
 
 def _table(df: pd.DataFrame, digits: int = 3) -> str:
+    # to_html prints na_rep for NaN only: None in an object column shows "None" under pandas 2,
+    # pd.NA of a nullable column "<NA>". Such columns become objects with NaN for the gaps.
+    gaps = [k for k, (_, col) in enumerate(df.items())
+            if not pd.api.types.is_float_dtype(col) and col.isna().any()]  # fmt: skip
+    if gaps:
+        df = df.copy()
+        for k in gaps:
+            col = df.iloc[:, k]
+            df.isetitem(k, col.astype(object).where(col.notna(), np.nan))
     return df.to_html(
         index=False, float_format=lambda v: f"{v:.{digits}f}", na_rep="–", border=0, escape=True
     )
@@ -737,7 +746,7 @@ def _inline_rates_figure(rates: pd.DataFrame) -> Figure | None:
         if "reasoning" in rates
         else pd.Series(dtype=object)
     )
-    labels = [f"{m} (R)" if flags.get(m) is True else str(m) for m in wide.index]
+    labels = [_model_label(m, flags.get(m)) for m in wide.index]
     n_rows, n_cols = wide.shape
     fig, (ax,) = _figure(
         1,
@@ -799,7 +808,7 @@ def _inline_group_text(entry: Mapping[str, Any]) -> str:
     rnr = types.get("R-NR")
     if rnr is None:
         parts.append("There are no R-NR pairs.")
-        return " ".join(parts)
+        return html.escape(" ".join(parts))
     with_ci = entry.get("rnr_tau_with_ci")
     parts.append(
         f"R-NR mean tau-b: {_fmt(rnr.get('mean_tau_with'))} on all items"
@@ -816,7 +825,7 @@ def _inline_group_text(entry: Mapping[str, Any]) -> str:
     else:
         why = entry.get("rnr_share_lost_reason") or "not computed"
         parts[-1] += f". Share of the signal lost: not given ({why})."
-    return " ".join(html.escape(x) for x in parts)
+    return html.escape(" ".join(parts))
 
 
 def _inline_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> str:
@@ -863,7 +872,9 @@ def _inline_html(summary: Mapping[str, Any], tables: Mapping[str, pd.DataFrame])
 
 
 def _model_label(model: Any, reasoning: Any) -> str:
-    return f"{model} (R)" if reasoning is True else str(model)
+    """The model's name, marked "(R)" when flagged as reasoning (a Python or NumPy True; a
+    missing flag, None or NaN, is no mark)."""
+    return f"{model} (R)" if isinstance(reasoning, bool | np.bool_) and reasoning else str(model)
 
 
 def _probe_figure(t: pd.DataFrame, title: str) -> Figure | None:

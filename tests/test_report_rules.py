@@ -247,6 +247,11 @@ def test_model_label_marks_only_reasoning_true() -> None:
     assert rp._model_label("m1", False) == "m1"
     assert rp._model_label("m1", 1) == "m1"  # only True itself marks a reasoning model
     assert rp._model_label(7, None) == "7"
+    # a bool column (NumPy bools) marks as Python's True does; a missing flag never marks
+    assert rp._model_label("m1", np.bool_(True)) == "m1 (R)"
+    assert rp._model_label("m1", np.bool_(False)) == "m1"
+    assert rp._model_label("m1", NAN) == "m1"
+    assert rp._model_label("m1", pd.NA) == "m1"
 
 
 def test_absent_section() -> None:
@@ -278,6 +283,17 @@ def test_table_formats_floats_and_missing_values() -> None:
     text = rp._table(df)
     assert "x&lt;y" in text and 'border="1"' not in text
     assert "<th></th>" not in text  # no index column
+    # every kind of gap is a dash: None in an object column (pandas 2 printed "None"), pd.NA
+    # of a nullable integer or boolean column ("<NA>"); ints and bools keep their text
+    gaps = pd.DataFrame({
+        "n": pd.Series([3, None], dtype=object),
+        "k": pd.array([1, None], dtype="Int64"),
+        "ok": pd.array([True, None], dtype="boolean"),
+        "f": [True, False],
+    })  # fmt: skip
+    (t,) = tables(rp._table(gaps))
+    assert t[1:] == [["3", "1", "True", "True"], ["–", "–", "–", "False"]]
+    assert gaps["k"].dtype == "Int64"  # the caller's frame is not changed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1132,8 +1148,8 @@ def test_inline_group_text() -> None:
         "inline-solved items. Share of the signal lost: not given (not computed)."
     )
     no_rnr = {"inline_share": 0.5, "pair_types": [{"pair_type": "NR-NR"}]}
-    assert rp._inline_group_text(no_rnr) == (
-        "50.0% of this group's (item, model) cells are inline-solved. There are no R-NR pairs."
+    assert rp._inline_group_text(no_rnr) == (  # escaped like the other path's text
+        "50.0% of this group&#x27;s (item, model) cells are inline-solved. There are no R-NR pairs."
     )
     assert rp._inline_group_text({}).endswith("There are no R-NR pairs.")
 
@@ -1191,6 +1207,8 @@ def test_inline_rates_figure() -> None:
     assert fig.plot_height == 200.0
     assert ax.title == ("Share of each model's rationales flagged as inline solving\n(R): "
                         "reasoning model")  # fmt: skip
+    as_bools = rp._inline_rates_figure(rates.assign(reasoning=[True, True, False, False]))
+    assert as_bools.axes[0].ycat.labels == ["m2 (R)", "m1"]  # a NumPy bool column marks too
     no_flag = rp._inline_rates_figure(rates.drop(columns="reasoning"))
     assert no_flag.axes[0].ycat.labels == ["m2", "m1"]
     assert rp._inline_rates_figure(pd.DataFrame()) is None
