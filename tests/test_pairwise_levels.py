@@ -270,3 +270,23 @@ def test_real_valued_pair_tests_agree_with_item_permutations(null, engine):
         p_ref = (1 + (ref >= res.tau[k] - 1e-12).sum()) / (ref.size + 1)
         p_se = np.sqrt(p_ref * (1 - p_ref) * (1 / 3000 + 1 / 6000)) + 1e-3
         assert res.p_greater[k] == pytest.approx(p_ref, abs=5 * p_se)
+
+
+def test_level_tables_on_all_rows_equal_the_per_pair_path():
+    # on all rows each model's categories are computed once and read by all its pairs; the
+    # path with per-pair item subsets computes them pair by pair: the same tables
+    rng = np.random.default_rng(1)
+    conf = np.round(rng.choice([0.1, 0.3, 0.5, 0.55, 0.7, 0.9, 1.0], size=(60, 5)), 2)
+    conf[:, 3] = np.round(rng.choice([0.2, 0.4, 0.6], size=60), 2)  # other values, other cells
+    perf = (rng.random((60, 5)) < 0.6).astype(float)
+    ia, ib = np.triu_indices(5, 1)
+    shared = _level_tables(conf, perf, ia, ib)
+    each = _level_tables(conf, perf, ia, ib, [np.ones(60, dtype=bool)] * ia.size)
+    for field in ("a_off", "a_cnt", "b_off", "b_cnt", "cell_off", "cell_code", "n_levels"):
+        np.testing.assert_array_equal(getattr(shared, field), getattr(each, field), err_msg=field)
+    # pair (0, 3): model 3's three values by two outcomes, counted by hand
+    k = int(np.flatnonzero((ia == 0) & (ib == 3))[0])
+    b_counts = shared.b_cnt[shared.b_off[k] : shared.b_off[k + 1]]
+    a_counts = shared.a_cnt[shared.a_off[k] : shared.a_off[k + 1]]
+    hand = sorted(np.unique(conf[:, 3] * 2 + perf[:, 3], return_counts=True)[1].tolist())
+    assert hand in (sorted(a_counts.tolist()), sorted(b_counts.tolist()))

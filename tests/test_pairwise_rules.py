@@ -1132,3 +1132,35 @@ def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(null, binary
     for plan in (complete, ragged):
         assert plan.label == f"joint {null}"
         assert plan.engine == "numpy"
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_both_nulls_read_one_set_of_level_tables_per_item_group(monkeypatch, ragged):
+    # the observed level tables of real-valued pairs are built once per group of pairs sharing
+    # their items (once in all on complete data), not once per null
+    import metacog_metrics.pairwise.analysis as an
+    import metacog_metrics.pairwise.pair as pm
+    from metacog_metrics.pairwise.masked import pair_item_groups
+
+    rng = np.random.default_rng(3)
+    conf = np.round(rng.choice([0.2, 0.5, 0.7, 0.9], size=(40, 4)), 2)
+    perf = (rng.random((40, 4)) < 0.5).astype(float)
+    if ragged:
+        conf[:10, 0] = perf[:10, 0] = np.nan
+        conf[30:, 2] = perf[30:, 2] = np.nan
+    calls = []
+    real = an._level_tables
+    monkeypatch.setattr(an, "_level_tables", lambda *a: calls.append(a) or real(*a))
+
+    def refuse(*_):
+        raise AssertionError("a plan built its own level tables")
+
+    monkeypatch.setattr(pm, "_level_tables", refuse)
+    res = pairwise_calibration(conf, perf, permutations=20, joint_permutations=0, rng=0)
+    present = np.isfinite(conf)
+    ia, ib = np.triu_indices(4, 1)
+    groups = pair_item_groups(present, ia, ib) if ragged else [None]
+    # ragged: items 10-39 (pairs 0-1, 0-3), 10-29 (0-2), 0-29 (1-2, 2-3), all (1-3)
+    assert len(calls) == len(groups) == (4 if ragged else 1)
+    assert np.isfinite(res.per_pair["base_rate"].p_value).all()
+    assert np.isfinite(res.per_pair["calibration_preserving"].p_value).all()

@@ -39,7 +39,7 @@ from metacog_metrics.pairwise.results import (
     PairTypeSummary,
     PairwiseResult,
 )
-from metacog_metrics.pairwise.tau import pairwise_taus
+from metacog_metrics.pairwise.tau import _level_tables, pairwise_taus
 
 
 def _pair_types(reasoning: Sequence[bool | None] | None, ia: NDArray, ib: NDArray) -> list:
@@ -204,22 +204,24 @@ def pairwise_calibration(
     plans = []
     pieces: dict[str, list[NDArray]] = {}
     if permutations > 0:
-        for null in NULLS:
-            if complete:
-                pieces[null] = [np.arange(ia.size)]
-                plans.append(_pair_plan(c, p, binary, ia, ib, null, int(permutations),
-                                        alternative, pair_seeds[null], engine))  # fmt: skip
-                continue
-            groups = pair_item_groups(present, ia[valid], ib[valid])
-            pieces[null] = []
-            for (rows, sub), ss in zip(groups, pair_seeds[null].spawn(len(groups))):
+        # the pairs by the items they share (all pairs at once on complete data): each unit's
+        # observed level tables are built once and read by both nulls
+        units = []
+        if complete:
+            units.append((c, p, ia, ib, np.arange(ia.size)))
+        else:
+            for rows, sub in pair_item_groups(present, ia[valid], ib[valid]):
                 idx = np.flatnonzero(valid)[sub]
                 used, local = np.unique(np.concatenate([ia[idx], ib[idx]]), return_inverse=True)
-                la, lb = local[: idx.size], local[idx.size :]
-                pieces[null].append(idx)
-                plans.append(_pair_plan(c[np.ix_(rows, used)], p[np.ix_(rows, used)], binary,
-                                        la, lb, null, int(permutations), alternative, ss,
-                                        engine))  # fmt: skip
+                units.append((c[np.ix_(rows, used)], p[np.ix_(rows, used)], local[: idx.size],
+                              local[idx.size :], idx))  # fmt: skip
+        tables = [None if binary else _level_tables(*unit[:4]) for unit in units]
+        for null in NULLS:
+            seeds = [pair_seeds[null]] if complete else pair_seeds[null].spawn(len(units))
+            pieces[null] = [unit[4] for unit in units]
+            for (cu, pu, la, lb, _), lt, ss in zip(units, tables, seeds):
+                plans.append(_pair_plan(cu, pu, binary, la, lb, null, int(permutations),
+                                        alternative, ss, engine, lt))  # fmt: skip
     joint_engine = None
     if joint_permutations > 0:
         joint_plans = [

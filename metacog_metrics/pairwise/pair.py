@@ -336,6 +336,7 @@ def pair_permutation_test(
 def _real_valued_tasks(
     c: NDArray, p: NDArray, ia: NDArray, ib: NDArray, null: str, permutations: int,
     seed: SeedLike, engine: str, tasks: list[Callable[[], NDArray]], sizes: list[int],
+    level_tables: _LevelTables | None = None,
 ) -> tuple[NDArray, str, NDArray]:  # fmt: skip
     """Append the tasks of real-valued pairs; return the observed tau-b, the engine and the
     pair order of the tasks' results.
@@ -344,7 +345,7 @@ def _real_valued_tasks(
     matching tables on the compiled engine for pairs with few categories, else item
     permutations. Every group of pairs is split into fixed chunks with their own child seeds.
     """
-    lt = _level_tables(c, p, ia, ib)
+    lt = _level_tables(c, p, ia, ib) if level_tables is None else level_tables
     kernels = _compiled_kernels(engine)
     lf = None if kernels is None else kernels.number_tables(int(lt.n.max(initial=1)))
     used = "numpy"
@@ -400,7 +401,11 @@ def _real_valued_tasks(
 def _pair_plan(
     c: NDArray, p: NDArray, binary: bool, ia: NDArray, ib: NDArray, null: str,
     permutations: int, alternative: str, seed: SeedLike, engine: str = "auto",
+    level_tables: _LevelTables | None = None,
 ) -> _Plan:  # fmt: skip
+    """The per-pair tests of one null as tasks for :func:`_execute`, and how to merge their
+    results. ``level_tables``: the :func:`_level_tables` of these real-valued pairs, when the
+    caller already has them (both nulls read the same)."""
     n_pairs = ia.size
     tasks: list[Callable[[], NDArray]] = []
     sizes: list[int] = []
@@ -441,7 +446,7 @@ def _pair_plan(
         tau = _tau_b_tables(tables)
     else:
         tau, used, order = _real_valued_tasks(
-            c, p, ia, ib, null, permutations, seed, engine, tasks, sizes
+            c, p, ia, ib, null, permutations, seed, engine, tasks, sizes, level_tables
         )
 
     def finish(results: list[NDArray]) -> PairTestResult:

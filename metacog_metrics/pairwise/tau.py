@@ -440,6 +440,16 @@ def _level_tables(
     matching = np.zeros(n_pairs, dtype=bool)
     n_levels = np.zeros(n_pairs, dtype=np.int64)
     rows, a_cnt, b_cnt, codes = [], [], [], []
+    seen: dict[int, tuple[NDArray, NDArray, NDArray]] = {}
+
+    def categories(j: int, cj: NDArray, pj: NDArray) -> tuple[NDArray, NDArray, NDArray]:
+        # on all rows a model's categories are the same in each of its pairs: computed once
+        if items is not None:
+            return _categories(cj, pj)
+        if j not in seen:
+            seen[j] = _categories(cj, pj)
+        return seen[j]
+
     for k in range(n_pairs):
         sel = slice(None) if items is None else items[k]
         ca, cb = c[sel, ia[k]], c[sel, ib[k]]
@@ -452,8 +462,8 @@ def _level_tables(
         cols[k] = table.sum(axis=0)
         s_obs[k] = int(_kendall_s(table))
         tau[k] = float(_tau_b_tables(table))
-        va, qa, na = _categories(ca, pa)
-        vb, qb, nb = _categories(cb, pb)
+        va, qa, na = categories(ia[k], ca, pa)
+        vb, qb, nb = categories(ib[k], cb, pb)
         if na.size * nb.size > _MAX_CELLS:
             a_cnt.append(np.zeros(0, np.int64))
             b_cnt.append(np.zeros(0, np.int64))
