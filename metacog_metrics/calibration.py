@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from metacog_metrics._conventions import SeedLike, child_sequence, seed_sequence, value_ties
 from metacog_metrics._result import Result
 from metacog_metrics._threads import map_threads
-from metacog_metrics.records import _has_repeats
+from metacog_metrics.records import _has_repeats, _text_or_missing
 
 __all__ = [
     "CalibrationResult",
@@ -251,13 +251,6 @@ def eaurc(confidence: ArrayLike, correct: ArrayLike) -> float:
 # --------------------------------------------------------------------------------------------
 
 
-def _strings(col: pd.Series) -> pd.Series:
-    """``col.astype(str)``, without the per-row pass when it holds strings already."""
-    if pd.api.types.infer_dtype(col, skipna=False) == "string":
-        return col
-    return col.astype(str)
-
-
 def population_confidence(records: pd.DataFrame) -> pd.Series:
     """Leave-one-out population mean confidence of every record.
 
@@ -271,7 +264,7 @@ def population_confidence(records: pd.DataFrame) -> pd.Series:
     Returns:
         A float Series aligned with ``records``.
     """
-    return _leave_one_out_mean(records, pd.factorize(_strings(records["item_id"]))[0])
+    return _leave_one_out_mean(records, pd.factorize(_text_or_missing(records["item_id"]))[0])
 
 
 def _leave_one_out_mean(records: pd.DataFrame, keys: NDArray) -> pd.Series:
@@ -615,8 +608,8 @@ def calibration_by_model(
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level!r}")
     df = records[["model", "item_id", "confidence", "correct"]].copy()
-    df["model"] = _strings(df["model"])
-    df["item_id"] = _strings(df["item_id"])
+    df["model"] = _text_or_missing(df["model"])
+    df["item_id"] = _text_or_missing(df["item_id"])
     m_codes, m_uniq = pd.factorize(df["model"])
     i_codes, i_uniq = pd.factorize(df["item_id"])
     cell = m_codes.astype(np.int64) * max(len(i_uniq), 1) + i_codes

@@ -761,11 +761,12 @@ def _single_valued(col: pd.Series) -> bool:
     return bool((values == values[0]).all())
 
 
-def _model_text(col: pd.Series) -> pd.Series:
-    """Model names as strings (``str`` of anything else, as ``astype(str)``)."""
+def _text_or_missing(col: pd.Series) -> pd.Series:
+    """Names as strings (``str`` of anything else, as ``astype(str)``); a missing value stays
+    missing (pandas 2's ``astype(str)`` makes None the name "None", pandas 3's keeps NaN)."""
     if pd.api.types.infer_dtype(col, skipna=False) == "string":
         return col
-    return col.astype(str)
+    return col.astype(str).where(col.notna())
 
 
 def _text_codes(
@@ -843,7 +844,7 @@ def item_matrices(
 
     # Every row's model and item as integer codes (order of first appearance): the checks and
     # the matrices are array operations on them, not a pivot of millions of rows.
-    m_codes, all_models = _text_codes(df["model"], _model_text)
+    m_codes, all_models = _text_codes(df["model"], _text_or_missing)
     i_codes, items = _text_codes(df["item_id"], _as_str)
     for name, row_codes in (("model", m_codes), ("item_id", i_codes)):
         if (row_codes < 0).any():  # (raw records: validated ones never lack a name)

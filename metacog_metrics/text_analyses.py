@@ -101,7 +101,7 @@ def _inline_section(
             wide = rows.pivot_table(index="item_id", columns="model", values="_inline",
                                     aggfunc="max")  # fmt: skip
             wide = wide.reindex(index=list(mat.item_ids), columns=list(mat.models))
-            flags = wide.fillna(False).to_numpy(dtype=bool)
+            flags = wide.eq(True).to_numpy(dtype=bool)  # the reindexed gaps: not inline
             seed = np.random.SeedSequence([opts.seed, *(ord(c) for c in "|".join(key))])
             res = inline_pairwise(mat.confidence, mat.correct, flags, models=mat.models,
                                   reasoning=list(mat.reasoning), permutations=perms,

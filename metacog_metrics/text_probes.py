@@ -464,7 +464,9 @@ def _fit_text_probes(
     fold_all = {name: np.full(len(rows), -1, dtype=np.int64) for name in sets}
     root = np.random.SeedSequence(int(seed))
     table_rows: list[dict[str, Any]] = []
-    grouped = list(rows.groupby(keys, sort=False).groups.items())
+    # .indices keeps the order of appearance under pandas 2 too (its .groups is sorted there);
+    # after the reset above, positions are the labels
+    grouped = list(rows.groupby(keys, sort=False).indices.items())
     evaluated = np.zeros(len(rows), dtype=bool)
     bar = _progress(len(grouped) * len(sets), "text probes", progress)
     for key, labels in grouped:
