@@ -420,3 +420,13 @@ def test_the_probes_and_the_wording_relate_as_the_equations_say() -> None:
     assert z_pro.var() == pytest.approx(1.0, abs=0.1)
     # a benchmark without inline solving has a boolean all-False inline flag
     assert pro.inline.dtype == bool and not pro.inline.any()
+
+
+def test_every_random_stream_has_its_own_tag():
+    # two uses of one tag draw the same numbers: the 3PL lucky guess once shared the wording
+    # noise's tag, and the rationale's wording leaked correctness
+    import metacog_metrics.simulate as sim_module
+
+    tags = {k: v for k, v in vars(sim_module).items() if k.startswith("_S_")}
+    assert len(tags) == 14
+    assert len(set(tags.values())) == len(tags), tags
