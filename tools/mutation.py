@@ -70,8 +70,15 @@ def copy_repo(dest: Path) -> None:
             shutil.copy2(src, dest / rel)
 
 
-def _write_config(work: Path, module: str, tests: list[str], pytest_args: list[str]) -> None:
-    """Replace the copy's [tool.mutmut] with this module's (mutmut reads ./pyproject.toml)."""
+def _write_config(
+    work: Path, module: str, tests: list[str], pytest_args: list[str], multiplier: float = 15.0
+) -> None:
+    """Replace the copy's [tool.mutmut] with this module's (mutmut reads ./pyproject.toml).
+
+    ``multiplier``: mutmut stops a mutant's tests after ``2 x multiplier x (their unmutated
+    CPU time + 1 s)``; a mutant that makes a loop endless costs that long, then counts as
+    killed (timeout).
+    """
     text = (work / "pyproject.toml").read_text(encoding="utf-8")
     package = module.split("/")[0]
     others = sorted({"metacog_metrics", "metacog_tasks", "rlmf_plugin", "task_configs"} - {package})
@@ -82,6 +89,7 @@ def _write_config(work: Path, module: str, tests: list[str], pytest_args: list[s
         f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
         f"pytest_add_cli_args = {_toml_list(pytest_args)}\n"
         f"also_copy = {_toml_list(others)}\n"
+        f"timeout_multiplier = {float(multiplier)!r}\n"
     )
     start = text.find("\n[tool.mutmut]\n")
     if start >= 0:
@@ -140,7 +148,7 @@ def run_module(module: str, tests: list[str], args: argparse.Namespace, pytest_a
     with tempfile.TemporaryDirectory(prefix="metacog-mutation-") as tmp:
         work = Path(tmp)
         copy_repo(work)
-        _write_config(work, module, tests, pytest_args)
+        _write_config(work, module, tests, pytest_args, args.timeout_multiplier)
         run_args = ["run", "--max-children", str(args.max_children)]
         code, out = _mutmut(work, *run_args, timeout=args.timeout)
         result = _score(work)
@@ -172,6 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all configured)")
     parser.add_argument("--timeout", type=float, default=float(cfg.get("timeout_s", 900)))
     parser.add_argument("--max-children", type=int, default=int(cfg.get("max_children", 1)))
+    parser.add_argument(
+        "--timeout-multiplier",
+        type=float,
+        default=float(cfg.get("timeout_multiplier", 15.0)),
+        help="mutmut's limit per mutant: 2 x this x (the tests' CPU time + 1 s); lower it when "
+        "mutants that never end dominate a run",
+    )
     parser.add_argument("--out", type=Path, help="write the per-module results as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep mutants/ under mutants-kept/")
     parser.add_argument(
@@ -179,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--list", action="store_true", help="list the modules and their tests")
     args = parser.parse_args(argv)
+    if not args.timeout_multiplier > 0:
+        parser.error(f"--timeout-multiplier must be > 0, got {args.timeout_multiplier}")
     chosen = args.modules or list(modules)
     unknown = [m for m in chosen if m not in modules]
     if unknown:
