@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -689,3 +690,246 @@ def test_summary_text_rebuilt_from_the_summary_with_draws():
     assert res.summary_text() == "\n".join(lines)
     assert res.summary_text() == an._summary_text(res)
     assert res.to_dict() == res.summary
+
+
+# ------------------------------------------------------------------------------------------
+# Lists of several models in the notes, whole models dropped, skipped groups' fields
+# ------------------------------------------------------------------------------------------
+
+#: Items each included model of :func:`_crowd` lacks (disjoint), and which of them are rows
+#: with an unparseable (NaN) confidence rather than absent rows.
+_LACKS = {"a": [], "b": ["q0"], "c": ["q1", "q2", "q3"], "d": ["q4", "q5"], "e": ["q6"]}
+_UNPARSED = {"b": ["q0"], "c": ["q1", "q2"]}
+
+
+def _crowd():
+    """Eight models on 20 items, in the order a b c y d x e z: a-e included, lacking 0, 1, 3,
+    2 and 1 items; y (5 items, 25%) and x (9 items, 45%) below coverage; z has a row for every
+    item but no parseable confidence (a whole model dropped)."""
+    rng = np.random.default_rng(5)
+    diff = rng.normal(size=20)
+    rows = []
+    for m in ["a", "b", "c", "y", "d", "x", "e", "z"]:
+        for i in range(20):
+            q = f"q{i}"
+            if (m == "y" and i >= 5) or (m == "x" and i >= 9):
+                continue
+            if q in _LACKS.get(m, []) and q not in _UNPARSED.get(m, []):
+                continue
+            conf = float(diff[i] + rng.normal() > 0)
+            if m == "z" or q in _UNPARSED.get(m, []):
+                conf = np.nan
+            rows.append((m, q, conf, float(diff[i] + rng.normal() > 0)))
+    return pd.DataFrame(rows, columns=["model", "item_id", "confidence", "correct"])
+
+
+def test_notes_list_several_models_in_their_order():
+    """Each note that lists models: in order of appearance (coverage, unparseable), or by most
+    items lacking, at most three, ties in model order (the complete-case note)."""
+    df = _crowd()
+    # rows: a 20, b 20 (q0 unparseable), c 19 (q1, q2 unparseable, no q3), y 5, d 18, x 9,
+    # e 19, z 20 (all unparseable)
+    assert len(df) == 130
+    res = analyze_records(df, **FAST)
+    g = res.summary["results"]["all"]["prospective"]
+    assert g["warnings"][:4] == [
+        "2 model(s) below min_coverage 0.5 left out of the cross-model analyses (y 25%, x 45%)",
+        "model 'z' left out: no item with both a confidence and a grade",
+        "23 unparseable confidence(s) (b 1, c 2, z 20)",
+        "complete-case analyses (factor scores, alignment, private-signal test) use 13 of 20 "
+        "items, those every included model answered (c lacks 3, d lacks 2, b lacks 1); the "
+        "correlation matrices and the pairwise section use each pair's shared items",
+    ]
+    assert g["models"] == ["a", "b", "c", "d", "e"] and g["n_models"] == 5
+    assert list(g["coverage_excluded"].items()) == [("y", 0.25), ("x", 0.45)]
+    assert g["models_dropped"] == {"z": "no item with both a confidence and a grade"}
+    assert g["unparseable_by_model"] == {"a": 0, "b": 1, "c": 2, "d": 0, "e": 0, "z": 20}
+    assert g["dropped_by_model"] == {"a": 0, "b": 1, "c": 3, "d": 2, "e": 1}
+    assert (g["n_items"], g["n_items_union"], g["n_items_total"], g["n_items_dropped"]) == (
+        13, 20, 20, 7)  # fmt: skip
+    assert list(g["coverage"]) == ["a", "b", "c", "y", "d", "x", "e", "z"]
+    assert [c["n_items"] for c in g["coverage"].values()] == [20, 19, 17, 5, 18, 9, 19, 0]
+    assert [c["included"] for c in g["coverage"].values()] == [True] * 3 + [False, True,
+                                                               False, True, False]  # fmt: skip
+    assert g["coverage"]["z"]["reason"] == "no item with both a confidence and a grade"
+    # each pair's shared items: 20 less the two models' (disjoint) gaps, pairs in model order
+    per_pair = [19, 17, 18, 19, 16, 17, 18, 15, 16, 17]
+    for name in ("confidence", "correctness"):
+        sec = g[name]
+        assert sec["tetrachoric"]["models"] == ["a", "b", "c", "d", "e"]
+        assert sec["tetrachoric"]["n_items_pair"] == per_pair
+        assert sec["basis"]["n_items_per_pair"] == {"min": 15, "median": 17.0, "max": 19}
+        assert sec["basis"]["n_items"] == 20
+    assert res.tables["all__prospective__pairs"]["n_items"].tolist() == per_pair
+    assert g["pairwise"]["basis"]["n_items_per_pair"] == {"min": 15, "median": 17.0, "max": 19}
+    assert g["factor_alignment"]["basis"]["n_items"] == 13
+    text = res.summary_text().splitlines()
+    assert text[0] == "130 records, 8 models, 1 group(s)"
+    assert text[1] == ("all / prospective (verbal_binary): 5 of 8 models, 20 items "
+                       "(2 model(s) below coverage 0.5 left out)")  # fmt: skip
+    assert text[2].startswith("  confidence (tetrachoric, 5 models, 15-19 items a pair): ")
+    assert "over 10 pairs (15-19 items a pair, median 17)" in text[4]
+    assert "factor alignment (5 models x 13 complete-case items)" in text[5]
+    assert text[-1] == (f"  {len(g['warnings'])} warning(s): 2 model(s) below min_coverage 0.5 "
+                        "left out of the cross-model analyses (y 25%, x 45%) ...")  # fmt: skip
+
+
+def test_complete_case_note_lists_only_models_that_lack_items():
+    """Two models lack items, three do not: the note names the two, most first."""
+    df = _records(n_items=14, n_models=5)
+    gaps = {"m1": ["q0"], "m3": ["q1", "q2"]}
+    drop = np.zeros(len(df), dtype=bool)
+    for m, items in gaps.items():
+        drop |= (df["model"] == m) & df["item_id"].isin(items)
+    res = analyze_records(df[~drop].reset_index(drop=True), **FAST)
+    w = res.summary["results"]["all"]["prospective"]["warnings"]
+    assert w[0] == (
+        "complete-case analyses (factor scores, alignment, private-signal test) use 11 of 14 "
+        "items, those every included model answered (m3 lacks 2, m1 lacks 1); the correlation "
+        "matrices and the pairwise section use each pair's shared items"
+    )
+
+
+def test_skipped_groups_keep_their_probe_and_threshold():
+    """A skipped group (two models) still reports its probe, kind and binarisation."""
+    df = _records(n_items=12, n_models=2, kind="verbal_numeric", numeric=True)
+    df["probe"] = "retro"
+    res = analyze_records(df, **FAST, numeric_levels=0, binarize_at=0.7)
+    key = ("all", "retro", "verbal_numeric")
+    g = res.groups[key]
+    assert (g.benchmark, g.probe, g.confidence_kind, g.label) == (
+        "all",
+        "retro",
+        "verbal_numeric",
+        "retro",
+    )
+    assert g.binarized_at == 0.7 and g.skipped is not None
+    assert g.confidence is None and g.correctness is None and g.pairwise is None
+    assert g.alignment is None and g.private_signal is None
+    assert g.coverage_excluded == {} and g.all_items.models == ("m0", "m1")
+    assert g.coverage["model"].tolist() == ["m0", "m1"]
+    s = res.summary["results"]["all"]["retro"]
+    assert s["probe"] == "retro" and s["confidence_kind"] == "verbal_numeric"
+    assert s["status"] == "skipped" and s["confidence"] == {"binarized_at": 0.7}
+    assert s["correctness"] == {} and s["n_items_union"] == 12
+    assert res.summary_text().splitlines()[1] == (
+        "all / retro (verbal_numeric): 2 of 2 models, 12 items"
+    )
+    # ordered levels (the default) or binary confidence: no threshold
+    for kind, extra in (("verbal_numeric", {}), ("verbal_binary", {"numeric_levels": 0})):
+        d = _records(n_items=12, n_models=2, kind=kind, numeric=kind != "verbal_binary")
+        r = analyze_records(d, **FAST, **extra)
+        (g,) = r.groups.values()
+        assert g.binarized_at is None
+        assert r.summary["results"]["all"]["prospective"]["confidence"] == {}
+
+
+def test_skipped_group_below_coverage_keeps_what_it_left_out():
+    """Three models, one below coverage: two are left, the group is skipped, and the
+    left-out model is still reported (coverage, head line)."""
+    df = _records(n_items=12, n_models=3)
+    kept = ["q0", "q1", "q2", "q3"]
+    df = df[(df["model"] != "m2") | df["item_id"].isin(kept)].reset_index(drop=True)
+    res = analyze_records(df, **FAST)
+    (g,) = res.groups.values()
+    assert g.skipped == "2 model(s) with usable items; need at least 3"
+    assert dict(g.coverage_excluded) == {"m2": pytest.approx(4 / 12)}
+    assert g.all_items.models == ("m0", "m1") and g.matrices.models == ("m0", "m1")
+    s = res.summary["results"]["all"]["prospective"]
+    assert s["coverage_excluded"] == {"m2": pytest.approx(4 / 12)}
+    assert res.summary_text().splitlines()[1] == (
+        "all / prospective (verbal_binary): 2 of 3 models, 12 items "
+        "(1 model(s) below coverage 0.5 left out)"
+    )
+    assert len(res.tables["all__prospective__coverage"]) == 3
+
+
+# ------------------------------------------------------------------------------------------
+# The correlation sections by hand
+# ------------------------------------------------------------------------------------------
+
+
+def _binary(n_items, n_models, seed=0):
+    rng = np.random.default_rng(seed)
+    diff = rng.normal(size=(n_items, 1))
+    return (diff + rng.normal(size=(n_items, n_models)) > 0).astype(float)
+
+
+def test_pairable_tetrachoric_leaves_out_the_model_with_most_gaps_first():
+    """p and q share 9 items (< 10): of the two, p (14 items) goes before q (15); the constant
+    model c is left out by the tetrachoric matrix itself; reasons in the models' order."""
+    x = _binary(20, 5)
+    names = ["p", "k", "q", "c", "r"]
+    x[:, 3] = 1.0
+    x[0:6, 0] = np.nan
+    x[6:11, 2] = np.nan
+    tet = an._pairable_tetrachoric(x, names, 10)
+    assert list(tet.names) == ["k", "q", "r"]
+    assert tet.dropped == ("p", "c")
+    assert list(tet.dropped_reasons.items()) == [
+        ("p", "fewer than 10 shared items with 1 other model(s)"),
+        ("c", "no variance (all 1)"),
+    ]
+    ref = an.tetrachoric_matrix(x[:, [1, 2, 4]], names=["k", "q", "r"])
+    assert np.allclose(tet.rho, ref.rho) and np.array_equal(tet.n, ref.n)
+    assert tet.n.tolist() == [[20, 15, 20], [15, 15, 15], [20, 15, 20]]
+    # with min_pair 9 the pair is enough: nobody is left out for it
+    tet = an._pairable_tetrachoric(x, names, 9)
+    assert list(tet.names) == ["p", "k", "q", "r"]
+    assert dict(tet.dropped_reasons) == {"c": "no variance (all 1)"}
+
+
+def test_pairable_tetrachoric_counts_each_models_short_pairs():
+    """s (13 items), t (15) and u (14) share 8, 7 and 9 items pairwise: s (two short pairs, the
+    fewest items) goes first, then u (one short pair left, fewer items than t)."""
+    x = _binary(20, 5, seed=1)
+    names = ["f", "s", "t", "u", "g"]
+    x[0:7, 1] = np.nan
+    x[7:12, 2] = np.nan
+    x[12:18, 3] = np.nan
+    tet = an._pairable_tetrachoric(x, names, 10)
+    assert list(tet.names) == ["f", "t", "g"]
+    assert list(tet.dropped_reasons.items()) == [
+        ("s", "fewer than 10 shared items with 2 other model(s)"),
+        ("u", "fewer than 10 shared items with 1 other model(s)"),
+    ]
+    assert tet.dropped == ("s", "u")
+    # no short pair: the matrix of every model, as the tetrachoric module gives it
+    full = an._pairable_tetrachoric(_binary(12, 3), ["a", "b", "c"], 10)
+    assert list(full.names) == ["a", "b", "c"] and full.dropped == ()
+    assert np.allclose(full.rho, an.tetrachoric_matrix(_binary(12, 3)).rho)
+
+
+def test_section_rates_and_reasons_by_hand():
+    x = np.array([[1, 0, 1], [1, 1, np.nan], [0, 1, 1], [0, 0, np.nan]] * 4, dtype=float)
+    # rates over each model's own items: 8/16, 8/16, 8/8
+    sec = an._section(x, ["a", "b", "c"], min_pair=3)
+    assert sec.rate.tolist() == [0.5, 0.5, 1.0]
+    assert list(sec.tetrachoric.names) == ["a", "b"]
+    assert sec.reason == "fewer than 3 models with variance: no factor model"
+    assert sec.eigen is not None and sec.factor is None and sec.method == "tetrachoric"
+    assert sec.correlation is sec.tetrachoric
+    # one varying model: no eigen-decomposition either
+    one = an._section(x[:, [0, 2]], ["a", "c"], min_pair=3)
+    assert one.reason == "only 1 model(s) with variance" and one.eigen is None
+    assert one.factor is None
+    # a model with no item at all has no rate (NaN), without a warning
+    empty = np.column_stack([x[:, :2], np.full(16, np.nan)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sec = an._section(empty, ["a", "b", "z"], min_pair=3)
+    assert sec.rate[:2].tolist() == [0.5, 0.5] and math.isnan(sec.rate[2])
+    assert sec.reason == "fewer than 3 models with variance: no factor model"
+    assert dict(sec.tetrachoric.dropped_reasons) == {"z": "no observations"}
+
+
+def test_section_reports_missing_correlations():
+    """Two models sharing two items have no tetrachoric (it needs three complete rows)."""
+    x = _binary(12, 3, seed=2)
+    x[0:10, 0] = np.nan  # a: items 10 and 11 only (1 and 0), shared with c alone
+    x[10:12, 0] = [1.0, 0.0]
+    x[10:12, 1] = np.nan
+    sec = an._section(x, ["a", "b", "c"], min_pair=0)
+    assert math.isnan(sec.tetrachoric.rho[0, 1])
+    assert sec.reason == "missing tetrachoric correlations"
+    assert sec.eigen is None and sec.factor is None
