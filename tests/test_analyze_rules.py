@@ -614,7 +614,11 @@ def test_report_is_written_only_when_asked_and_available(tmp_path, monkeypatch):
         )
     )
     monkeypatch.setitem(sys.modules, "metacog_metrics.report", fake)
-    monkeypatch.setattr(an.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(
+        an.importlib.util,
+        "find_spec",
+        lambda name: object() if name == "metacog_metrics.report" else None,
+    )
     src = tmp_path / "runs.csv"
     _records(n_items=12, n_models=3).to_csv(src, index=False)
     out = tmp_path / "out"
@@ -933,3 +937,92 @@ def test_section_reports_missing_correlations():
     assert math.isnan(sec.tetrachoric.rho[0, 1])
     assert sec.reason == "missing tetrachoric correlations"
     assert sec.eigen is None and sec.factor is None
+
+
+# ------------------------------------------------------------------------------------------
+# Files: options, models file, warnings, the written formats
+# ------------------------------------------------------------------------------------------
+
+
+def test_analyze_files_formats_options_models_and_record_warnings(tmp_path):
+    src = tmp_path / "runs.csv"
+    _partial_run().to_csv(src, index=False)  # m1's q0 has no confidence: a RecordWarning
+    yml = tmp_path / "models.yaml"
+    yml.write_text("models:\n  m0: {reasoning: true}\n  m1: {reasoning: false}\n")
+    out = tmp_path / "out"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        res = analyze_files(src, AnalysisOptions(**FAST, seed=7), out_dir=out, report=False,
+                            models_file=yml)  # fmt: skip
+    assert [w for w in seen if issubclass(w.category, an.RecordWarning)] == []
+    s = res.summary
+    assert s["parameters"]["seed"] == 7 and s["parameters"]["permutations"] == 0
+    assert s["warnings"][:2] == [
+        f"{yml}: no reasoning flag for 2 model(s): m2, m3",
+        "1 record(s) with an unparseable (NaN) confidence",
+    ]
+    g = s["results"]["all"]["prospective"]
+    assert g["reasoning"] == {"m0": True, "m1": False, "m2": None}
+    # summary.json: indented by 2, strict JSON
+    text = (out / "summary.json").read_text()
+    assert text.startswith('{\n  "schema_version": "1.0",\n  "generated_by": {\n    "package"')
+    # the tables: no index column
+    cov = (out / "tables" / "coverage.csv").read_text().splitlines()
+    assert cov[0] == ("model,n_items,n_items_group,share,included,reason,benchmark,probe,"
+                      "confidence_kind")  # fmt: skip
+    assert cov[1] == "m0,12,12,1.0,True,,all,prospective,verbal_binary"
+    assert cov[4].startswith("m3,4,12,0.333")
+
+
+def test_pooled_frames_keep_the_order_of_appearance_past_an_unpooled_probe():
+    df = pd.DataFrame({
+        "benchmark": ["x", "y", "x", "x", "y"],
+        "probe": ["z", "z", "solo", "a", "a"],
+        "confidence_kind": ["k"] * 5,
+        "item_id": ["1", "1", "2", "3", "3"],
+        "model": ["m"] * 5,
+    })  # fmt: skip
+    frames, notes = an._pooled_frames(df)
+    assert list(frames) == [("pooled", "z", "k"), ("pooled", "a", "k")]
+    assert notes == ["pooled/solo: only one benchmark (x); not pooled"]
+    assert frames[("pooled", "a", "k")]["item_id"].tolist() == ["x:3", "y:3"]
+
+
+# ------------------------------------------------------------------------------------------
+# The summary text's formats
+# ------------------------------------------------------------------------------------------
+
+
+def test_summary_text_formats_small_p_values_and_missing_figures():
+    """The text formats the summary's numbers: p-values in 3 significant digits (exponent in
+    lower case), a contentious r, and "n/a" for a median of no population AUROC (no warning)."""
+    import copy
+
+    res = analyze_records(_records(n_items=12, n_models=3),
+                          **{**FAST, "permutations": 9, "joint_permutations": 9})  # fmt: skip
+    s = copy.deepcopy(res.summary)
+    d = s["results"]["all"]["prospective"]
+    d["pairwise"]["nulls"]["base_rate"]["p_value"] = 1.5e-05
+    d["pairwise"]["nulls"]["calibration_preserving"]["p_value"] = 2.5e-06
+    d["pairwise"]["nulls"]["private_signal"]["p_value"] = 3e-07
+    d["factor_alignment"]["contentious"].update(r=0.25, n_items=4)
+    for m in d["per_model"].values():
+        m["auroc_pop"] = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = an.dataclasses.replace(res, summary=s).summary_text().splitlines()
+    assert "(p=1.5e-05), calibration-preserving null " in text[4]
+    assert text[4].endswith(" (p=2.5e-06)")
+    assert text[5].endswith(", one-sided p=3e-07")
+    assert text[6].endswith(", contentious (4 items) 0.250")
+    assert text[7].startswith("  per-model AUROC median: internal ")
+    assert text[7].endswith(", population n/a")
+
+
+def test_summary_text_says_where_confidence_was_binarised():
+    df = _records(n_items=12, n_models=3, numeric=True, kind="sampled")
+    text = analyze_records(df, **FAST, numeric_levels=0).summary_text().splitlines()
+    assert text[2].startswith("  confidence (tetrachoric (binarised at 0.5), 3 models, 12-12 ")
+    assert text[3].startswith("  correctness (tetrachoric, 3 models, 12-12 items a pair): ")
+    text = analyze_records(df, **FAST).summary_text().splitlines()
+    assert text[2].startswith("  confidence (polychoric, 3 models, 12-12 items a pair): ")
