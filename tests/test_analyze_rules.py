@@ -1026,3 +1026,120 @@ def test_summary_text_says_where_confidence_was_binarised():
     assert text[3].startswith("  correctness (tetrachoric, 3 models, 12-12 items a pair): ")
     text = analyze_records(df, **FAST).summary_text().splitlines()
     assert text[2].startswith("  confidence (polychoric, 3 models, 12-12 items a pair): ")
+
+
+def test_analyze_records_takes_its_options_and_overrides():
+    base = AnalysisOptions(**FAST, seed=7, fdr_alpha=0.1)
+    res = analyze_records(_records(n_items=12, n_models=3), base, binarize_at=0.25)
+    p = res.summary["parameters"]
+    assert (p["seed"], p["fdr_alpha"], p["binarize_at"], p["permutations"]) == (7, 0.1, 0.25, 0)
+
+
+# ------------------------------------------------------------------------------------------
+# The sections' summaries: every field, a model without variance, the missing parts
+# ------------------------------------------------------------------------------------------
+
+_PSYCH = "tau = Phi^-1(P(x = 0)) (psych): a high threshold is a low yes-rate or accuracy"
+
+
+def _same(got, want):
+    """``got`` (summary: plain JSON, NaN as None) holds ``want`` (the result object's)."""
+    want = np.asarray(want, dtype=float).ravel()
+    got = np.asarray([np.nan if v is None else v for v in np.ravel(np.asarray(got, dtype=object))],
+                     dtype=float)  # fmt: skip
+    assert got.shape == want.shape and np.allclose(got, want, equal_nan=True, rtol=1e-12)
+
+
+def _copied(sec, d, models):
+    """The summary ``d`` of section ``sec`` holds the section's own figures, laid out over
+    ``models`` (None where a model is not in the matrix)."""
+    t = sec.tetrachoric
+    c = d[sec.method]
+    pos = [list(t.names).index(m) if m in t.names else None for m in models]
+    _same(c["tau"], [np.nan if p is None else t.tau[p] for p in pos])
+    _same(c["rho"], [[np.nan if p is None or q is None else t.rho[p, q] for q in pos]
+                     for p in pos])  # fmt: skip
+    assert c["models"] == list(t.names) and c["smoothed"] == t.smoothed
+    assert c["smoothing_note"] == t.smoothing_note
+    _same(c["min_eigenvalue"], t.min_eigenvalue)
+    assert c["n_corrected_pairs"] == t.n_corrected_pairs
+    e, f = sec.eigen, sec.factor
+    _same(d["eigen"]["eigenvalues"], e.eigenvalues)
+    _same(d["eigen"]["first_share"], e.first_share)
+    _same(d["eigen"]["quadratic_r2"], e.quadratic_r2)
+    _same(d["eigen"]["quadratic_coef"], e.quadratic.coef)
+    _same(d["eigen"]["quadratic_p_value"], e.quadratic.p_value)
+    _same(d["eigen"]["quadratic_vertex"], e.quadratic.vertex)
+    _same(d["eigen"]["loadings"], [np.nan if p is None else e.loadings[p] for p in pos])
+    _same(d["factor"]["loadings"], [np.nan if p is None else f.loadings[p] for p in pos])
+    assert [v is None for v in d["factor"]["loadings"]] == [p is None for p in pos]
+    _same(d["factor"]["variance_share"], f.variance_share[0])
+    assert d["factor"]["heywood"] == f.heywood and d["factor"]["converged"] == f.converged
+    assert d["factor"]["method"] == "minres"
+
+
+def test_section_summaries_copy_every_figure_and_lay_out_a_model_without_variance():
+    df = _records(n_items=12, n_models=4, seed=3)
+    df.loc[df["model"] == "m2", "confidence"] = 1.0  # m2 always says yes
+    res = analyze_records(df, **FAST)
+    (g,) = res.groups.values()
+    d = res.summary["results"]["all"]["prospective"]
+    models = ["m0", "m1", "m2", "m3"]
+    conf, corr = d["confidence"], d["correctness"]
+    assert conf["tetrachoric"]["models"] == ["m0", "m1", "m3"]
+    assert conf["tetrachoric"]["dropped"] == {"m2": "no variance (all 1)"}
+    assert conf["rate"]["m2"] == 1.0
+    assert conf["tetrachoric"]["threshold_rule"] == _PSYCH
+    assert corr["tetrachoric"]["threshold_rule"] == _PSYCH
+    assert conf["basis"]["models"] == ["m0", "m1", "m3"] and conf["basis"]["n_models"] == 3
+    assert conf["tetrachoric"]["n_items_pair"] == [12, 12, 12]
+    assert conf["eigen"]["loadings"][2] is None and conf["factor"]["loadings"][2] is None
+    assert "confidence: model 'm2' excluded from the tetrachoric matrix (no variance (all 1))" in (
+        d["warnings"])  # fmt: skip
+    _copied(g.confidence, conf, models)
+    _copied(g.correctness, corr, models)
+    load = res.tables["all__prospective__loadings"]
+    assert load["confidence_rate"].tolist()[2] == 1.0
+    assert load[["confidence_threshold", "confidence_pc1_loading", "confidence_fa_loading"]].iloc[
+        2].isna().all()  # fmt: skip
+    rho = res.tables["all__prospective__tetrachoric_confidence"]
+    assert rho["m2"].isna().all() and rho.loc[2, ["m0", "m1", "m3"]].isna().all()
+
+
+def test_polychoric_section_summary_by_hand():
+    df = _records(n_items=12, n_models=3, numeric=True, kind="logprob")
+    res = analyze_records(df, **FAST, numeric_levels=3)
+    (g,) = res.groups.values()
+    d = res.summary["results"]["all"]["prospective"]["confidence"]
+    t = g.confidence.tetrachoric
+    assert d["method"] == "polychoric" and "tetrachoric" not in d
+    assert d["polychoric"]["n_levels"] == {"m0": 3, "m1": 3, "m2": 3}  # 12 values in 3 bins
+    # the pooled median confidence of the three models' 36 values, by NumPy
+    assert d["polychoric"]["median_confidence"] == pytest.approx(np.median(df["confidence"]))
+    assert d["polychoric"]["threshold_rule"] == t.threshold_rule != _PSYCH
+    assert d["polychoric"]["threshold_rule"].startswith("tau = Phi^-1(P(confidence < m)")
+    _copied(g.confidence, d, ["m0", "m1", "m2"])
+    # the rate of numeric confidence is its mean, per model
+    assert [d["rate"][m] for m in ("m0", "m1", "m2")] == pytest.approx(
+        df.groupby("model")["confidence"].mean().tolist())  # fmt: skip
+
+
+def test_section_summary_without_eigen_or_factor():
+    x = _binary(16, 3)
+    two = an._section(np.column_stack([x[:, :2], np.ones(16)]), ["a", "b", "c"])
+    d = an._section_summary(two, ["a", "b", "c"])
+    assert d["reason"] == "fewer than 3 models with variance: no factor model"
+    assert d["eigen"]["loadings"][2] is None and d["eigen"]["loadings"][0] is not None
+    assert d["eigen"]["first_share"] == two.eigen.first_share
+    assert d["factor"] == {"method": None, "loadings": [None, None, None],
+                           "variance_share": None, "heywood": None, "converged": None}  # fmt: skip
+    assert d["basis"]["n_items"] == 0  # no item matrices given
+    one = an._section(np.column_stack([x[:, :1], np.ones((16, 2))]), ["a", "b", "c"])
+    d = an._section_summary(one, ["a", "b", "c"])
+    assert d["reason"] == "only 1 model(s) with variance"
+    assert d["eigen"] == {"eigenvalues": None, "first_share": None,
+                          "loadings": [None, None, None], "quadratic_r2": None,
+                          "quadratic_coef": None, "quadratic_p_value": None,
+                          "quadratic_vertex": None}  # fmt: skip
+    assert d["factor"]["loadings"] == [None, None, None] and d["factor"]["method"] is None
+    assert an._section_summary(None, ["a"]) == {}
