@@ -1143,3 +1143,25 @@ def test_section_summary_without_eigen_or_factor():
                           "quadratic_vertex": None}  # fmt: skip
     assert d["factor"]["loadings"] == [None, None, None] and d["factor"]["method"] is None
     assert an._section_summary(None, ["a"]) == {}
+
+
+def test_pairable_tetrachoric_weighs_short_pairs_before_items():
+    """A (20 items) is short with B (15) and C (14), which share 14 items: A goes, although
+    B and C have fewer items; the full models F and G stay."""
+    x = _binary(30, 5, seed=4)
+    names = ["F", "A", "B", "C", "G"]
+    x[20:, 1] = np.nan  # A: items 0-19
+    x[:15, 2] = np.nan  # B: items 15-29
+    x[:16, 3] = np.nan  # C: items 16-29
+    tet = an._pairable_tetrachoric(x, names, 10)
+    assert list(tet.names) == ["F", "B", "C", "G"]
+    assert dict(tet.dropped_reasons) == {"A": "fewer than 10 shared items with 2 other model(s)"}
+
+
+def test_section_rate_of_a_model_with_one_item():
+    x = _binary(12, 3, seed=6)
+    x[1:, 2] = np.nan
+    x[0, 2] = 1.0
+    sec = an._section(x, ["a", "b", "c"])
+    assert sec.rate[2] == 1.0
+    assert sec.rate[:2].tolist() == pytest.approx(x[:, :2].mean(axis=0).tolist())
