@@ -1165,3 +1165,109 @@ def test_section_rate_of_a_model_with_one_item():
     sec = an._section(x, ["a", "b", "c"])
     assert sec.rate[2] == 1.0
     assert sec.rate[:2].tolist() == pytest.approx(x[:, :2].mean(axis=0).tolist())
+
+
+# ------------------------------------------------------------------------------------------
+# Each stage's settings and random stream, against the stages called directly
+# ------------------------------------------------------------------------------------------
+
+
+def test_each_stage_gets_its_settings_and_its_own_stream():
+    """The group's streams are SeedSequence([seed, crc32 of the key joined by \\x1f]).spawn(3):
+    pairwise, calibration bootstrap, private-signal test, in that order; every option reaches
+    its stage. The stages are called here directly with those streams and settings."""
+    import zlib
+
+    from metacog_metrics.calibration import calibration_by_model
+    from metacog_metrics.factors import factor_alignment
+    from metacog_metrics.pairwise import pairwise_calibration
+    from metacog_metrics.private_signal import private_signal_test
+
+    df = _records(n_items=14, n_models=4, seed=8)
+    opts = {"permutations": 19, "joint_permutations": 29, "n_boot": 25, "workers": 1,
+            "engine": "numpy", "seed": 11, "alternative": "greater", "fdr_alpha": 0.2,
+            "deltas": (0.0, 0.25), "contentious_bounds": (0.2, 0.7)}  # fmt: skip
+    res = analyze_records(df, **opts)
+    (g,) = res.groups.values()
+    code = zlib.crc32(b"all\x1fprospective\x1fverbal_binary")
+    pair, boot, strat = np.random.SeedSequence([11, code]).spawn(3)
+    models = ["m0", "m1", "m2", "m3"]
+    wide = df.pivot(index="item_id", columns="model").loc[[f"q{i}" for i in range(14)]]
+    conf, corr = wide["confidence"][models].to_numpy(), wide["correct"][models].to_numpy()
+
+    ps = private_signal_test(conf, corr, permutations=29, rng=strat, workers=1)
+    assert np.array_equal(g.private_signal.draws, ps.draws, equal_nan=True)
+    assert g.private_signal.p_value == ps.p_value
+
+    pw = pairwise_calibration(conf, corr, models=models, permutations=19, joint_permutations=29,
+                              alternative="greater", fdr_alpha=0.2, deltas=(0.0, 0.25),
+                              rng=pair, workers=1, engine="numpy", min_pair_items=10)  # fmt: skip
+    assert g.pairwise.alternative == "greater" and g.pairwise.fdr_alpha == 0.2
+    assert list(g.pairwise.delta_curve.delta) == [0.0, 0.25]
+    for null in pw.nulls:
+        assert g.pairwise.nulls[null].p_value == pw.nulls[null].p_value
+        assert g.pairwise.nulls[null].mean == pytest.approx(pw.nulls[null].mean)
+    assert g.pairwise.fdr_significant_share == pw.fdr_significant_share
+    assert g.pairwise.permutations == 19 and g.pairwise.joint_permutations == 29
+
+    cal = calibration_by_model(df, n_boot=25, rng=int(boot.generate_state(1)[0]), workers=1)
+    for m in models:
+        got, want = g.calibration.per_model[m], cal.per_model[m]
+        assert got.auroc_diff_p == want.auroc_diff_p
+        assert got.auroc_diff_ci == pytest.approx(want.auroc_diff_ci, nan_ok=True)
+
+    al = factor_alignment(conf, corr, bounds=(0.2, 0.7), min_items=10)
+    assert np.array_equal(g.alignment.contentious_mask, al.contentious_mask)
+    assert g.alignment.contentious.n_items == al.contentious.n_items
+    assert tuple(g.alignment.bounds) == (0.2, 0.7)
+    assert g.alignment.contentious.r == pytest.approx(al.contentious.r, nan_ok=True)
+    s = res.summary["results"]["all"]["prospective"]
+    assert s["pairwise"]["nulls"]["private_signal"]["n_draws"] == 29
+
+
+def _frame(conf, corr, models=("a", "b", "c")):
+    rows = [(m, f"q{i}", conf[i, j], corr[i, j])
+            for j, m in enumerate(models) for i in range(conf.shape[0])
+            if not (np.isnan(conf[i, j]) and np.isnan(corr[i, j]))]  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "item_id", "confidence", "correct"])
+
+
+def test_smoothing_note_gives_the_min_eigenvalue():
+    """a = b on items 0-9, b = c on 10-19, a = not c on 20-29 (each pair on its 10 shared
+    items): the pairwise tetrachoric matrix [[1, r, -r], [r, 1, r], [-r, r, 1]] has eigenvalues
+    1 + r, 1 + r and 1 - 2r (the zero-diagonal part's are 1, 1, -2), r the tetrachoric of a
+    5/0/0/5 table, so it is not positive definite and is smoothed."""
+    from metacog_metrics.tetrachoric import tetrachoric
+
+    v = np.tile([1.0, 0.0], 5)
+    conf = np.full((30, 3), np.nan)
+    conf[0:10, 0] = conf[0:10, 1] = v
+    conf[10:20, 1] = conf[10:20, 2] = v
+    conf[20:30, 0], conf[20:30, 2] = v, 1 - v
+    corr = np.where(np.isnan(conf), np.nan, _binary(30, 3, seed=9))
+    res = analyze_records(_frame(conf, corr), **FAST)
+    d = res.summary["results"]["all"]["prospective"]
+    r = tetrachoric(v, v).rho
+    low = 1 - 2 * r
+    assert low < 0
+    assert (f"confidence: tetrachoric matrix not positive definite (min eigenvalue {low:.3g}); "
+            "smoothed as psych::cor.smooth") in d["warnings"]  # fmt: skip
+    assert d["confidence"]["tetrachoric"]["smoothed"] is True
+    assert d["confidence"]["tetrachoric"]["min_eigenvalue"] == pytest.approx(low)
+    assert d["confidence"]["tetrachoric"]["smoothing_note"] is None
+
+
+def test_items_nobody_answered_are_not_counted():
+    """q12 has rows for every model but no usable answer (confidence or grade missing): it
+    counts in the group's items, not in the union of answered ones, and no pair uses it."""
+    conf = np.vstack([_binary(12, 3, seed=10), [[np.nan, 1.0, np.nan]]])
+    corr = np.vstack([_binary(12, 3, seed=11), [[1.0, np.nan, np.nan]]])
+    corr[12, 2] = 0.0
+    res = analyze_records(_frame(conf, corr), **FAST)
+    (g,) = res.groups.values()
+    assert g.all_items.item_ids == tuple(f"q{i}" for i in range(12))
+    assert g.all_items.confidence.shape == (12, 3)
+    d = res.summary["results"]["all"]["prospective"]
+    assert (d["n_items"], d["n_items_union"], d["n_items_total"]) == (12, 12, 13)
+    assert d["confidence"]["basis"]["n_items"] == 12
+    assert d["pairwise"]["basis"]["n_items"] == 12
