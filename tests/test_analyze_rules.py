@@ -1271,3 +1271,17 @@ def test_items_nobody_answered_are_not_counted():
     assert (d["n_items"], d["n_items_union"], d["n_items_total"]) == (12, 12, 13)
     assert d["confidence"]["basis"]["n_items"] == 12
     assert d["pairwise"]["basis"]["n_items"] == 12
+
+
+def test_polychoric_needs_ten_shared_items_a_pair():
+    """Numeric confidence: m3 has 9 of 14 items, so it shares 9 with each other model and is
+    left out of the polychoric matrix (10 needed), as it is of the correctness tetrachoric."""
+    df = _records(n_items=14, n_models=4, numeric=True, kind="verbal_numeric")
+    drop = (df["model"] == "m3") & df["item_id"].isin(["q0", "q1", "q2", "q3", "q4"])
+    res = analyze_records(df[~drop].reset_index(drop=True), **FAST)
+    d = res.summary["results"]["all"]["prospective"]
+    assert d["confidence"]["polychoric"]["models"] == ["m0", "m1", "m2"]
+    assert list(d["confidence"]["polychoric"]["dropped"]) == ["m3"]
+    assert d["confidence"]["polychoric"]["dropped"]["m3"].startswith("fewer than 10 shared items")
+    assert any(w.startswith("confidence: model 'm3' excluded from the polychoric matrix (fewer "
+                            "than 10 shared items") for w in d["warnings"])  # fmt: skip
