@@ -1285,3 +1285,83 @@ def test_polychoric_needs_ten_shared_items_a_pair():
     assert d["confidence"]["polychoric"]["dropped"]["m3"].startswith("fewer than 10 shared items")
     assert any(w.startswith("confidence: model 'm3' excluded from the polychoric matrix (fewer "
                             "than 10 shared items") for w in d["warnings"])  # fmt: skip
+
+
+def test_pairwise_alignment_and_pair_type_summaries_copy_every_figure():
+    """The pairwise, alignment and pair-type entries of the summary and the pair_types table
+    hold the result objects' own figures, under their own names."""
+    traits = {"m0": {"reasoning": True}, "m1": {"reasoning": True},
+              "m2": {"reasoning": False}, "m3": {"reasoning": False}}  # fmt: skip
+    res = analyze_records(_records(n_items=14, n_models=4, seed=12), models=traits,
+                          **{**FAST, "permutations": 9, "joint_permutations": 9})  # fmt: skip
+    (g,) = res.groups.values()
+    pw, d = g.pairwise, res.summary["results"]["all"]["prospective"]["pairwise"]
+    assert (d["n_pairs"], d["n_pairs_valid"], d["continuous"]) == (6, pw.n_pairs_valid, False)
+    _same(d["mean_tau"], pw.mean_tau)
+    assert d["alternative"] == "two-sided" and d["fdr_alpha"] == 0.05
+    assert set(d["nulls"]) == {"base_rate", "calibration_preserving", "private_signal"}
+    for null, res_null in pw.nulls.items():
+        n = d["nulls"][null]
+        for key in ("mean", "sd", "ci", "p_value", "p_greater", "p_less"):
+            _same(n[key], getattr(res_null, key))
+        assert n["n_draws"] == res_null.n_draws == 9
+        _same(n["fdr_significant_share"], pw.fdr_share(null))
+        by = n["fdr_significant_share_by_direction"]
+        want = pw.fdr_share_by_direction(null)
+        assert set(by) == set(want) and all(_same(by[k], want[k]) is None for k in want)
+    _same(d["fdr_significant_share"], pw.fdr_significant_share)
+    c = pw.delta_curve
+    dc = d["delta_curve"]
+    _same(dc["delta"], c.delta)
+    assert list(dc["n_pairs"]) == list(c.n_pairs) and dc["min_pairs"] == c.min_pairs
+    _same(dc["mean_tau"], c.mean_tau)
+    for key in ("null_mean", "null_low", "null_high", "p_value"):
+        assert set(dc[key]) == set(getattr(c, key))
+        for null, v in getattr(c, key).items():
+            _same(dc[key][null], v)
+    assert set(d["pair_types"]) == set(pw.pair_types) == {"R-R", "R-NR", "NR-NR"}
+    table = res.tables["all__prospective__pair_types"]
+    assert list(table.columns) == [
+        "pair_type", "n_pairs", "mean_tau",
+        "base_rate_null_mean", "calibration_preserving_null_mean",
+        "base_rate_p_value", "calibration_preserving_p_value",
+        "base_rate_fdr_significant_share", "calibration_preserving_fdr_significant_share",
+    ]  # fmt: skip
+    assert table["pair_type"].tolist() == list(pw.pair_types)
+    assert sorted(table["n_pairs"].tolist()) == [1, 1, 4]  # R-R: 1, NR-NR: 1, R-NR: 2 x 2
+    for row in table.itertuples(index=False):
+        s, t = pw.pair_types[row.pair_type], d["pair_types"][row.pair_type]
+        assert row.n_pairs == s.n_pairs == t["n_pairs"]
+        _same([row.mean_tau, t["mean_tau"], t["median_tau"]], [s.mean_tau, s.mean_tau,
+                                                               s.median_tau])  # fmt: skip
+        for null in ("base_rate", "calibration_preserving"):
+            _same(
+                [getattr(row, f"{null}_null_mean"), t["null_mean"][null]], [s.null_mean[null]] * 2
+            )
+            _same([getattr(row, f"{null}_p_value"), t["p_value"][null]], [s.p_value[null]] * 2)
+            _same(
+                [getattr(row, f"{null}_fdr_significant_share"), t["fdr_significant_share"][null]],
+                [s.fdr_significant_share[null]] * 2,
+            )
+    a, al = g.alignment, res.summary["results"]["all"]["prospective"]["factor_alignment"]
+    assert al["method"] == a.method and tuple(al["bounds"]) == tuple(a.bounds)
+    for part in ("all", "contentious"):
+        got, want = al[part], getattr(a, part)
+        for key in ("r", "r2", "p_value", "ci"):
+            _same(got[key], getattr(want, key))
+        for key in ("n_items", "n_models_confidence", "n_models_correctness", "reason"):
+            assert got[key] == getattr(want, key)
+    assert al["all"]["n_items"] == 14 and al["all"]["n_models_confidence"] == 4
+
+
+def test_pairwise_basis_counts_only_pairs_with_a_tau():
+    """m3 shares 9 items with each other model: its three pairs have no tau-b and are left out
+    of the basis (3 of 6 pairs, each on 14 items)."""
+    df = _records(n_items=14, n_models=4)
+    drop = (df["model"] == "m3") & df["item_id"].isin(["q0", "q1", "q2", "q3", "q4"])
+    res = analyze_records(df[~drop].reset_index(drop=True), **FAST)
+    d = res.summary["results"]["all"]["prospective"]["pairwise"]
+    assert d["n_pairs"] == 6 and d["basis"]["n_pairs"] == 3 and d["n_pairs_valid"] == 3
+    assert d["basis"]["n_items_per_pair"] == {"min": 14, "median": 14.0, "max": 14}
+    assert d["basis"]["n_items"] == 14
+    assert res.tables["all__prospective__pairs"]["n_items"].tolist() == [14, 14, 9, 14, 9, 9]
