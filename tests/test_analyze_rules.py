@@ -1365,3 +1365,30 @@ def test_pairwise_basis_counts_only_pairs_with_a_tau():
     assert d["basis"]["n_items_per_pair"] == {"min": 14, "median": 14.0, "max": 14}
     assert d["basis"]["n_items"] == 14
     assert res.tables["all__prospective__pairs"]["n_items"].tolist() == [14, 14, 9, 14, 9, 9]
+
+
+def test_records_errors_name_their_source_and_notes_keep_their_order():
+    from metacog_metrics.records import RecordError
+
+    bad = _records(n_items=12, n_models=3)
+    bad.loc[0, "correct"] = 2.0
+    with pytest.raises(RecordError) as err:
+        analyze_records(bad, **FAST)
+    assert str(err.value).startswith("<records>: correct must be 0 or 1")
+    bad.attrs["inputs"] = ["one.csv"]
+    with pytest.raises(RecordError) as err:
+        analyze_records(bad, **FAST)
+    assert str(err.value).startswith("one.csv: correct must be 0 or 1")
+    bad.attrs["inputs"] = ["one.csv", "two.csv"]
+    with pytest.raises(RecordError) as err:
+        analyze_records(bad, **FAST)
+    assert str(err.value).startswith("<records>: correct must be 0 or 1")
+    # the records' own notes, then the traits', then the groups' (each named)
+    df = _records(n_items=12, n_models=3)
+    df.attrs.update(inputs=["a.csv", "b.csv"], warnings=["read note"])
+    res = analyze_records(df, **FAST, models={"m0": {"reasoning": True}})
+    w = res.summary["warnings"]
+    assert w[:2] == ["read note", "models: no reasoning flag for 2 model(s): m1, m2"]
+    assert w[2:] == [f"all/prospective: {n}" for n in
+                     res.summary["results"]["all"]["prospective"]["warnings"]]  # fmt: skip
+    assert res.summary["inputs"] == ["a.csv", "b.csv"] and res.summary["n_records"] == 36
