@@ -1392,3 +1392,20 @@ def test_records_errors_name_their_source_and_notes_keep_their_order():
     assert w[2:] == [f"all/prospective: {n}" for n in
                      res.summary["results"]["all"]["prospective"]["warnings"]]  # fmt: skip
     assert res.summary["inputs"] == ["a.csv", "b.csv"] and res.summary["n_records"] == 36
+
+
+def test_generated_by_names_the_installed_version(monkeypatch):
+    from importlib import metadata
+
+    res = analyze_records(_records(n_items=12, n_models=3), **FAST)
+    assert res.summary["generated_by"] == {
+        "package": "metacog-eval",
+        "version": metadata.version("metacog-eval"),
+    }
+    assert res.summary["schema_version"] == "1.0"
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    assert an._package_version() is None  # running from a checkout
