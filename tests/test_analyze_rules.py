@@ -1409,3 +1409,63 @@ def test_generated_by_names_the_installed_version(monkeypatch):
 
     monkeypatch.setattr(metadata, "version", missing)
     assert an._package_version() is None  # running from a checkout
+
+
+def test_a_section_without_a_factor_model_says_why():
+    """Three models, one always 'yes': the confidence section has two models, an eigen-
+    decomposition and no factor model, and the note says so after the exclusion."""
+    df = _records(n_items=12, n_models=3, seed=13)
+    df.loc[df["model"] == "m1", "confidence"] = 1.0
+    res = analyze_records(df, **FAST)
+    d = res.summary["results"]["all"]["prospective"]
+    w = d["warnings"]
+    i = w.index("confidence: model 'm1' excluded from the tetrachoric matrix (no variance (all 1))")
+    assert w[i + 1] == "confidence: fewer than 3 models with variance: no factor model"
+    assert d["confidence"]["reason"] == "fewer than 3 models with variance: no factor model"
+    assert d["confidence"]["factor"]["method"] is None
+    assert d["confidence"]["eigen"]["loadings"][1] is None
+    assert d["confidence"]["eigen"]["loadings"][0] is not None
+
+
+def test_ten_items_are_enough_for_a_pair_and_the_private_signal_test():
+    df = _records(n_items=10, n_models=3, seed=14)
+    res = analyze_records(df, **{**FAST, "joint_permutations": 9})
+    d = res.summary["results"]["all"]["prospective"]
+    assert d["status"] == "ok"
+    assert not any(w.startswith(("pairwise:", "private-signal test:")) for w in d["warnings"])
+    assert d["pairwise"]["nulls"]["private_signal"]["basis"]["n_items"] == 10
+    assert d["pairwise"]["nulls"]["private_signal"]["n_groups"] == 1
+    assert d["pairwise"]["n_pairs_valid"] == 3
+    assert res.tables["all__prospective__pairs"]["n_items"].tolist() == [10, 10, 10]
+
+
+def test_pooled_private_signal_exchanges_items_within_their_benchmark():
+    df = pd.concat([
+        _records(n_items=6, n_models=3, benchmark="x"),
+        _records(n_items=6, n_models=3, benchmark="y", seed=1),
+    ])  # fmt: skip
+    res = analyze_records(df, **{**FAST, "joint_permutations": 9}, pool=True)
+    p = res.summary["results"]["pooled"]["prospective"]
+    assert p["status"] == "ok" and p["n_items"] == 12
+    assert p["pairwise"]["nulls"]["private_signal"]["n_groups"] == 2
+    assert res.groups[("pooled", "prospective", "verbal_binary")].private_signal.n_groups == 2
+
+
+def test_ordinal_alignment_uses_each_models_levels():
+    """Numeric confidence with numeric_levels=3: the alignment is the factor alignment of each
+    model's three levels (the polychoric module's cut), with the ordinal factor model."""
+    from metacog_metrics.factors import factor_alignment
+    from metacog_metrics.polychoric import confidence_levels
+
+    df = _records(n_items=12, n_models=3, numeric=True, kind="logprob", seed=15)
+    res = analyze_records(df, **FAST, numeric_levels=3)
+    (g,) = res.groups.values()
+    wide = df.pivot(index="item_id", columns="model").loc[[f"q{i}" for i in range(12)]]
+    conf, corr = wide["confidence"].to_numpy(), wide["correct"].to_numpy()
+    levels = np.column_stack([confidence_levels(conf[:, j], n_levels=3) for j in range(3)])
+    assert sorted(np.unique(levels).tolist()) == [0.0, 1.0, 2.0]
+    al = factor_alignment(levels, corr, ordinal=True, min_items=10)
+    assert g.alignment.method == al.method
+    _same(g.alignment.all.confidence_scores, al.all.confidence_scores)
+    _same(g.alignment.all.r, al.all.r)
+    assert np.array_equal(g.alignment.contentious_mask, al.contentious_mask)
