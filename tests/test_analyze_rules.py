@@ -1469,3 +1469,32 @@ def test_ordinal_alignment_uses_each_models_levels():
     _same(g.alignment.all.confidence_scores, al.all.confidence_scores)
     _same(g.alignment.all.r, al.all.r)
     assert np.array_equal(g.alignment.contentious_mask, al.contentious_mask)
+    fs = res.tables["all__prospective__factor_scores"]
+    assert fs["item_id"].tolist() == [f"q{i}" for i in range(12)]
+    _same(fs["confidence_score"], al.all.confidence_scores)
+    _same(fs["correctness_score"], al.all.correctness_scores)
+    assert fs["contentious"].tolist() == al.contentious_mask.tolist()
+    assert fs["mean_confidence"].tolist() == pytest.approx(conf.mean(axis=1).tolist())
+    assert fs["correct_count"].tolist() == corr.sum(axis=1).astype(int).tolist()
+
+
+def test_one_blas_thread_inside_the_analysis(monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas():
+        return [
+            i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
+        ]
+
+    with an._one_blas_thread():
+        assert blas() and set(blas()) == {1}
+    seen = []
+    real = an._analyze
+
+    def record(*args, **kw):
+        seen.append(blas())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(an, "_analyze", record)
+    analyze_records(_records(n_items=12, n_models=3), **FAST)
+    assert seen and set(seen[0]) == {1}
