@@ -1498,3 +1498,25 @@ def test_one_blas_thread_inside_the_analysis(monkeypatch):
     monkeypatch.setattr(an, "_analyze", record)
     analyze_records(_records(n_items=12, n_models=3), **FAST)
     assert seen and set(seen[0]) == {1}
+
+
+def test_summary_layout_and_the_concatenated_tables():
+    df = pd.concat([
+        _records(n_items=12, n_models=3, benchmark="x"),
+        _records(n_items=12, n_models=2, benchmark="y"),
+    ])  # fmt: skip
+    res = analyze_records(df, **FAST)
+    assert list(res.summary) == [
+        "schema_version", "generated_by", "inputs", "n_records", "models", "parameters",
+        "engine", "warnings", "results", "inline_solving", "text_probes",
+    ]  # fmt: skip
+    # no texts in these records: the text sections say so
+    assert res.summary["inline_solving"]["status"] == "absent"
+    assert res.summary["text_probes"]["status"] == "absent"
+    for name in ("per_model", "coverage"):
+        t = res.tables[name]
+        assert t.index.tolist() == list(range(5))
+        assert t["benchmark"].tolist() == ["x", "x", "x", "y", "y"]
+        assert t["model"].tolist() == ["m0", "m1", "m2", "m0", "m1"]
+    assert list(res.groups) == [("x", "prospective", "verbal_binary"),
+                                ("y", "prospective", "verbal_binary")]  # fmt: skip
