@@ -1520,3 +1520,12 @@ def test_summary_layout_and_the_concatenated_tables():
         assert t["model"].tolist() == ["m0", "m1", "m2", "m0", "m1"]
     assert list(res.groups) == [("x", "prospective", "verbal_binary"),
                                 ("y", "prospective", "verbal_binary")]  # fmt: skip
+
+
+def test_section_names_its_eigen_and_factor_results():
+    """The report labels loadings with the eigen and factor results' own names."""
+    x = _binary(16, 4, seed=16)
+    x[:, 1] = 0.0  # b never: left out
+    sec = an._section(x, ["a", "b", "c", "d"])
+    assert tuple(sec.eigen.names) == ("a", "c", "d")
+    assert tuple(sec.factor.names) == ("a", "c", "d")
