@@ -1529,3 +1529,27 @@ def test_section_names_its_eigen_and_factor_results():
     sec = an._section(x, ["a", "b", "c", "d"])
     assert tuple(sec.eigen.names) == ("a", "c", "d")
     assert tuple(sec.factor.names) == ("a", "c", "d")
+
+
+def test_pairs_are_named_by_their_models():
+    res = analyze_records(_records(n_items=12, n_models=3), **FAST)
+    pairs = res.tables["all__prospective__pairs"]
+    assert pairs[["model_a", "model_b"]].values.tolist() == [["m0", "m1"], ["m0", "m2"],
+                                                             ["m1", "m2"]]  # fmt: skip
+    d = res.summary["results"]["all"]["prospective"]["pairwise"]
+    assert d["basis"]["models"] == ["m0", "m1", "m2"]
+
+
+def test_one_joint_draw_is_enough_to_run_the_private_signal_test():
+    """joint_permutations=1: the private-signal test runs with one draw on 12 complete-case
+    items, and on 9 the note says it was not run."""
+    res = analyze_records(_records(n_items=12, n_models=3), **{**FAST, "joint_permutations": 1})
+    d = res.summary["results"]["all"]["prospective"]
+    assert d["pairwise"]["nulls"]["private_signal"]["n_draws"] == 1
+    df = _records(n_items=12, n_models=3)
+    df = df[~((df["model"] == "m0") & df["item_id"].isin(["q0", "q1", "q2"]))]
+    res = analyze_records(df.reset_index(drop=True), **{**FAST, "joint_permutations": 1})
+    d = res.summary["results"]["all"]["prospective"]
+    assert "private-signal test: 9 complete-case item(s); need at least 10; not run" in (
+        d["warnings"])  # fmt: skip
+    assert "private_signal" not in d["pairwise"]["nulls"]
