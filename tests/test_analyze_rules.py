@@ -395,6 +395,8 @@ def test_sections_and_tables_of_a_partial_run():
     assert pw["basis"]["n_items_per_pair"] == {"min": 11, "median": 11.0, "max": 12}
     assert pw["basis"]["items"] == "pairwise-complete" and pw["basis"]["n_items"] == 12
     assert pw["permutations"] == 0 and pw["nulls"]["base_rate"]["fdr_significant_share"] is None
+    for null in ("base_rate", "calibration_preserving"):  # no draws: no shares at all
+        assert pw["nulls"][null]["fdr_significant_share_by_direction"] is None
     assert "private_signal" not in pw["nulls"]
     pairs = t[pre + "pairs"]
     assert pairs["n_items"].tolist() == [11, 12, 11]
