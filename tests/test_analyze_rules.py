@@ -1102,6 +1102,10 @@ def test_section_summaries_copy_every_figure_and_lay_out_a_model_without_varianc
     _copied(g.correctness, corr, models)
     load = res.tables["all__prospective__loadings"]
     assert load["confidence_rate"].tolist()[2] == 1.0
+    for name, sec in (("confidence", conf), ("correctness", corr)):
+        _same(load[f"{name}_threshold"], sec["tetrachoric"]["tau"])
+        _same(load[f"{name}_pc1_loading"], sec["eigen"]["loadings"])
+        _same(load[f"{name}_fa_loading"], sec["factor"]["loadings"])
     assert load[["confidence_threshold", "confidence_pc1_loading", "confidence_fa_loading"]].iloc[
         2].isna().all()  # fmt: skip
     rho = res.tables["all__prospective__tetrachoric_confidence"]
@@ -1555,3 +1559,26 @@ def test_one_joint_draw_is_enough_to_run_the_private_signal_test():
     assert "private-signal test: 9 complete-case item(s); need at least 10; not run" in (
         d["warnings"])  # fmt: skip
     assert "private_signal" not in d["pairwise"]["nulls"]
+
+
+def test_a_section_of_one_varying_model_has_no_eigen_and_its_tables_say_so():
+    """Two of three models always say yes: the confidence section keeps one model, has no
+    eigen-decomposition or factor model, and its loadings are empty (NaN) in the table."""
+    df = _records(n_items=12, n_models=3, seed=17)
+    df.loc[df["model"].isin(["m0", "m2"]), "confidence"] = 1.0
+    res = analyze_records(df, **FAST)
+    d = res.summary["results"]["all"]["prospective"]
+    assert d["confidence"]["reason"] == "only 1 model(s) with variance"
+    assert d["confidence"]["eigen"]["first_share"] is None
+    assert "confidence: only 1 model(s) with variance" in d["warnings"]
+    load = res.tables["all__prospective__loadings"]
+    assert (
+        load["confidence_pc1_loading"].isna().all() and load["confidence_fa_loading"].isna().all()
+    )
+    assert load["correctness_pc1_loading"].notna().all()
+    eig = res.tables["all__prospective__eigenvalues"]
+    assert eig["matrix"].tolist() == ["correctness"] * 3
+    assert (
+        "  confidence (tetrachoric, 1 models, n/a-n/a items a pair): first factor n/a of "
+        "variance; loadings ~ thresholds quadratic R^2 n/a" in res.summary_text().splitlines()
+    )
