@@ -1582,3 +1582,26 @@ def test_a_section_of_one_varying_model_has_no_eigen_and_its_tables_say_so():
         "  confidence (tetrachoric, 1 models, n/a-n/a items a pair): first factor n/a of "
         "variance; loadings ~ thresholds quadratic R^2 n/a" in res.summary_text().splitlines()
     )
+
+
+def test_a_table_of_one_record_is_one_skipped_group():
+    df = pd.DataFrame({"model": ["m0"], "item_id": ["q0"], "confidence": [1.0], "correct": [1.0]})
+    res = analyze_records(df, **FAST)
+    d = res.summary["results"]["all"]["prospective"]
+    assert d["status"] == "skipped"
+    assert d["reason"] == "1 model(s) with usable items; need at least 3"
+    assert res.summary["n_records"] == 1 and res.summary["models"] == ["m0"]
+
+
+def test_pooling_keeps_the_notes_before_it():
+    df = pd.concat([
+        _records(n_items=6, n_models=3, benchmark="x"),
+        _records(n_items=6, n_models=3, benchmark="y", seed=1),
+    ])  # fmt: skip
+    df.attrs["warnings"] = ["read note"]
+    res = analyze_records(df, **FAST, pool=True, models={"m0": {"reasoning": True}})
+    w = res.summary["warnings"]
+    assert w[:2] == ["read note", "models: no reasoning flag for 2 model(s): m1, m2"]
+    groups = [f"{b}/{label}: {n}" for b, r in res.summary["results"].items()
+              for label, d in r.items() for n in d["warnings"]]  # fmt: skip
+    assert w[2:] == groups and len(groups) >= 2
