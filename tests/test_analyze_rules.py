@@ -1605,3 +1605,18 @@ def test_pooling_keeps_the_notes_before_it():
     groups = [f"{b}/{label}: {n}" for b, r in res.summary["results"].items()
               for label, d in r.items() for n in d["warnings"]]  # fmt: skip
     assert w[2:] == groups and len(groups) >= 2
+
+
+def test_small_rules_at_their_edges(monkeypatch):
+    """File-name safety keeps capitals and strips only dashes; one draw is a draw; fdr_alpha
+    becomes a Python float; the result keeps the validated records."""
+    from types import SimpleNamespace as NS
+
+    assert an._safe("AbC Def") == "AbC-Def" and an._safe("X a X") == "X-a-X"
+    one = NS(pairwise=NS(per_pair={0: NS(engine="numpy", permutations=1)}, joint_engine=None))
+    assert an._engines_used({1: one}, "auto")["per_pair"] == "numpy"
+    o = AnalysisOptions(fdr_alpha=np.float32(0.25))
+    assert type(o.fdr_alpha) is float and o.fdr_alpha == 0.25
+    df = _records(n_items=12, n_models=3)
+    res = analyze_records(df, **FAST)
+    assert res.records["model"].tolist() == df["model"].tolist() and len(res.records) == 36
