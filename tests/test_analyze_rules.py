@@ -1591,6 +1591,7 @@ def test_a_table_of_one_record_is_one_skipped_group():
     assert d["status"] == "skipped"
     assert d["reason"] == "1 model(s) with usable items; need at least 3"
     assert res.summary["n_records"] == 1 and res.summary["models"] == ["m0"]
+    assert d["coverage"]["m0"] == {"n_items": 1, "share": 1.0, "included": True, "reason": None}
 
 
 def test_pooling_keeps_the_notes_before_it():
