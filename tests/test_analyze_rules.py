@@ -1621,3 +1621,21 @@ def test_small_rules_at_their_edges(monkeypatch):
     df = _records(n_items=12, n_models=3)
     res = analyze_records(df, **FAST)
     assert res.records["model"].tolist() == df["model"].tolist() and len(res.records) == 36
+
+
+def test_analyze_files_silences_record_warnings_only(tmp_path, monkeypatch):
+    """Record warnings are kept in the summary, not shown; any other warning still shows."""
+    real = an.read_records
+
+    def read(*args, **kw):
+        warnings.warn("something else", UserWarning, stacklevel=1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(an, "read_records", read)
+    src = tmp_path / "runs.csv"
+    _partial_run().to_csv(src, index=False)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        analyze_files(src, out_dir=tmp_path / "out", report=False, **FAST)
+    assert [str(w.message) for w in seen if w.category is UserWarning] == ["something else"]
+    assert not [w for w in seen if issubclass(w.category, an.RecordWarning)]
