@@ -1237,6 +1237,11 @@ def _summary_text(result: AnalysisResult) -> str:
                     if name == "confidence" and g.binarized_at is not None
                     else ""
                 )
+                if b["n_models"] < 2:  # the others left out (constant, too few items)
+                    word = "model" if b["n_models"] == 1 else "models"
+                    lines.append(f"  {name} ({how}, {b['n_models']} {word}): no pairs to "
+                                 "correlate, no factor model")  # fmt: skip
+                    continue
                 lines.append(
                     f"  {name} ({how}, {b['n_models']} models, {_fmt(per.get('min'), 'd')}-"
                     f"{_fmt(per.get('max'), 'd')} items a pair): first factor "

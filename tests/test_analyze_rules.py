@@ -1579,8 +1579,8 @@ def test_a_section_of_one_varying_model_has_no_eigen_and_its_tables_say_so():
     eig = res.tables["all__prospective__eigenvalues"]
     assert eig["matrix"].tolist() == ["correctness"] * 3
     assert (
-        "  confidence (tetrachoric, 1 models, n/a-n/a items a pair): first factor n/a of "
-        "variance; loadings ~ thresholds quadratic R^2 n/a" in res.summary_text().splitlines()
+        "  confidence (tetrachoric, 1 model): no pairs to correlate, no factor model"
+        in res.summary_text().splitlines()
     )
 
 
