@@ -841,3 +841,68 @@ def test_item_matrices_keep_reasoning_flags_of_the_models_asked_for():
 def test_missing_and_blank_item_ids_are_both_counted_empty():
     with pytest.raises(RecordError, match=r"item_id is empty in 2 rows \(rows 2, 5\)"):
         validate_records(_tiny(item_id=["1", None, "1", "2", " ", "2"]))
+
+
+def _key_table(rng: np.random.Generator, n_rows: int, sizes: dict[str, int]) -> pd.DataFrame:
+    """Random key columns: column ``c`` draws from ``sizes[c]`` names (one of them None when
+    the size is negative, a missing value)."""
+    cols = {}
+    for name in KEY_COLUMNS:
+        size = sizes[name]
+        names = [f"{name[0]}{j}" for j in range(abs(size))] + ([None] if size < 0 else [])
+        cols[name] = pd.Series(
+            [names[j] for j in rng.integers(len(names), size=n_rows)], dtype=object
+        )
+    return pd.DataFrame(cols)
+
+
+def test_repeated_key_precheck_agrees_with_pandas_duplicated_on_every_path():
+    # The fast pre-check of _duplicate_error must say exactly whether rows repeat a key (a
+    # false positive sends every clean table through the slow pandas check): compared with
+    # DataFrame.duplicated on random tables, with and without the codes and the known
+    # single-valued columns validate_records passes, unique and with one row repeated; small
+    # alphabets take the counting path, large ones the sorting path.
+    from metacog_metrics.records import _any_repeated_key
+
+    rng = np.random.default_rng(20)
+    seen = {True: 0, False: 0}
+    for trial in range(400):
+        sizes = {name: int(rng.choice([1, 1, 2, 3, -2, 7, 12])) for name in KEY_COLUMNS}
+        df = _key_table(rng, int(rng.integers(1, 40)), sizes)
+        unique = df.drop_duplicates(ignore_index=True)
+        repeated = pd.concat([unique, unique.iloc[[rng.integers(len(unique))]]], ignore_index=True)
+        for table in (unique, repeated):
+            truth = bool(table.duplicated(list(KEY_COLUMNS)).any())
+            seen[truth] += 1
+            constant = {c for c in KEY_COLUMNS if table[c].nunique(dropna=False) == 1}
+            codes = {}
+            for c in ("model", "item_id"):
+                row_codes, names = pd.factorize(table[c])
+                codes[c] = (row_codes.astype(np.int64), len(names))
+            assert _any_repeated_key(table) is truth, (trial, sizes)
+            assert _any_repeated_key(table, constant) is truth, (trial, sizes)
+            assert _any_repeated_key(table, constant, codes) is truth, (trial, sizes)
+            assert _any_repeated_key(table, (), codes) is truth, (trial, sizes)
+    assert min(seen.values()) >= 400
+
+
+def test_repeated_key_precheck_beyond_one_int64_falls_back_to_pandas():
+    # five columns of 6000 distinct names: 6001**5 combinations do not fit in an int64
+    from metacog_metrics.records import _any_repeated_key
+
+    n = 6000
+    df = pd.DataFrame({c: [f"{c[0]}{i}" for i in range(n)] for c in KEY_COLUMNS})
+    assert _any_repeated_key(df) is False
+    df.loc[n] = df.loc[17]
+    assert _any_repeated_key(df) is True
+    # the last row repeats row 18, named by the full check
+    message = _duplicate_error_text(df)
+    assert "2 rows repeat" in message and "row 18" in message and f"row {n + 1}" in message
+
+
+def _duplicate_error_text(df: pd.DataFrame) -> str:
+    from metacog_metrics.records import _duplicate_error
+
+    message = _duplicate_error(df, lambda i: f"row {i + 1}")
+    assert message is not None
+    return message
