@@ -168,8 +168,17 @@ def test_one_permutation_has_no_sd_and_no_defined_draw_gives_nan():
     one = stratified_mean_tau_test(conf, perf, permutations=1, rng=0)
     assert one.draws.shape == (1,) and math.isnan(one.null_sd)
     assert one.null_mean == pytest.approx(one.draws[0])
-    # every model says yes to everything: no pair has a tau-b, in the data or in any draw
-    res = stratified_mean_tau_test(np.ones((12, 3)), perf, permutations=5, rng=0)
+    # every model says yes to everything: no pair has a tau-b, in the data or in any draw;
+    # the empty mean and sd are NaN without NumPy's "Mean of empty slice" warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = stratified_mean_tau_test(np.ones((12, 3)), perf, permutations=5, rng=0)
+        # the mean over pairs leaves NaN taus out; a draw with none is NaN, silently
+        np.testing.assert_array_equal(
+            strat._nanmean_last(np.array([[np.nan, np.nan], [0.5, np.nan], [0.25, -0.75]])),
+            [np.nan, 0.5, -0.25],
+        )
+    assert res.draws.shape == (5,) and np.isnan(res.draws).all()
     assert math.isnan(res.observed) and math.isnan(res.p_value)
     assert math.isnan(res.null_mean) and math.isnan(res.null_sd)
 
