@@ -90,7 +90,7 @@ def stratified_permutations(perf: ArrayLike, n: int, rng: SeedLike = None) -> ND
     k = np.rint(y.sum(axis=1)).astype(np.int64)
     base = np.argsort(k, kind="stable")  # items grouped by stratum
     # Sorting k + U(0, 1) shuffles every stratum independently and keeps strata in order.
-    shuffled = np.argsort(k[None, :] + rng.random((n, k.size)), axis=1, kind="stable")
+    shuffled = np.argsort(k[None, :] + rng.random((n, k.size)), kind="stable")  # along items
     out = np.empty((n, k.size), dtype=np.intp)
     out[:, base] = shuffled
     return out

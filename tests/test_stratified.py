@@ -88,6 +88,25 @@ def test_permutations_keep_each_items_pass_count_and_are_uniform_within_strata()
     assert not np.array_equal(perms, stratified_permutations(perf, 6000, rng=4))
 
 
+def test_permutations_for_a_seed_follow_the_documented_rule_item_by_item():
+    # the rule, written out item by item: the generator's (n, items) uniforms, one row per
+    # permutation; within each stratum (items of equal pass count, in item order) the j-th
+    # item takes the row of the stratum's item with the j-th smallest uniform. 40 items in
+    # strata of unequal sizes (past the sizes NumPy sorts by insertion), 25 permutations.
+    rng = np.random.default_rng(11)
+    perf = (rng.random((40, 4)) < np.linspace(0.1, 0.9, 40)[:, None]).astype(float)
+    k = perf.sum(axis=1).astype(int)
+    u = np.random.default_rng(7).random((25, 40))
+    expected = np.empty((25, 40), dtype=int)
+    for r in range(25):
+        for level in set(k.tolist()):
+            members = [i for i in range(40) if k[i] == level]
+            by_uniform = sorted(members, key=lambda i: u[r, i])
+            for i, j in zip(members, by_uniform, strict=True):
+                expected[r, i] = j
+    np.testing.assert_array_equal(stratified_permutations(perf, 25, rng=7), expected)
+
+
 def test_permutations_reject_one_dimensional_input():
     with pytest.raises(ValueError, match=r"\(items, models\)"):
         stratified_permutations(np.array([1.0, 0.0, 1.0]), 5)
