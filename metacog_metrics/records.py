@@ -114,7 +114,7 @@ def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
 
 def _nones(n: int) -> pd.Series:
     """A column of ``n`` None (``np.empty`` of objects holds None: no Python list)."""
-    return pd.Series(np.empty(n, dtype=object), dtype=object, copy=False)
+    return pd.Series(np.empty(n, dtype=object), copy=False)  # object: all None
 
 
 def _constant(value: str, n: int) -> pd.Series:
@@ -355,7 +355,7 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
             constant.add(name)
             continue
         col = out[name]
-        out[name] = col.where(col.notna() & (col != ""), default).astype(object)
+        out[name] = col.where(col.notna() & (col != ""), default)  # object, as _text gave
 
     conf = _numeric(df["confidence"], "confidence", source, rows)
     if np.isinf(conf).any():
@@ -406,7 +406,7 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
             f"{source}: unknown confidence_kind {sorted(set(kind[unknown]))} in "
             f"{_rows(unknown, rows)}; use one of {', '.join(CONFIDENCE_KINDS)}"
         )
-    out["confidence_kind"] = kind.astype(object)
+    out["confidence_kind"] = kind  # object: from _text, _nones or the inferred names
     not01 = (kind == "verbal_binary") & conf.notna() & ~conf.isin([0.0, 1.0])
     if not01.any():
         raise RecordError(

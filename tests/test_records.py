@@ -906,3 +906,66 @@ def _duplicate_error_text(df: pd.DataFrame) -> str:
     message = _duplicate_error(df, lambda i: f"row {i + 1}")
     assert message is not None
     return message
+
+
+def _text_inputs() -> dict[str, pd.Series]:
+    """One text column (6 rows) in each form readers hand over, all meaning the same text."""
+    plain = ["1", "x", "1", None, "y", "2"]
+    return {
+        "object": pd.Series([" 1", "x", "1 ", None, "y", "2"], dtype=object),
+        "string": pd.Series(plain, dtype="string"),
+        "category": pd.Series(plain, dtype="category"),
+        "mixed objects": pd.Series([1, "x", "1", None, "y", 2], dtype=object),
+    }
+
+
+@pytest.mark.parametrize("form", list(_text_inputs()))
+def test_validated_text_columns_are_python_strings_in_object_columns(form):
+    # the canonical table: text columns of dtype object holding Python str (or None), floats
+    # for confidence and correct, a fresh 0..n-1 index, whatever form the input had (pandas 3
+    # would infer its "str" dtype for a column of strings built without dtype=object)
+    col = _text_inputs()[form]
+    df = pd.DataFrame(
+        {
+            "model": [f"m{i}" for i in range(6)],
+            "benchmark": ["b", "b", "c", "c", "b", "b"],
+            "item_id": [str(i) for i in range(6)],
+            "probe": ["p"] * 6,
+            "confidence": [0.0, 1.0, 1.0, 0.0, 1.0, 1.0],
+            "correct": [1, 0, 1, 0, 1, 1],
+        },
+        index=[10, 3, 7, 2, 9, 1],
+    )
+    df["question"] = col.set_axis(df.index)
+    df["answer"] = col.set_axis(df.index)
+    out = validate_records(df)
+    pd.testing.assert_index_equal(out.index, pd.RangeIndex(6))
+    for name in out.columns:
+        if name in ("confidence", "correct"):
+            assert out[name].dtype == np.float64, name
+        elif name == "reasoning":
+            assert str(out[name].dtype) == "boolean"
+        else:
+            assert out[name].dtype == object, (form, name, out[name].dtype)
+            assert all(pd.isna(v) or type(v) is str for v in out[name]), (form, name)
+    expected = ["1", "x", "1", "?", "y", "2"]
+    assert out["question"].fillna("?").tolist() == expected
+    assert out["answer"].fillna("?").tolist() == expected
+    assert out["benchmark"].tolist() == ["b", "b", "c", "c", "b", "b"]
+    assert out["confidence_kind"].tolist() == ["verbal_binary"] * 6
+    assert out["solve_text"].tolist() == [None] * 6
+
+
+def test_defaulted_columns_are_object_columns_of_python_strings():
+    # benchmark, probe and confidence_kind absent: filled with their defaults (and the
+    # inferred kind), still object columns of Python str
+    out = validate_records(_tiny())
+    for name, value in (
+        ("benchmark", "all"),
+        ("probe", "prospective"),
+        ("confidence_kind", "verbal_binary"),
+    ):
+        assert out[name].dtype == object, name
+        assert [type(v) for v in out[name]] == [str] * 6 and set(out[name]) == {value}
+    for name in ("question", "probe_text", "solve_text"):
+        assert out[name].dtype == object and out[name].tolist() == [None] * 6
