@@ -969,3 +969,34 @@ def test_defaulted_columns_are_object_columns_of_python_strings():
         assert [type(v) for v in out[name]] == [str] * 6 and set(out[name]) == {value}
     for name in ("question", "probe_text", "solve_text"):
         assert out[name].dtype == object and out[name].tolist() == [None] * 6
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (pd.Series([True, False, True, True]), ["true", "false", "true", "true"]),
+        (pd.Series([True, None, False, True], dtype="boolean"), ["true", "?", "false", "true"]),
+        (pd.Series([1.0, np.nan, 20.0, 1.0]), ["1", "?", "20", "1"]),  # Parquet/NaN upcasts
+        (pd.Series([1.5, np.nan, 2.0, 1.5]), ["1.5", "?", "2.0", "1.5"]),
+        (pd.Series([3, 1, 3, 2]), ["3", "1", "3", "2"]),
+    ],
+)
+def test_text_columns_of_other_dtypes_become_object_columns_of_text(values, expected):
+    df = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "d"],
+            "item_id": ["1", "1", "1", "1"],
+            "confidence": [1.0, 0.0, 1.0, 1.0],
+            "correct": [1, 0, 1, 1],
+            "answer": values,
+        }
+    )
+    out = validate_records(df)["answer"]
+    assert out.dtype == object
+    assert all(pd.isna(v) or type(v) is str for v in out)
+    assert out.fillna("?").tolist() == expected
+    # the same values as item ids of one model: rows of equal text repeat an item
+    ids = df.assign(model="a", item_id=values).dropna(subset=["item_id"])
+    n_repeated = sum(expected.count(v) > 1 for v in expected if v != "?")
+    with pytest.raises(RecordError, match=rf"^<DataFrame>: {n_repeated} rows repeat a "):
+        validate_records(ids)
