@@ -181,12 +181,12 @@ def _codes_of(col: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
 
 def _numeric(col: pd.Series, name: str, source: str, rows: np.ndarray) -> pd.Series:
     """Float column; non-numeric entries are a RecordError naming the rows."""
-    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+    if pd.api.types.is_numeric_dtype(col):  # bool and boolean included
         return col.astype(float)
     as_obj = col.astype(object)
     lowered = as_obj.map(lambda v: str(v).strip().lower() if isinstance(v, str) else v)
     lowered = lowered.map(lambda v: 1.0 if v in ("true",) else (0.0 if v in ("false",) else v))
-    out = pd.to_numeric(lowered.where(lowered.map(lambda v: v != ""), np.nan), errors="coerce")
+    out = pd.to_numeric(lowered, errors="coerce")  # "" (blank) is NaN, and not bad below
     bad = out.isna() & col.notna() & (col.astype(str).str.strip() != "")
     if bad.any():
         examples = ", ".join(repr(v) for v in col[bad].head(3))

@@ -1000,3 +1000,19 @@ def test_text_columns_of_other_dtypes_become_object_columns_of_text(values, expe
     n_repeated = sum(expected.count(v) > 1 for v in expected if v != "?")
     with pytest.raises(RecordError, match=rf"^<DataFrame>: {n_repeated} rows repeat a "):
         validate_records(ids)
+
+
+def test_blank_numbers_are_missing_and_words_true_false_are_one_and_zero():
+    # CSV text: "" and whitespace are missing (not "not a number"), true/false in any case
+    # and spacing are 1 and 0
+    df = pd.DataFrame(
+        {
+            "model": list("abcd"),
+            "item_id": list("1111"),
+            "confidence": ["", " ", "0.5", " TRUE "],
+            "correct": ["1", "0", "", " false"],
+        }
+    )
+    out = validate_records(df)
+    np.testing.assert_array_equal(out["confidence"], [np.nan, np.nan, 0.5, 1.0])
+    np.testing.assert_array_equal(out["correct"], [1.0, 0.0, np.nan, 0.0])
