@@ -105,7 +105,7 @@ class RecordWarning(UserWarning):
 
 def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
     """'rows 3, 8, 12 and 40 more' for the rows where ``mask`` is true (1-based data rows)."""
-    hits = row_numbers[np.asarray(mask, dtype=bool)]
+    hits = row_numbers[np.asarray(mask)]  # every mask here is boolean
     shown = ", ".join(str(int(r)) for r in hits[:_MAX_EXAMPLES])
     more = f" and {hits.size - _MAX_EXAMPLES} more" if hits.size > _MAX_EXAMPLES else ""
     word = "row" if hits.size == 1 else "rows"
@@ -763,9 +763,7 @@ def _single_valued(col: pd.Series) -> bool:
 
 def _model_text(col: pd.Series) -> pd.Series:
     """Model names as strings (``str`` of anything else, as ``astype(str)``)."""
-    if pd.api.types.infer_dtype(col, skipna=False) == "string":
-        return col
-    return col.astype(str)
+    return col.astype(str)  # (called on the distinct names only)
 
 
 def _text_codes(
@@ -777,7 +775,7 @@ def _text_codes(
     repeats every model name and item id many times.
     """
     codes, uniq = pd.factorize(col, use_na_sentinel=False)  # a missing value is a value too
-    converted = text(pd.Series(uniq, dtype=col.dtype if len(uniq) else object))
+    converted = text(pd.Series(uniq))  # the uniques keep the column's dtype
     merged, names = pd.factorize(converted)  # values that convert to the same text: one code
     return merged.astype(np.int64)[codes], list(names)
 
@@ -861,7 +859,7 @@ def item_matrices(
         lacking = [m for m in wanted if m not in where]
         if lacking:
             raise RecordError(f"{bench}/{prb}/{kind}: no records for model(s) {lacking}")
-        remap = np.full(len(all_models), -1, dtype=np.int64)
+        remap = np.full(len(all_models), -1)  # int64
         remap[[where[m] for m in wanted]] = np.arange(len(wanted))
         m_codes = remap[m_codes]
         rows = m_codes >= 0
@@ -884,7 +882,7 @@ def item_matrices(
     }
     kept_idx = np.flatnonzero(n_usable > 0)
     kept = [all_models[j] for j in kept_idx]
-    column = np.full(n_models, -1, dtype=np.int64)
+    column = np.full(n_models, -1)  # int64
     column[kept_idx] = np.arange(kept_idx.size)
     conf_m = np.full((n_items, kept_idx.size), np.nan)
     corr_m = np.full((n_items, kept_idx.size), np.nan)

@@ -1016,3 +1016,62 @@ def test_blank_numbers_are_missing_and_words_true_false_are_one_and_zero():
     out = validate_records(df)
     np.testing.assert_array_equal(out["confidence"], [np.nan, np.nan, 0.5, 1.0])
     np.testing.assert_array_equal(out["correct"], [1.0, 0.0, np.nan, 0.0])
+
+
+@pytest.mark.parametrize("form", ["raw", "validated", "categorical"])
+def test_item_matrices_names_are_python_strings(form):
+    # models and item ids come out as plain str (not NumPy's str_), whatever the input held
+    raw = pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b"],
+            "item_id": ["1", "1", "2", "2"],
+            "confidence": [0.5, 1.0, 0.0, 1.0],
+            "correct": [1, 0, 1, 1],
+        }
+    )
+    df = {
+        "raw": raw,
+        "validated": validate_records(raw),
+        "categorical": raw.astype({"model": "category", "item_id": "category"}),
+    }[form]
+    m = item_matrices(df)
+    assert m.models == ("a", "b") and m.item_ids == ("1", "2")
+    assert [type(v) for v in (*m.models, *m.item_ids)] == [str] * 4
+
+
+def test_item_matrices_selection_on_a_column_of_one_value():
+    # a column holding one value: asking for that value keeps every row (a one-row table too),
+    # asking for another is refused, naming what is present
+    one = pd.DataFrame(
+        {"model": ["a"], "item_id": ["1"], "confidence": [1.0], "correct": [1.0]}
+    ).assign(benchmark="mmlu")
+    m = item_matrices(one, benchmark="mmlu")
+    assert m.benchmark == "mmlu" and m.models == ("a",) and m.item_ids == ("1",)
+    np.testing.assert_array_equal(m.confidence, [[1.0]])
+    with pytest.raises(
+        RecordError, match=_exact("no records with benchmark 'squad'; present: ['mmlu']")
+    ):
+        item_matrices(one, benchmark="squad")
+    with pytest.raises(
+        RecordError, match=_exact("no records with probe 'retro'; present: ['prospective']")
+    ):
+        item_matrices(one, probe="retro")
+
+
+def test_item_matrices_read_numbers_held_as_objects():
+    # raw records whose numbers sit in object columns (None for missing): float matrices
+    raw = pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b"],
+            "item_id": ["1", "1", "2", "2"],
+            "confidence": pd.Series([0.5, None, 0.25, 1], dtype=object),
+            "correct": pd.Series([1, 0, None, 1], dtype=object),
+            "confidence_kind": "verbal_numeric",
+        }
+    )
+    m = item_matrices(raw, missing="keep")
+    assert m.confidence.dtype == np.float64 and m.correct.dtype == np.float64
+    np.testing.assert_array_equal(m.confidence, [[0.5, np.nan], [np.nan, 1.0]])
+    np.testing.assert_array_equal(m.correct, [[1.0, np.nan], [np.nan, 1.0]])
+    assert m.unparseable_by_model == {"a": 0, "b": 1}
+    assert m.ungraded_by_model == {"a": 1, "b": 0}
