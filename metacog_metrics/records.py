@@ -484,7 +484,7 @@ def _read_one(path: Path) -> pd.DataFrame:
         if _format(path) == "parquet":
             return _read_parquet(path)
         # Everything as text first, so "0" item ids stay "0" and bad numbers can be named.
-        return pd.read_csv(path, dtype=str, keep_default_na=True)
+        return pd.read_csv(path, dtype=str)  # "", "NA", "NaN" ... are missing (the default)
     except RecordError:
         raise
     except Exception as exc:  # pandas/pyarrow parse errors: name the file
@@ -623,9 +623,11 @@ def read_records(
         message = _duplicate_error(df, where)
         if message:
             raise RecordError(message)
-    notes: list[str] = []
-    if models_file is not None:
-        notes += apply_model_traits(df, load_models_file(models_file), source=str(models_file))
+    notes = (
+        apply_model_traits(df, load_models_file(models_file), source=str(models_file))
+        if models_file is not None
+        else []
+    )
     n_unparseable = int(df["confidence"].isna().sum())
     if n_unparseable:
         notes.append(f"{n_unparseable} record(s) with an unparseable (NaN) confidence")
