@@ -718,8 +718,6 @@ class ItemMatrices(Result):
     def complete_cases(self) -> ItemMatrices:
         """The items every model answered and graded, as ``item_matrices(missing="complete")``
         would build them from the same records (without reading the records again)."""
-        if self.missing == "complete":
-            return self
         full = (
             ~np.isnan(self.confidence).any(axis=1)
             if self.models
@@ -736,9 +734,8 @@ class ItemMatrices(Result):
 
     def binary_confidence(self, threshold: float = 0.5) -> np.ndarray:
         """Confidence as 0/1: 1 where ``confidence >= threshold`` (NaN kept)."""
-        out = (self.confidence >= threshold).astype(float)
-        out[np.isnan(self.confidence)] = np.nan
-        return out
+        c = self.confidence
+        return np.where(np.isnan(c), np.nan, c >= threshold)  # float64: NaN, 0.0 or 1.0
 
 
 def _select(df: pd.DataFrame, column: str, value: str | None) -> pd.DataFrame:

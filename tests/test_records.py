@@ -270,6 +270,7 @@ def test_binary_confidence_counts_the_threshold_as_yes():
     mat = item_matrices(validate_records(df), missing="keep")
     np.testing.assert_array_equal(mat.binary_confidence()[:, 0], [1, 0, 1, np.nan, 1])
     np.testing.assert_array_equal(mat.binary_confidence(0.7)[:, 0], [0, 0, 0, np.nan, 1])
+    assert mat.binary_confidence().dtype == np.float64
 
 
 # --- found by mutation testing (tools/mutation.py): messages, defaults, dtypes, matrices ------
@@ -1037,6 +1038,16 @@ def test_item_matrices_names_are_python_strings(form):
     m = item_matrices(df)
     assert m.models == ("a", "b") and m.item_ids == ("1", "2")
     assert [type(v) for v in (*m.models, *m.item_ids)] == [str] * 4
+    # and after complete_cases, from ragged matrices (item 1 lacks model b's confidence)
+    ragged = df.copy()
+    ragged["confidence"] = [0.5, np.nan, 0.0, 1.0]
+    full = item_matrices(ragged, missing="keep").complete_cases()
+    assert full.item_ids == ("2",) and type(full.item_ids[0]) is str
+    assert full.n_items_dropped == 1 and full.missing == "complete"
+    # complete matrices are their own complete cases (equal, not only the same items)
+    again = m.complete_cases()
+    assert again.item_ids == m.item_ids and again.n_items_dropped == m.n_items_dropped == 0
+    np.testing.assert_array_equal(again.confidence, m.confidence)
 
 
 def test_item_matrices_selection_on_a_column_of_one_value():
