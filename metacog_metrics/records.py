@@ -136,7 +136,7 @@ def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
     """
     if isinstance(col.dtype, pd.CategoricalDtype):  # each category converted once
         names = _text(pd.Series(col.cat.categories))[0]
-        text = np.array([*names, None], dtype=object)  # code -1: missing
+        text = np.array([*names, None])  # object (str and None); code -1: missing
         return _coded(text, col.cat.codes.to_numpy(), col.index)
     if pd.api.types.is_float_dtype(col):
         vals = col.to_numpy(dtype=float)
@@ -150,12 +150,12 @@ def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
         return out, *_codes_of(out)
     if isinstance(col.dtype, pd.StringDtype):  # pandas strings (Arrow or Python)
         codes, uniq = pd.factorize(col)
-        text = np.array([*(str(u).strip() for u in uniq), None], dtype=object)
+        text = np.array([*(str(u).strip() for u in uniq), None])  # object: str and None
         return _coded(text, codes, col.index)
     obj = col.astype(object)
     if pd.api.types.infer_dtype(obj, skipna=True) == "string":  # only str (and missing)
         codes, uniq = pd.factorize(obj)
-        text = np.array([*(u.strip() for u in uniq), None], dtype=object)  # code -1: missing
+        text = np.array([*(u.strip() for u in uniq), None])  # object; code -1: missing
         return _coded(text, codes, col.index)
     out = obj.where(col.notna(), None)
     out = out.map(lambda v: v if v is None else str(v).strip()).astype(object)
@@ -226,7 +226,7 @@ def _check_columns(df: pd.DataFrame, source: str) -> None:
     if unknown:
         hints = []
         for c in unknown:
-            close = difflib.get_close_matches(str(c), sorted(known), n=1, cutoff=0.6)
+            close = difflib.get_close_matches(str(c), sorted(known))  # best first, cutoff 0.6
             hints.append(f"{c!r} (did you mean {close[0]!r}?)" if close else repr(c))
         raise RecordError(
             f"{source}: unknown column(s) {', '.join(hints)}. A record table has the columns "
@@ -395,11 +395,11 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
             group_nonbinary.astype(np.intp)
         ]
         if unset.all():
-            kind = pd.Series(inferred, index=df.index, dtype=object)
+            kind = pd.Series(inferred, dtype=object)  # df has a fresh RangeIndex
             if group_nonbinary.all() or not group_nonbinary.any():
                 constant.add("confidence_kind")
         else:
-            kind = kind.where(~unset, pd.Series(inferred, index=df.index, dtype=object))
+            kind = kind.where(~unset, pd.Series(inferred, dtype=object))
     unknown = ~kind.isin(CONFIDENCE_KINDS)
     if unknown.any():
         raise RecordError(

@@ -893,8 +893,10 @@ def test_repeated_key_precheck_beyond_one_int64_falls_back_to_pandas():
 
     n = 6000
     df = pd.DataFrame({c: [f"{c[0]}{i}" for i in range(n)] for c in KEY_COLUMNS})
+    df["confidence"] = np.arange(n) / n  # not part of the key
     assert _any_repeated_key(df) is False
     df.loc[n] = df.loc[17]
+    df.loc[n, "confidence"] = 0.99  # the same key with another confidence: still a repeat
     assert _any_repeated_key(df) is True
     # the last row repeats row 18, named by the full check
     message = _duplicate_error_text(df)
