@@ -895,7 +895,7 @@ def item_matrices(
         conf_m, corr_m, item_ids = conf_m[full], corr_m[full], item_ids[full]
     n_dropped = n_items - conf_m.shape[0]
 
-    reasoning: list[bool | None] = []
+    reasoning: list[bool | None]  # set in both branches below
     if flag is not None:
         known = flag.notna().to_numpy()
         pairs = np.sort(m_codes[known] * 2 + flag[known].astype(bool).to_numpy(dtype=np.int64))
