@@ -42,13 +42,14 @@ def seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
     if isinstance(rng, np.random.SeedSequence):
         return rng
     if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+        # one bound draws from [0, 2**63)
+        return np.random.SeedSequence(rng.integers(2**63, size=4).tolist())
     return np.random.SeedSequence(rng)
 
 
 def child_sequence(seed: int | np.random.SeedSequence, *key: str) -> np.random.SeedSequence:
     """A stream that depends on ``seed`` and the names ``key`` only (not on what else runs)."""
-    code = zlib.crc32("\x1f".join(key).encode("utf-8"))
+    code = zlib.crc32("\x1f".join(key).encode())  # str.encode is UTF-8
     if isinstance(seed, np.random.SeedSequence):
         return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, code))
     return np.random.SeedSequence([int(seed), code])

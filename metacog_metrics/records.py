@@ -105,7 +105,7 @@ class RecordWarning(UserWarning):
 
 def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
     """'rows 3, 8, 12 and 40 more' for the rows where ``mask`` is true (1-based data rows)."""
-    hits = row_numbers[np.asarray(mask, dtype=bool)]
+    hits = row_numbers[np.asarray(mask)]  # every mask here is boolean
     shown = ", ".join(str(int(r)) for r in hits[:_MAX_EXAMPLES])
     more = f" and {hits.size - _MAX_EXAMPLES} more" if hits.size > _MAX_EXAMPLES else ""
     word = "row" if hits.size == 1 else "rows"
@@ -114,7 +114,7 @@ def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
 
 def _nones(n: int) -> pd.Series:
     """A column of ``n`` None (``np.empty`` of objects holds None: no Python list)."""
-    return pd.Series(np.empty(n, dtype=object), dtype=object, copy=False)
+    return pd.Series(np.empty(n, dtype=object), copy=False)  # object: all None
 
 
 def _constant(value: str, n: int) -> pd.Series:
@@ -136,7 +136,7 @@ def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
     """
     if isinstance(col.dtype, pd.CategoricalDtype):  # each category converted once
         names = _text(pd.Series(col.cat.categories))[0]
-        text = np.array([*names, None], dtype=object)  # code -1: missing
+        text = np.array([*names, None])  # object (str and None); code -1: missing
         return _coded(text, col.cat.codes.to_numpy(), col.index)
     if pd.api.types.is_float_dtype(col):
         vals = col.to_numpy(dtype=float)
@@ -150,12 +150,12 @@ def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
         return out, *_codes_of(out)
     if isinstance(col.dtype, pd.StringDtype):  # pandas strings (Arrow or Python)
         codes, uniq = pd.factorize(col)
-        text = np.array([*(str(u).strip() for u in uniq), None], dtype=object)
+        text = np.array([*(str(u).strip() for u in uniq), None])  # object: str and None
         return _coded(text, codes, col.index)
     obj = col.astype(object)
     if pd.api.types.infer_dtype(obj, skipna=True) == "string":  # only str (and missing)
         codes, uniq = pd.factorize(obj)
-        text = np.array([*(u.strip() for u in uniq), None], dtype=object)  # code -1: missing
+        text = np.array([*(u.strip() for u in uniq), None])  # object; code -1: missing
         return _coded(text, codes, col.index)
     out = obj.where(col.notna(), None)
     out = out.map(lambda v: v if v is None else str(v).strip()).astype(object)
@@ -181,12 +181,12 @@ def _codes_of(col: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
 
 def _numeric(col: pd.Series, name: str, source: str, rows: np.ndarray) -> pd.Series:
     """Float column; non-numeric entries are a RecordError naming the rows."""
-    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+    if pd.api.types.is_numeric_dtype(col):  # bool and boolean included
         return col.astype(float)
     as_obj = col.astype(object)
     lowered = as_obj.map(lambda v: str(v).strip().lower() if isinstance(v, str) else v)
     lowered = lowered.map(lambda v: 1.0 if v in ("true",) else (0.0 if v in ("false",) else v))
-    out = pd.to_numeric(lowered.where(lowered.map(lambda v: v != ""), np.nan), errors="coerce")
+    out = pd.to_numeric(lowered, errors="coerce")  # "" (blank) is NaN, and not bad below
     bad = out.isna() & col.notna() & (col.astype(str).str.strip() != "")
     if bad.any():
         examples = ", ".join(repr(v) for v in col[bad].head(3))
@@ -226,7 +226,7 @@ def _check_columns(df: pd.DataFrame, source: str) -> None:
     if unknown:
         hints = []
         for c in unknown:
-            close = difflib.get_close_matches(str(c), sorted(known), n=1, cutoff=0.6)
+            close = difflib.get_close_matches(str(c), sorted(known))  # best first, cutoff 0.6
             hints.append(f"{c!r} (did you mean {close[0]!r}?)" if close else repr(c))
         raise RecordError(
             f"{source}: unknown column(s) {', '.join(hints)}. A record table has the columns "
@@ -355,7 +355,7 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
             constant.add(name)
             continue
         col = out[name]
-        out[name] = col.where(col.notna() & (col != ""), default).astype(object)
+        out[name] = col.where(col.notna() & (col != ""), default)  # object, as _text gave
 
     conf = _numeric(df["confidence"], "confidence", source, rows)
     if np.isinf(conf).any():
@@ -395,18 +395,18 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
             group_nonbinary.astype(np.intp)
         ]
         if unset.all():
-            kind = pd.Series(inferred, index=df.index, dtype=object)
+            kind = pd.Series(inferred, dtype=object)  # df has a fresh RangeIndex
             if group_nonbinary.all() or not group_nonbinary.any():
                 constant.add("confidence_kind")
         else:
-            kind = kind.where(~unset, pd.Series(inferred, index=df.index, dtype=object))
+            kind = kind.where(~unset, pd.Series(inferred, dtype=object))
     unknown = ~kind.isin(CONFIDENCE_KINDS)
     if unknown.any():
         raise RecordError(
             f"{source}: unknown confidence_kind {sorted(set(kind[unknown]))} in "
             f"{_rows(unknown, rows)}; use one of {', '.join(CONFIDENCE_KINDS)}"
         )
-    out["confidence_kind"] = kind.astype(object)
+    out["confidence_kind"] = kind  # object: from _text, _nones or the inferred names
     not01 = (kind == "verbal_binary") & conf.notna() & ~conf.isin([0.0, 1.0])
     if not01.any():
         raise RecordError(
@@ -484,7 +484,7 @@ def _read_one(path: Path) -> pd.DataFrame:
         if _format(path) == "parquet":
             return _read_parquet(path)
         # Everything as text first, so "0" item ids stay "0" and bad numbers can be named.
-        return pd.read_csv(path, dtype=str, keep_default_na=True)
+        return pd.read_csv(path, dtype=str)  # "", "NA", "NaN" ... are missing (the default)
     except RecordError:
         raise
     except Exception as exc:  # pandas/pyarrow parse errors: name the file
@@ -623,9 +623,11 @@ def read_records(
         message = _duplicate_error(df, where)
         if message:
             raise RecordError(message)
-    notes: list[str] = []
-    if models_file is not None:
-        notes += apply_model_traits(df, load_models_file(models_file), source=str(models_file))
+    notes = (
+        apply_model_traits(df, load_models_file(models_file), source=str(models_file))
+        if models_file is not None
+        else []
+    )
     n_unparseable = int(df["confidence"].isna().sum())
     if n_unparseable:
         notes.append(f"{n_unparseable} record(s) with an unparseable (NaN) confidence")
@@ -716,8 +718,6 @@ class ItemMatrices(Result):
     def complete_cases(self) -> ItemMatrices:
         """The items every model answered and graded, as ``item_matrices(missing="complete")``
         would build them from the same records (without reading the records again)."""
-        if self.missing == "complete":
-            return self
         full = (
             ~np.isnan(self.confidence).any(axis=1)
             if self.models
@@ -734,9 +734,8 @@ class ItemMatrices(Result):
 
     def binary_confidence(self, threshold: float = 0.5) -> np.ndarray:
         """Confidence as 0/1: 1 where ``confidence >= threshold`` (NaN kept)."""
-        out = (self.confidence >= threshold).astype(float)
-        out[np.isnan(self.confidence)] = np.nan
-        return out
+        c = self.confidence
+        return np.where(np.isnan(c), np.nan, c >= threshold)  # float64: NaN, 0.0 or 1.0
 
 
 def _select(df: pd.DataFrame, column: str, value: str | None) -> pd.DataFrame:
@@ -778,7 +777,7 @@ def _text_codes(
     repeats every model name and item id many times.
     """
     codes, uniq = pd.factorize(col, use_na_sentinel=False)  # a missing value is a value too
-    converted = text(pd.Series(uniq, dtype=col.dtype if len(uniq) else object))
+    converted = text(pd.Series(uniq))  # the uniques keep the column's dtype
     merged, names = pd.factorize(converted)  # values that convert to the same text: one code
     return merged.astype(np.int64)[codes], list(names)
 
@@ -862,7 +861,7 @@ def item_matrices(
         lacking = [m for m in wanted if m not in where]
         if lacking:
             raise RecordError(f"{bench}/{prb}/{kind}: no records for model(s) {lacking}")
-        remap = np.full(len(all_models), -1, dtype=np.int64)
+        remap = np.full(len(all_models), -1)  # int64
         remap[[where[m] for m in wanted]] = np.arange(len(wanted))
         m_codes = remap[m_codes]
         rows = m_codes >= 0
@@ -885,7 +884,7 @@ def item_matrices(
     }
     kept_idx = np.flatnonzero(n_usable > 0)
     kept = [all_models[j] for j in kept_idx]
-    column = np.full(n_models, -1, dtype=np.int64)
+    column = np.full(n_models, -1)  # int64
     column[kept_idx] = np.arange(kept_idx.size)
     conf_m = np.full((n_items, kept_idx.size), np.nan)
     corr_m = np.full((n_items, kept_idx.size), np.nan)
@@ -899,7 +898,7 @@ def item_matrices(
         conf_m, corr_m, item_ids = conf_m[full], corr_m[full], item_ids[full]
     n_dropped = n_items - conf_m.shape[0]
 
-    reasoning: list[bool | None] = []
+    reasoning: list[bool | None]  # set in both branches below
     if flag is not None:
         known = flag.notna().to_numpy()
         pairs = np.sort(m_codes[known] * 2 + flag[known].astype(bool).to_numpy(dtype=np.int64))

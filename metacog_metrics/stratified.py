@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from typing import Any
 
 import numpy as np
@@ -51,7 +50,7 @@ from threadpoolctl import threadpool_limits
 
 from metacog_metrics._conventions import SeedLike, tie_tolerance
 from metacog_metrics._result import Result
-from metacog_metrics._threads import map_threads
+from metacog_metrics._threads import map_threads, n_threads
 from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
 from metacog_metrics.pairwise.pair import _compiled_kernels
 from metacog_metrics.pairwise.tau import _tables_from_counts
@@ -91,7 +90,7 @@ def stratified_permutations(perf: ArrayLike, n: int, rng: SeedLike = None) -> ND
     k = np.rint(y.sum(axis=1)).astype(np.int64)
     base = np.argsort(k, kind="stable")  # items grouped by stratum
     # Sorting k + U(0, 1) shuffles every stratum independently and keeps strata in order.
-    shuffled = np.argsort(k[None, :] + rng.random((n, k.size)), axis=1, kind="stable")
+    shuffled = np.argsort(k[None, :] + rng.random((n, k.size)), kind="stable")  # along items
     out = np.empty((n, k.size), dtype=np.intp)
     out[:, base] = shuffled
     return out
@@ -103,11 +102,12 @@ def mean_taus(conf: NDArray, perf: NDArray) -> NDArray:
 
 
 def _nanmean_last(taus: NDArray) -> NDArray:
-    with np.errstate(invalid="ignore"):
-        valid = np.isfinite(taus)
-        total = np.where(valid, taus, 0.0).sum(axis=-1)
-        count = valid.sum(axis=-1)
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    # NaN taus are left out before the sum and the count is at least 1 in the division:
+    # nothing here can warn (a pair-free draw is NaN by the where, not by 0 / 0)
+    valid = np.isfinite(taus)
+    total = np.where(valid, taus, 0.0).sum(axis=-1)
+    count = valid.sum(axis=-1)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def stratified_null_draws(
@@ -165,7 +165,7 @@ def stratified_null_draws(
 
 def _compiled_null_draws(
     kernels: Any, conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray, ib: NDArray,
-    workers: int | None = 1,
+    workers: int | None,
 ) -> NDArray:  # fmt: skip
     """:func:`stratified_null_draws` on the compiled kernel (numba): every pair's
     co-occurrence counts by popcount on packed bits, the same integers as the float products,
@@ -175,11 +175,11 @@ def _compiled_null_draws(
     c8 = np.ascontiguousarray(conf > 0.5, dtype=np.uint8)  # (items, models)
     p8 = np.ascontiguousarray(perf > 0.5, dtype=np.uint8)
     kc = c8.sum(axis=0, dtype=np.int64)
-    kp = (perf > 0.5).sum(axis=0).astype(np.int64)
+    kp = p8.sum(axis=0, dtype=np.int64)
     ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
     perms = np.ascontiguousarray(perms, dtype=np.int64)
     out = np.empty(perms.shape[0])
-    n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    n_workers = n_threads(workers, perms.shape[0])
     step = max(1, min((1 << 21) // max(1, 6 * ia.size), -(-perms.shape[0] // n_workers)))
 
     def chunk(start: int) -> None:

@@ -91,3 +91,19 @@ def test_value_ties_makes_decimal_ties_ties_and_keeps_real_differences():
     assert x[1] - x[0] == pytest.approx(1e-11, rel=1e-3) and x[2] == x[0]
     out = value_ties([1, 2])
     assert out.dtype == np.float64 and out.tolist() == [1.0, 2.0]
+
+
+def test_child_sequence_codes_the_names_in_utf8():
+    # the names' bytes are UTF-8, written out by hand
+    assert child_sequence(1, "café", "ß").entropy == [1, zlib.crc32(b"caf\xc3\xa9\x1f\xc3\x9f")]
+
+
+def test_tie_tolerance_converts_to_float_before_the_magnitude():
+    # the most negative integer of a signed dtype has no positive counterpart in that dtype
+    # (np.abs(np.int8(-128)) wraps to -128): the magnitude is taken in float64, so the band
+    # is 128 and 2**63 ulps wide, not negative
+    eps = 2.0**-52
+    low8 = tie_tolerance(np.array([-128, 3], dtype=np.int8))
+    assert low8.dtype == np.float64
+    np.testing.assert_array_equal(low8, [12800 * eps, 300 * eps])
+    assert tie_tolerance(np.int64(-(2**63))) == 2.0**63 * 100 * eps

@@ -47,6 +47,7 @@ from metacog_metrics.pairwise.common import (
     _run_tasks,
 )
 from metacog_metrics.pairwise.joint import _joint_plan, _masked_joint_plan
+from metacog_metrics.pairwise.pair import _compiled_kernels
 from metacog_metrics.pairwise.results import DeltaCurve, PairTestResult, PairwiseResult
 from tests.availability import unavailable
 
@@ -1164,3 +1165,24 @@ def test_both_nulls_read_one_set_of_level_tables_per_item_group(monkeypatch, rag
     assert len(calls) == len(groups) == (4 if ragged else 1)
     assert np.isfinite(res.per_pair["base_rate"].p_value).all()
     assert np.isfinite(res.per_pair["calibration_preserving"].p_value).all()
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "numeric"])
+@pytest.mark.parametrize("null", NULLS)
+def test_compiled_joint_plans_are_labelled_by_their_null(null, binary, monkeypatch):
+    # the twin of the test above with the compiled kernels on: the same labels, engine "numba"
+    # (the ragged binary draws have no compiled kernel: NumPy)
+    if _compiled_kernels("auto") is None:
+        pytest.skip("numba is not installed: the compiled plans are tested where it is")
+    rng = np.random.default_rng(0)
+    perf = (rng.random((12, 3)) < 0.5).astype(float)
+    conf = perf.copy() if binary else np.round(rng.random((12, 3)), 1)
+    present = np.ones(conf.shape, dtype=bool)
+    present[0, 0] = False
+    ia, ib = _pairs(3)
+    monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
+    complete = _joint_plan(conf, perf, binary, ia, ib, null, 4, 0)
+    ragged = _masked_joint_plan(conf, perf, present, binary, ia, ib, null, 4, 0)
+    assert complete.label == ragged.label == f"joint {null}"
+    assert complete.engine == "numba"
+    assert ragged.engine == ("numpy" if binary else "numba")

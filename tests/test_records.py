@@ -270,6 +270,7 @@ def test_binary_confidence_counts_the_threshold_as_yes():
     mat = item_matrices(validate_records(df), missing="keep")
     np.testing.assert_array_equal(mat.binary_confidence()[:, 0], [1, 0, 1, np.nan, 1])
     np.testing.assert_array_equal(mat.binary_confidence(0.7)[:, 0], [0, 0, 0, np.nan, 1])
+    assert mat.binary_confidence().dtype == np.float64
 
 
 # --- found by mutation testing (tools/mutation.py): messages, defaults, dtypes, matrices ------
@@ -841,3 +842,249 @@ def test_item_matrices_keep_reasoning_flags_of_the_models_asked_for():
 def test_missing_and_blank_item_ids_are_both_counted_empty():
     with pytest.raises(RecordError, match=r"item_id is empty in 2 rows \(rows 2, 5\)"):
         validate_records(_tiny(item_id=["1", None, "1", "2", " ", "2"]))
+
+
+def _key_table(rng: np.random.Generator, n_rows: int, sizes: dict[str, int]) -> pd.DataFrame:
+    """Random key columns: column ``c`` draws from ``sizes[c]`` names (one of them None when
+    the size is negative, a missing value)."""
+    cols = {}
+    for name in KEY_COLUMNS:
+        size = sizes[name]
+        names = [f"{name[0]}{j}" for j in range(abs(size))] + ([None] if size < 0 else [])
+        cols[name] = pd.Series(
+            [names[j] for j in rng.integers(len(names), size=n_rows)], dtype=object
+        )
+    return pd.DataFrame(cols)
+
+
+def test_repeated_key_precheck_agrees_with_pandas_duplicated_on_every_path():
+    # The fast pre-check of _duplicate_error must say exactly whether rows repeat a key (a
+    # false positive sends every clean table through the slow pandas check): compared with
+    # DataFrame.duplicated on random tables, with and without the codes and the known
+    # single-valued columns validate_records passes, unique and with one row repeated; small
+    # alphabets take the counting path, large ones the sorting path.
+    from metacog_metrics.records import _any_repeated_key
+
+    rng = np.random.default_rng(20)
+    seen = {True: 0, False: 0}
+    for trial in range(400):
+        sizes = {name: int(rng.choice([1, 1, 2, 3, -2, 7, 12])) for name in KEY_COLUMNS}
+        df = _key_table(rng, int(rng.integers(1, 40)), sizes)
+        unique = df.drop_duplicates(ignore_index=True)
+        repeated = pd.concat([unique, unique.iloc[[rng.integers(len(unique))]]], ignore_index=True)
+        for table in (unique, repeated):
+            truth = bool(table.duplicated(list(KEY_COLUMNS)).any())
+            seen[truth] += 1
+            constant = {c for c in KEY_COLUMNS if table[c].nunique(dropna=False) == 1}
+            codes = {}
+            for c in ("model", "item_id"):
+                row_codes, names = pd.factorize(table[c])
+                codes[c] = (row_codes.astype(np.int64), len(names))
+            assert _any_repeated_key(table) is truth, (trial, sizes)
+            assert _any_repeated_key(table, constant) is truth, (trial, sizes)
+            assert _any_repeated_key(table, constant, codes) is truth, (trial, sizes)
+            assert _any_repeated_key(table, (), codes) is truth, (trial, sizes)
+    assert min(seen.values()) >= 400
+
+
+def test_repeated_key_precheck_beyond_one_int64_falls_back_to_pandas():
+    # five columns of 6000 distinct names: 6001**5 combinations do not fit in an int64
+    from metacog_metrics.records import _any_repeated_key
+
+    n = 6000
+    df = pd.DataFrame({c: [f"{c[0]}{i}" for i in range(n)] for c in KEY_COLUMNS})
+    df["confidence"] = np.arange(n) / n  # not part of the key
+    assert _any_repeated_key(df) is False
+    df.loc[n] = df.loc[17]
+    df.loc[n, "confidence"] = 0.99  # the same key with another confidence: still a repeat
+    assert _any_repeated_key(df) is True
+    # the last row repeats row 18, named by the full check
+    message = _duplicate_error_text(df)
+    assert "2 rows repeat" in message and "row 18" in message and f"row {n + 1}" in message
+
+
+def _duplicate_error_text(df: pd.DataFrame) -> str:
+    from metacog_metrics.records import _duplicate_error
+
+    message = _duplicate_error(df, lambda i: f"row {i + 1}")
+    assert message is not None
+    return message
+
+
+def _text_inputs() -> dict[str, pd.Series]:
+    """One text column (6 rows) in each form readers hand over, all meaning the same text."""
+    plain = ["1", "x", "1", None, "y", "2"]
+    return {
+        "object": pd.Series([" 1", "x", "1 ", None, "y", "2"], dtype=object),
+        "string": pd.Series(plain, dtype="string"),
+        "category": pd.Series(plain, dtype="category"),
+        "mixed objects": pd.Series([1, "x", "1", None, "y", 2], dtype=object),
+    }
+
+
+@pytest.mark.parametrize("form", list(_text_inputs()))
+def test_validated_text_columns_are_python_strings_in_object_columns(form):
+    # the canonical table: text columns of dtype object holding Python str (or None), floats
+    # for confidence and correct, a fresh 0..n-1 index, whatever form the input had (pandas 3
+    # would infer its "str" dtype for a column of strings built without dtype=object)
+    col = _text_inputs()[form]
+    df = pd.DataFrame(
+        {
+            "model": [f"m{i}" for i in range(6)],
+            "benchmark": ["b", "b", "c", "c", "b", "b"],
+            "item_id": [str(i) for i in range(6)],
+            "probe": ["p"] * 6,
+            "confidence": [0.0, 1.0, 1.0, 0.0, 1.0, 1.0],
+            "correct": [1, 0, 1, 0, 1, 1],
+        },
+        index=[10, 3, 7, 2, 9, 1],
+    )
+    df["question"] = col.set_axis(df.index)
+    df["answer"] = col.set_axis(df.index)
+    out = validate_records(df)
+    pd.testing.assert_index_equal(out.index, pd.RangeIndex(6))
+    for name in out.columns:
+        if name in ("confidence", "correct"):
+            assert out[name].dtype == np.float64, name
+        elif name == "reasoning":
+            assert str(out[name].dtype) == "boolean"
+        else:
+            assert out[name].dtype == object, (form, name, out[name].dtype)
+            assert all(pd.isna(v) or type(v) is str for v in out[name]), (form, name)
+    expected = ["1", "x", "1", "?", "y", "2"]
+    assert out["question"].fillna("?").tolist() == expected
+    assert out["answer"].fillna("?").tolist() == expected
+    assert out["benchmark"].tolist() == ["b", "b", "c", "c", "b", "b"]
+    assert out["confidence_kind"].tolist() == ["verbal_binary"] * 6
+    assert out["solve_text"].tolist() == [None] * 6
+
+
+def test_defaulted_columns_are_object_columns_of_python_strings():
+    # benchmark, probe and confidence_kind absent: filled with their defaults (and the
+    # inferred kind), still object columns of Python str
+    out = validate_records(_tiny())
+    for name, value in (
+        ("benchmark", "all"),
+        ("probe", "prospective"),
+        ("confidence_kind", "verbal_binary"),
+    ):
+        assert out[name].dtype == object, name
+        assert [type(v) for v in out[name]] == [str] * 6 and set(out[name]) == {value}
+    for name in ("question", "probe_text", "solve_text"):
+        assert out[name].dtype == object and out[name].tolist() == [None] * 6
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (pd.Series([True, False, True, True]), ["true", "false", "true", "true"]),
+        (pd.Series([True, None, False, True], dtype="boolean"), ["true", "?", "false", "true"]),
+        (pd.Series([1.0, np.nan, 20.0, 1.0]), ["1", "?", "20", "1"]),  # Parquet/NaN upcasts
+        (pd.Series([1.5, np.nan, 2.0, 1.5]), ["1.5", "?", "2.0", "1.5"]),
+        (pd.Series([3, 1, 3, 2]), ["3", "1", "3", "2"]),
+    ],
+)
+def test_text_columns_of_other_dtypes_become_object_columns_of_text(values, expected):
+    df = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "d"],
+            "item_id": ["1", "1", "1", "1"],
+            "confidence": [1.0, 0.0, 1.0, 1.0],
+            "correct": [1, 0, 1, 1],
+            "answer": values,
+        }
+    )
+    out = validate_records(df)["answer"]
+    assert out.dtype == object
+    assert all(pd.isna(v) or type(v) is str for v in out)
+    assert out.fillna("?").tolist() == expected
+    # the same values as item ids of one model: rows of equal text repeat an item
+    ids = df.assign(model="a", item_id=values).dropna(subset=["item_id"])
+    n_repeated = sum(expected.count(v) > 1 for v in expected if v != "?")
+    with pytest.raises(RecordError, match=rf"^<DataFrame>: {n_repeated} rows repeat a "):
+        validate_records(ids)
+
+
+def test_blank_numbers_are_missing_and_words_true_false_are_one_and_zero():
+    # CSV text: "" and whitespace are missing (not "not a number"), true/false in any case
+    # and spacing are 1 and 0
+    df = pd.DataFrame(
+        {
+            "model": list("abcd"),
+            "item_id": list("1111"),
+            "confidence": ["", " ", "0.5", " TRUE "],
+            "correct": ["1", "0", "", " false"],
+        }
+    )
+    out = validate_records(df)
+    np.testing.assert_array_equal(out["confidence"], [np.nan, np.nan, 0.5, 1.0])
+    np.testing.assert_array_equal(out["correct"], [1.0, 0.0, np.nan, 0.0])
+
+
+@pytest.mark.parametrize("form", ["raw", "validated", "categorical"])
+def test_item_matrices_names_are_python_strings(form):
+    # models and item ids come out as plain str (not NumPy's str_), whatever the input held
+    raw = pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b"],
+            "item_id": ["1", "1", "2", "2"],
+            "confidence": [0.5, 1.0, 0.0, 1.0],
+            "correct": [1, 0, 1, 1],
+        }
+    )
+    df = {
+        "raw": raw,
+        "validated": validate_records(raw),
+        "categorical": raw.astype({"model": "category", "item_id": "category"}),
+    }[form]
+    m = item_matrices(df)
+    assert m.models == ("a", "b") and m.item_ids == ("1", "2")
+    assert [type(v) for v in (*m.models, *m.item_ids)] == [str] * 4
+    # and after complete_cases, from ragged matrices (item 1 lacks model b's confidence)
+    ragged = df.copy()
+    ragged["confidence"] = [0.5, np.nan, 0.0, 1.0]
+    full = item_matrices(ragged, missing="keep").complete_cases()
+    assert full.item_ids == ("2",) and type(full.item_ids[0]) is str
+    assert full.n_items_dropped == 1 and full.missing == "complete"
+    # complete matrices are their own complete cases (equal, not only the same items)
+    again = m.complete_cases()
+    assert again.item_ids == m.item_ids and again.n_items_dropped == m.n_items_dropped == 0
+    np.testing.assert_array_equal(again.confidence, m.confidence)
+
+
+def test_item_matrices_selection_on_a_column_of_one_value():
+    # a column holding one value: asking for that value keeps every row (a one-row table too),
+    # asking for another is refused, naming what is present
+    one = pd.DataFrame(
+        {"model": ["a"], "item_id": ["1"], "confidence": [1.0], "correct": [1.0]}
+    ).assign(benchmark="mmlu")
+    m = item_matrices(one, benchmark="mmlu")
+    assert m.benchmark == "mmlu" and m.models == ("a",) and m.item_ids == ("1",)
+    np.testing.assert_array_equal(m.confidence, [[1.0]])
+    with pytest.raises(
+        RecordError, match=_exact("no records with benchmark 'squad'; present: ['mmlu']")
+    ):
+        item_matrices(one, benchmark="squad")
+    with pytest.raises(
+        RecordError, match=_exact("no records with probe 'retro'; present: ['prospective']")
+    ):
+        item_matrices(one, probe="retro")
+
+
+def test_item_matrices_read_numbers_held_as_objects():
+    # raw records whose numbers sit in object columns (None for missing): float matrices
+    raw = pd.DataFrame(
+        {
+            "model": ["a", "b", "a", "b"],
+            "item_id": ["1", "1", "2", "2"],
+            "confidence": pd.Series([0.5, None, 0.25, 1], dtype=object),
+            "correct": pd.Series([1, 0, None, 1], dtype=object),
+            "confidence_kind": "verbal_numeric",
+        }
+    )
+    m = item_matrices(raw, missing="keep")
+    assert m.confidence.dtype == np.float64 and m.correct.dtype == np.float64
+    np.testing.assert_array_equal(m.confidence, [[0.5, np.nan], [np.nan, 1.0]])
+    np.testing.assert_array_equal(m.correct, [[1.0, np.nan], [np.nan, 1.0]])
+    assert m.unparseable_by_model == {"a": 0, "b": 1}
+    assert m.ungraded_by_model == {"a": 1, "b": 0}

@@ -88,6 +88,25 @@ def test_permutations_keep_each_items_pass_count_and_are_uniform_within_strata()
     assert not np.array_equal(perms, stratified_permutations(perf, 6000, rng=4))
 
 
+def test_permutations_for_a_seed_follow_the_documented_rule_item_by_item():
+    # the rule, written out item by item: the generator's (n, items) uniforms, one row per
+    # permutation; within each stratum (items of equal pass count, in item order) the j-th
+    # item takes the row of the stratum's item with the j-th smallest uniform. 40 items in
+    # strata of unequal sizes (past the sizes NumPy sorts by insertion), 25 permutations.
+    rng = np.random.default_rng(11)
+    perf = (rng.random((40, 4)) < np.linspace(0.1, 0.9, 40)[:, None]).astype(float)
+    k = perf.sum(axis=1).astype(int)
+    u = np.random.default_rng(7).random((25, 40))
+    expected = np.empty((25, 40), dtype=int)
+    for r in range(25):
+        for level in set(k.tolist()):
+            members = [i for i in range(40) if k[i] == level]
+            by_uniform = sorted(members, key=lambda i: u[r, i])
+            for i, j in zip(members, by_uniform, strict=True):
+                expected[r, i] = j
+    np.testing.assert_array_equal(stratified_permutations(perf, 25, rng=7), expected)
+
+
 def test_permutations_reject_one_dimensional_input():
     with pytest.raises(ValueError, match=r"\(items, models\)"):
         stratified_permutations(np.array([1.0, 0.0, 1.0]), 5)
@@ -168,8 +187,17 @@ def test_one_permutation_has_no_sd_and_no_defined_draw_gives_nan():
     one = stratified_mean_tau_test(conf, perf, permutations=1, rng=0)
     assert one.draws.shape == (1,) and math.isnan(one.null_sd)
     assert one.null_mean == pytest.approx(one.draws[0])
-    # every model says yes to everything: no pair has a tau-b, in the data or in any draw
-    res = stratified_mean_tau_test(np.ones((12, 3)), perf, permutations=5, rng=0)
+    # every model says yes to everything: no pair has a tau-b, in the data or in any draw;
+    # the empty mean and sd are NaN without NumPy's "Mean of empty slice" warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = stratified_mean_tau_test(np.ones((12, 3)), perf, permutations=5, rng=0)
+        # the mean over pairs leaves NaN taus out; a draw with none is NaN, silently
+        np.testing.assert_array_equal(
+            strat._nanmean_last(np.array([[np.nan, np.nan], [0.5, np.nan], [0.25, -0.75]])),
+            [np.nan, 0.5, -0.25],
+        )
+    assert res.draws.shape == (5,) and np.isnan(res.draws).all()
     assert math.isnan(res.observed) and math.isnan(res.p_value)
     assert math.isnan(res.null_mean) and math.isnan(res.null_sd)
 
