@@ -1116,23 +1116,32 @@ def test_the_documented_defaults_and_a_model_with_one_item():
     assert table.loc[("x", "y"), "accuracy_a"] == pytest.approx(3 / 4)
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["no_numba", "numba"])
 @pytest.mark.parametrize("binary", [True, False], ids=["binary", "numeric"])
 @pytest.mark.parametrize("null", NULLS)
-def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(null, binary, monkeypatch):
-    # the label names the null (the progress bar shows it); the default engine is "auto",
-    # so METACOG_NO_NUMBA turns the compiled kernels off, complete or ragged
+def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(
+    null, binary, compiled, monkeypatch
+):
+    # the label names the null (the progress bar shows it); the default engine is "auto", so
+    # METACOG_NO_NUMBA turns the compiled kernels off, complete or ragged; with them on, the
+    # engine is "numba" (the ragged binary draws have no compiled kernel: NumPy)
+    if compiled and _compiled_kernels("auto") is None:
+        unavailable("numba is not installed (the fast extra)")
     rng = np.random.default_rng(0)
     perf = (rng.random((12, 3)) < 0.5).astype(float)
     conf = perf.copy() if binary else np.round(rng.random((12, 3)), 1)
     present = np.ones(conf.shape, dtype=bool)
     present[0, 0] = False
     ia, ib = _pairs(3)
-    monkeypatch.setenv("METACOG_NO_NUMBA", "1")
+    if compiled:
+        monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
+    else:
+        monkeypatch.setenv("METACOG_NO_NUMBA", "1")
     complete = _joint_plan(conf, perf, binary, ia, ib, null, 4, 0)
     ragged = _masked_joint_plan(conf, perf, present, binary, ia, ib, null, 4, 0)
-    for plan in (complete, ragged):
-        assert plan.label == f"joint {null}"
-        assert plan.engine == "numpy"
+    assert complete.label == ragged.label == f"joint {null}"
+    assert complete.engine == ("numba" if compiled else "numpy")
+    assert ragged.engine == ("numba" if compiled and not binary else "numpy")
 
 
 @pytest.mark.parametrize("ragged", [False, True])
@@ -1165,24 +1174,3 @@ def test_both_nulls_read_one_set_of_level_tables_per_item_group(monkeypatch, rag
     assert len(calls) == len(groups) == (4 if ragged else 1)
     assert np.isfinite(res.per_pair["base_rate"].p_value).all()
     assert np.isfinite(res.per_pair["calibration_preserving"].p_value).all()
-
-
-@pytest.mark.parametrize("binary", [True, False], ids=["binary", "numeric"])
-@pytest.mark.parametrize("null", NULLS)
-def test_compiled_joint_plans_are_labelled_by_their_null(null, binary, monkeypatch):
-    # the twin of the test above with the compiled kernels on: the same labels, engine "numba"
-    # (the ragged binary draws have no compiled kernel: NumPy)
-    if _compiled_kernels("auto") is None:
-        pytest.skip("numba is not installed: the compiled plans are tested where it is")
-    rng = np.random.default_rng(0)
-    perf = (rng.random((12, 3)) < 0.5).astype(float)
-    conf = perf.copy() if binary else np.round(rng.random((12, 3)), 1)
-    present = np.ones(conf.shape, dtype=bool)
-    present[0, 0] = False
-    ia, ib = _pairs(3)
-    monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
-    complete = _joint_plan(conf, perf, binary, ia, ib, null, 4, 0)
-    ragged = _masked_joint_plan(conf, perf, present, binary, ia, ib, null, 4, 0)
-    assert complete.label == ragged.label == f"joint {null}"
-    assert complete.engine == "numba"
-    assert ragged.engine == ("numpy" if binary else "numba")

@@ -75,8 +75,8 @@ RULES: tuple[Rule, ...] = (
         "matrix-binarise",
         "confidence >= threshold is 'yes' in the items x models matrix (tetrachoric, factors)",
         _REC,
-        "out = (self.confidence >= threshold).astype(float)",
-        "out = (self.confidence > threshold).astype(float)",
+        "return np.where(np.isnan(c), np.nan, c >= threshold)",
+        "return np.where(np.isnan(c), np.nan, c > threshold)",
         (_T_REC + "test_binary_confidence_counts_the_threshold_as_yes",),
     ),
     Rule(
