@@ -26,6 +26,7 @@ from metacog_metrics.pairwise import (
     NULLS,
     common,
     joint_null_draws,
+    pair_permutation_test,
     pairwise_calibration,
     pairwise_taus,
 )
@@ -1174,3 +1175,22 @@ def test_both_nulls_read_one_set_of_level_tables_per_item_group(monkeypatch, rag
     assert len(calls) == len(groups) == (4 if ragged else 1)
     assert np.isfinite(res.per_pair["base_rate"].p_value).all()
     assert np.isfinite(res.per_pair["calibration_preserving"].p_value).all()
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "numeric"])
+def test_per_pair_draws_on_complete_data_use_each_nulls_own_child_stream(binary):
+    # on complete data each null's per-pair tests draw from the seed's first spawn (base rate,
+    # then calibration-preserving) itself, as pair_permutation_test does with that seed; the
+    # ragged path spawns a child per item group instead
+    rng = np.random.default_rng(5)
+    perf = (rng.random((30, 4)) < 0.5).astype(float)
+    conf = perf.copy() if binary else np.round(rng.random((30, 4)), 1)
+    conf[:4] = 1 - perf[:4]  # both kinds of disagreement
+    res = pairwise_calibration(conf, perf, permutations=50, joint_permutations=0, rng=11,
+                               engine="numpy")  # fmt: skip
+    children = np.random.SeedSequence(11).spawn(2)
+    for null, child in zip(NULLS, children):
+        alone = pair_permutation_test(conf, perf, null=null, permutations=50, rng=child,
+                                      engine="numpy")  # fmt: skip
+        np.testing.assert_array_equal(res.per_pair[null].p_value, alone.p_value)
+        np.testing.assert_array_equal(res.per_pair[null].null_mean, alone.null_mean)
