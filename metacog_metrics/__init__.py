@@ -125,9 +125,9 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "AnalysisResult",
         "GroupAnalysis",
         "MatrixSection",
-        "analyze_files",
         "analyze_records",
     ),
+    "metacog_metrics.pipeline": ("analyze_files",),
     "metacog_metrics.report": (
         "headline_findings",
         "render_report",
