@@ -577,31 +577,6 @@ def test_options_object_and_keywords_give_the_same_run():
     assert c["parameters"]["seed"] == 4 and a != c
 
 
-def test_cli_options_are_analysis_options():
-    # Every `metacog analyze` option other than the file arguments is an AnalysisOptions field,
-    # and the values the CLI parses are what the options object holds.
-    import dataclasses
-
-    from metacog_metrics import AnalysisOptions
-    from metacog_tasks.cli import _ANALYZE_FILE_OPTIONS, _analysis_options, build_parser
-
-    args = build_parser().parse_args(
-        ["analyze", "r.csv", "--out", "o", "--permutations", "7", "--joint-permutations", "5",
-         "--seed", "3", "--alternative", "greater", "--fdr-alpha", "0.1", "--binarize-at",
-         "0.7", "--min-coverage", "0.9", "--engine", "numpy", "--pool", "--quiet",
-         "--numeric-levels", "4"]
-    )  # fmt: skip
-    fields = {f.name for f in dataclasses.fields(AnalysisOptions)}
-    assert set(vars(args)) - {"command", "func", *_ANALYZE_FILE_OPTIONS} <= fields
-    files, opts = _analysis_options(args)
-    assert files == {"paths": ["r.csv"], "out_dir": "o", "models_file": None, "report": True}
-    assert opts == AnalysisOptions(
-        permutations=7, joint_permutations=5, seed=3, alternative="greater", fdr_alpha=0.1,
-        binarize_at=0.7, min_coverage=0.9, engine="numpy", pool=True, progress=False,
-        numeric_levels=4,
-    )  # fmt: skip
-
-
 @pytest.mark.parametrize("engine", ["numpy", "auto"])
 def test_summary_records_the_engine(engine):
     from metacog_metrics.pairwise.pair import compiled_engine_available

@@ -11,30 +11,8 @@ Modules: :mod:`~.options` (the settings), :mod:`~.group` (one group's analyses),
 (summary.json and tables from the results), :mod:`~.text` (inline solving and text probes).
 """
 
-from __future__ import annotations
+import lazy_loader as _lazy
 
-from metacog_metrics.analyze.group import coverage_table
-from metacog_metrics.analyze.options import (
-    CONTINUOUS_KINDS,
-    MIN_ITEMS,
-    MIN_MODELS,
-    POOLED,
-    AnalysisOptions,
-)
-from metacog_metrics.analyze.orchestration import analyze_records
-from metacog_metrics.analyze.results import AnalysisResult, GroupAnalysis, MatrixSection
-from metacog_metrics.analyze.summary import SCHEMA_VERSION
-
-__all__ = [
-    "CONTINUOUS_KINDS",
-    "MIN_ITEMS",
-    "MIN_MODELS",
-    "POOLED",
-    "SCHEMA_VERSION",
-    "AnalysisOptions",
-    "AnalysisResult",
-    "GroupAnalysis",
-    "MatrixSection",
-    "analyze_records",
-    "coverage_table",
-]
+# the public names, listed once in __init__.pyi and imported on first use (the command line
+# reads AnalysisOptions without loading the analysis)
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

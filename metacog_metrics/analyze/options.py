@@ -132,7 +132,8 @@ class AnalysisOptions:
     binarize_at: float = option(
         0.5,
         check=_real,
-        help="With numeric_levels 0, numeric confidence >= this counts as 'yes' in the "
+        help="With numeric_levels (--numeric-levels) 0, numeric confidence >= this counts as "
+        "'yes' in the "
         "tetrachoric and factor sections (pairwise and calibration always use the real values).",
     )
     contentious_bounds: tuple[float, float] = option(
@@ -188,8 +189,8 @@ class AnalysisOptions:
     progress: bool = option(
         False,
         check=_flag,
-        help="Progress bars on the permutation and text steps (the command line shows them "
-        "unless --quiet).",
+        help="Progress bars on the permutation and text steps (on the command line they are "
+        "on, and --quiet turns them off).",
         flags=("--quiet", "-q"),
         cli={"action": "store_false"},
     )
@@ -199,7 +200,8 @@ class AnalysisOptions:
         help="Numeric confidence (verbal_numeric, sampled, logprob) enters the correlation and "
         "factor sections as at most this many ordered levels per model (its distinct values, "
         "or its own quantile bins) with polychoric correlations, so every model whose "
-        "confidence varies stays in; 0 binarises it at binarize_at (tetrachoric) instead.",
+        "confidence varies stays in; 0 binarises it at binarize_at (--binarize-at; "
+        "tetrachoric) instead.",
     )
 
     def __post_init__(self) -> None:
