@@ -12,9 +12,14 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 from typing import Any
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS_GROUP", "build_parser", "main"]
+
+#: Entry-point group of subcommands other packages add: ``name = "module:add_parser"``, where
+#: ``add_parser(subparsers)`` adds the subcommand ``name``.
+COMMANDS_GROUP = "metacog.commands"
 
 
 def _int_list(text: str) -> list[int]:
@@ -436,9 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate(sub)
     _add_power(sub)
     _add_gate(sub)
-    from rlmf_plugin.cli import add_parser as add_rlmf  # metacog rlmf build|train
-
-    add_rlmf(sub)
+    # Subcommands of the packages above this one (metacog rlmf ...) register themselves through
+    # the "metacog.commands" entry points, so this package never imports them.
+    for command in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        command.load()(sub)
     return parser
 
 
