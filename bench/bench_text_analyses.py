@@ -66,8 +66,9 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from metacog_metrics import text_analyses as ta
-    from metacog_metrics.analyze import AnalysisOptions, _one_blas_thread, analyze_records
+    from metacog_metrics.analyze import AnalysisOptions, analyze_records
+    from metacog_metrics.analyze import text as ta
+    from metacog_metrics.analyze.orchestration import one_blas_thread
 
     overrides = {k: v for k, v in (("permutations", args.permutations),
                                    ("joint_permutations", args.joint),
@@ -99,7 +100,7 @@ def main() -> None:
                   f"{len(base)})")  # fmt: skip
         # The split, from one call of each section on the analysed groups.
         assert result is not None
-        with _one_blas_thread():
+        with one_blas_thread():
             _, *inline = _timed(ta._inline_section, result.records, result.groups, opts)
             _, *probes = _timed(ta._probe_section, result.records, result.groups, opts)
         print(f"  of which inline solving {inline[0]:.1f} s wall / {inline[1]:.1f} s CPU, "

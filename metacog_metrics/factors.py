@@ -89,6 +89,11 @@ def quadratic_fit(x: ArrayLike, y: ArrayLike) -> QuadraticFit:
 
     Returns:
         A :class:`QuadraticFit`; all NaN when fewer than 3 points remain.
+
+    Example:
+        >>> fit = quadratic_fit([0, 1, 2, 3, 4], [0, 1, 4, 9, 16])
+        >>> round(fit.coef[2], 6), round(fit.r2, 6)
+        (1.0, 1.0)
     """
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
@@ -171,6 +176,11 @@ def eigen_decomposition(
 
     Raises:
         ValueError: If ``r`` is not a complete symmetric matrix or the lengths disagree.
+
+    Example:
+        >>> res = eigen_decomposition([[1, 0.6, 0.5], [0.6, 1, 0.4], [0.5, 0.4, 1]])
+        >>> res.eigenvalues.round(3).tolist(), round(res.first_share, 3)
+        ([2.004, 0.613, 0.382], 0.668)
     """
     r = _check_corr(r)
     p = r.shape[0]
@@ -333,6 +343,13 @@ def factor_analysis(
 
     Raises:
         ValueError: On a bad matrix, ``n_factors`` outside ``[1, p - 1]`` or an unknown method.
+
+    Example:
+        A one-factor matrix (r_ij = l_i l_j) gives its loadings back:
+
+        >>> res = factor_analysis([[1, 0.6, 0.5], [0.6, 1, 0.4], [0.5, 0.4, 1]])
+        >>> res.loadings.round(3).tolist()
+        [0.866, 0.693, 0.577]
     """
     r = _check_corr(r)
     p = r.shape[0]

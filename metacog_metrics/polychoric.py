@@ -82,6 +82,10 @@ def polychoric_table(table: ArrayLike, *, correct: float = 0.5) -> float:
     Raises:
         ValueError: If the table is not 2-D, has negative counts or fewer than 2 non-empty rows
             or columns.
+
+    Example:
+        >>> round(polychoric_table([[20, 5, 1], [5, 20, 5], [1, 5, 20]]), 3)
+        0.837
     """
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or (t < 0).any() or not np.isfinite(t).all():
@@ -104,6 +108,10 @@ def confidence_levels(conf: ArrayLike, *, n_levels: int = N_LEVELS) -> NDArray[n
 
     Raises:
         ValueError: If ``n_levels < 2``.
+
+    Example:
+        >>> confidence_levels([0.1, 0.5, 0.5, 0.9, 0.2, 0.7], n_levels=3).tolist()
+        [0.0, 1.0, 1.0, 2.0, 0.0, 2.0]
     """
     if n_levels < 2:
         raise ValueError(f"n_levels must be >= 2, got {n_levels}")

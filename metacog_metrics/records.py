@@ -329,6 +329,14 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
             ``correct`` (NaN allowed: ungraded), a non-0/1 confidence in a ``verbal_binary`` row,
             an unknown ``confidence_kind`` or ``probe_status``, a bad flag or count, or rows that
             repeat a :data:`KEY_COLUMNS` key. Messages name ``source`` and the 1-based data rows.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"model": ["a", "a", "b", "b"], "item_id": ["q1", "q2", "q1", "q2"],
+        ...                    "confidence": [1, 0, 1, 1], "correct": [1, 0, 0, 1]})
+        >>> records = validate_records(df)
+        >>> records[["benchmark", "probe", "confidence_kind"]].iloc[0].tolist()
+        ['all', 'prospective', 'verbal_binary']
     """
     if not isinstance(df, pd.DataFrame):
         raise RecordError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
@@ -597,6 +605,17 @@ def read_records(
         RecordError: On any invalid content (see :func:`validate_records`), including a key
             repeated across files (both files and rows are named), and on a file without
             records (a header-only CSV).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> import pandas as pd
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "runs.csv"
+        >>> df = pd.DataFrame({"model": ["a", "a", "b", "b"], "item_id": ["q1", "q2", "q1", "q2"],
+        ...                    "confidence": [1, 0, 1, 1], "correct": [1, 0, 0, 1]})
+        >>> df.to_csv(path, index=False)
+        >>> records = read_records(path)
+        >>> len(records), records.attrs["inputs"] == [str(path)]
+        (4, True)
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
@@ -809,6 +828,14 @@ def item_matrices(
         RecordError: If the selection is empty or still holds several groups, a model appears
             with conflicting reasoning flags, or a requested model is absent.
         ValueError: On an unknown ``missing`` policy.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"model": ["a", "a", "b", "b"], "item_id": ["q1", "q2", "q1", "q2"],
+        ...                    "confidence": [1, 0, 1, 1], "correct": [1, 0, 0, 1]})
+        >>> m = item_matrices(validate_records(df))
+        >>> m.models, m.item_ids, m.confidence.tolist()
+        (('a', 'b'), ('q1', 'q2'), [[1.0, 1.0], [0.0, 1.0]])
     """
     if missing not in ("complete", "keep"):
         raise ValueError(f"missing must be 'complete' or 'keep', got {missing!r}")

@@ -276,6 +276,11 @@ def tetrachoric(x: ArrayLike, y: ArrayLike, *, correct: float = 0.5) -> Tetracho
 
     Raises:
         ValueError: On non-binary values, mismatched lengths or a negative ``correct``.
+
+    Example:
+        >>> res = tetrachoric([1, 1, 0, 0, 1, 0, 1, 0, 1, 1], [1, 0, 0, 0, 1, 0, 1, 1, 1, 1])
+        >>> round(res.rho, 3), res.n
+        (0.796, 10)
     """
     correct = _check_correct(correct)
     xa = _binary_array(x, "x").ravel()
@@ -331,6 +336,12 @@ def tetrachoric_table(table: ArrayLike, *, correct: float = 0.5) -> TetrachoricR
     Raises:
         ValueError: On a malformed table (wrong shape, negative or non-finite entries, impossible
             proportions).
+
+    Example:
+        With equal margins the estimate is cos(pi / (1 + sqrt(ad / bc))), here cos(pi / 5):
+
+        >>> round(tetrachoric_table([[40, 10], [10, 40]]).rho, 4)
+        0.809
     """
     correct = _check_correct(correct)
     arr = np.asarray(table, dtype=float)
@@ -383,6 +394,12 @@ def cor_smooth(r: ArrayLike, *, eig_tol: float = 1e-12) -> CorSmoothResult:
 
     Raises:
         ValueError: If ``r`` is not square, not symmetric or has missing values.
+
+    Example:
+        >>> import numpy as np
+        >>> res = cor_smooth([[1, 0.9, -0.9], [0.9, 1, 0.9], [-0.9, 0.9, 1]])
+        >>> res.smoothed, np.round(res.matrix, 3).tolist()
+        (True, [[1.0, 0.5, -0.5], [0.5, 1.0, 0.5], [-0.5, 0.5, 1.0]])
     """
     r = np.array(r, dtype=float)
     if r.ndim != 2 or r.shape[0] != r.shape[1]:
@@ -433,6 +450,14 @@ def tetrachoric_matrix(
 
     Raises:
         ValueError: On non-binary values, a wrong shape or mismatched ``names``.
+
+    Example:
+        >>> import numpy as np
+        >>> x = [[1, 1, 0], [0, 1, 0], [1, 0, 1], [1, 1, 1], [0, 0, 0], [1, 1, 0], [0, 0, 1],
+        ...      [1, 1, 1]]
+        >>> res = tetrachoric_matrix(x, names=["a", "b", "c"])
+        >>> np.round(res.rho, 2).tolist()
+        [[1.0, 0.68, 0.4], [0.68, 1.0, -0.4], [0.4, -0.4, 1.0]]
     """
     correct = _check_correct(correct)
     if names is None and hasattr(x, "columns"):

@@ -6,12 +6,20 @@ Subcommands import their implementation lazily, so ``metacog analyze`` never loa
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
+import types
+import typing
 from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 from typing import Any
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS_GROUP", "build_parser", "main"]
+
+#: Entry-point group of subcommands other packages add: ``name = "module:add_parser"``, where
+#: ``add_parser(subparsers)`` adds the subcommand ``name``.
+COMMANDS_GROUP = "metacog.commands"
 
 
 def _int_list(text: str) -> list[int]:
@@ -62,69 +70,88 @@ def _summarized(target: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _value_parser(hint: Any) -> Callable[[str], Any]:
+    """The argparse ``type`` of a field annotated ``hint``: its scalar type, the non-None one of
+    an optional, a comma-separated list for a tuple."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        return _value_parser(args[0])
+    if typing.get_origin(hint) is tuple:
+        item = _value_parser(args[0])
+        return lambda text: tuple(item(x) for x in text.split(",") if x.strip())
+    return hint
+
+
+def _add_options_of(p: argparse.ArgumentParser, cls: type) -> None:
+    """One flag per field of the options dataclass ``cls``, from the field's own declaration.
+
+    Flags, help and choices come from its :class:`~metacog_metrics.OptionSpec`, the default
+    (shown in the help) from the field; argparse stores nothing for an absent flag, so the
+    dataclass's default and its check stay the only ones. argparse over a library such as
+    simple-parsing or tyro: they bring their own flag spelling and help layout, which would
+    change the command line its users know.
+    """
+    from metacog_metrics import option_spec
+
+    hints = typing.get_type_hints(cls)
+    for field in dataclasses.fields(cls):
+        spec = option_spec(field)
+        if spec is None or not spec.on_cli:
+            continue
+        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, **spec.cli}
+        shown = field.default
+        if "action" not in kwargs:
+            if hints[field.name] is bool:
+                kwargs["action"] = "store_true"
+            else:
+                kwargs["type"] = _value_parser(hints[field.name])
+                if isinstance(shown, tuple):
+                    shown = ",".join(f"{v:g}" for v in shown)
+        flag = kwargs.get("action") in ("store_true", "store_false")
+        help_text = spec.help if flag or shown is None else f"{spec.help} Default {shown}."
+        flags = spec.flags or (f"--{field.name.replace('_', '-')}",)
+        p.add_argument(*flags, help=help_text.replace("%", "%%"), **kwargs)
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser whose flags from an options dataclass (``options_of``, a
+    ``module:name``) are added when that subcommand is parsed or its help shown: the other
+    subcommands, ``metacog include-path`` among them, do not import the statistics."""
+
+    options_of: str | None = None
+
+    def _add_deferred_options(self) -> None:
+        if self.options_of:
+            module, name = self.options_of.split(":")
+            self.options_of = None
+            _add_options_of(self, getattr(importlib.import_module(module), name))
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._add_deferred_options()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._add_deferred_options()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._add_deferred_options()
+        return super().format_help()
+
+
 def _add_analyze(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "analyze",
         help="psychometric analysis of record tables (Parquet/CSV)",
         description="Tetrachoric factor analysis, factor alignment, pairwise calibration with "
-        "permutation nulls and per-model calibration of one or more record tables.",
+        "permutation nulls and per-model calibration of one or more record tables. Writes "
+        "OUT/summary.json, OUT/tables/*.csv and OUT/report.html.",
     )
     p.add_argument("paths", metavar="records", nargs="+", help="record tables (.parquet, .csv)")
     _option(p, "out", dest="out_dir", required=True, help="output folder")
-    _option(p, "permutations", default=10_000, help="per-pair draws (default 10000)")
-    _option(
-        p,
-        "joint_permutations",
-        default=1_000,
-        help="joint draws for the mean tau over all pairs (default 1000)",
-    )
-    _option(p, "seed", help="random seed (default 0)")
     p.add_argument("--models", dest="models_file", help="models.yaml with per-model traits")
-    p.add_argument(
-        "--pool",
-        action="store_true",
-        help="also analyse all benchmarks pooled (benchmark 'pooled', items '<bench>:<id>')",
-    )
-    p.add_argument(
-        "--alternative",
-        choices=("two-sided", "greater", "less"),
-        default="two-sided",
-        help="alternative of the permutation p-values (default two-sided)",
-    )
-    p.add_argument("--fdr-alpha", type=float, default=0.05, help="BH level (default 0.05)")
-    p.add_argument(
-        "--numeric-levels",
-        type=int,
-        default=5,
-        help="numeric confidence enters the factor sections as at most this many ordered "
-        "levels per model, with polychoric correlations (default 5); 0 binarises it at "
-        "--binarize-at (tetrachoric)",
-    )
-    p.add_argument(
-        "--binarize-at",
-        type=float,
-        default=0.5,
-        help="with --numeric-levels 0: numeric confidence >= this is 'yes' in the factor "
-        "sections (default 0.5)",
-    )
-    p.add_argument(
-        "--min-coverage",
-        type=float,
-        default=0.5,
-        help="leave out of the cross-model analyses any model with usable items for less than "
-        "this share of a group's items (default 0.5; 0 keeps every model); correlations and "
-        "pairs use each pair's shared items, the complete-case analyses the items every "
-        "included model answered",
-    )
-    p.add_argument(
-        "--engine",
-        choices=("auto", "numpy", "numba"),
-        default="auto",
-        help="engine of the per-pair and joint permutation draws (default auto: numba when "
-        "installed); summary.json records the ones that ran",
-    )
     p.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
-    _option(p, "quiet", help="no progress bars")
+    p.options_of = "metacog_metrics:AnalysisOptions"
     p.set_defaults(func=_run_analyze)
 
 
@@ -132,28 +159,14 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
 _ANALYZE_FILE_OPTIONS = ("paths", "out_dir", "models_file", "report")
 
 
-def _analysis_options(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
-    """Split the parsed ``analyze`` options into file keywords and an ``AnalysisOptions``.
-
-    Built before any file is read, so an option the CLI and the options object name
-    differently fails at once.
-    """
-    from metacog_metrics import AnalysisOptions
+def _run_analyze(args: argparse.Namespace) -> int:
+    from metacog_metrics import AnalysisOptions, analyze_files, headline_findings
 
     given = _options(args)
     files = {k: given.pop(k) for k in _ANALYZE_FILE_OPTIONS}
-    return files, AnalysisOptions(**given)
-
-
-def _run_analyze(args: argparse.Namespace) -> int:
-    from metacog_metrics import analyze_files
-
-    files, options = _analysis_options(args)
-    paths = files.pop("paths")
-    result = analyze_files(paths, options, **files)
+    options = AnalysisOptions(**{"progress": True, **given})  # bars unless --quiet
+    result = analyze_files(files.pop("paths"), options, **files)
     print(result.summary_text())
-    from metacog_metrics import headline_findings
-
     print("Findings:")
     for line in headline_findings(result.summary):
         print(f"  - {line}")
@@ -417,7 +430,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="metacog",
         description="Metacognition probes for lm-eval and Inspect, and their analysis.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_CommandParser
+    )
     _add_analyze(sub)
     _add_collect(sub)
     _add_include_path(sub)
@@ -426,9 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate(sub)
     _add_power(sub)
     _add_gate(sub)
-    from rlmf_plugin.cli import add_parser as add_rlmf  # metacog rlmf build|train
-
-    add_rlmf(sub)
+    # Subcommands of the packages above this one (metacog rlmf ...) register themselves through
+    # the "metacog.commands" entry points, so this package never imports them.
+    for command in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        command.load()(sub)
     return parser
 
 

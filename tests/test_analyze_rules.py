@@ -9,6 +9,7 @@ and, end to end, in tests/test_analyze.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import warnings
@@ -18,14 +19,16 @@ import pandas as pd
 import pytest
 
 from metacog_metrics import analyze as an
-from metacog_metrics.analyze import (
-    MIN_ITEMS,
-    MIN_MODELS,
-    AnalysisOptions,
-    analyze_files,
-    analyze_records,
-    coverage_table,
-)
+from metacog_metrics import pipeline
+from metacog_metrics.analyze import MIN_ITEMS, MIN_MODELS, AnalysisOptions, analyze_records
+from metacog_metrics.analyze import group as an_group
+from metacog_metrics.analyze import orchestration as an_orch
+from metacog_metrics.analyze import summary as an_summary
+from metacog_metrics.analyze.group import coverage_table
+from metacog_metrics.pairwise import DEFAULT_DELTAS
+from metacog_metrics.pipeline import analyze_files
+from metacog_metrics.polychoric import N_LEVELS
+from metacog_metrics.records import RecordWarning
 
 FAST = {"permutations": 0, "joint_permutations": 0, "n_boot": 0, "workers": 1,
         "engine": "numpy"}  # fmt: skip
@@ -181,7 +184,7 @@ def test_coverage_table_by_hand():
 def test_probe_labels_add_the_kind_only_where_a_probe_has_two():
     keys = [("a", "p", "verbal_binary"), ("a", "p", "logprob"), ("a", "r", "logprob"),
             ("b", "p", "logprob")]  # fmt: skip
-    assert an._probe_labels(keys) == {
+    assert an_orch._probe_labels(keys) == {
         ("a", "p", "verbal_binary"): "p:verbal_binary",
         ("a", "p", "logprob"): "p:logprob",
         ("a", "r", "logprob"): "r",
@@ -197,7 +200,7 @@ def test_pooled_frames_by_hand():
         "item_id": ["1", "2", "1", "9"],
         "model": ["m", "m", "m", "m"],
     })  # fmt: skip
-    frames, notes = an._pooled_frames(df)
+    frames, notes = an_orch._pooled_frames(df)
     assert list(frames) == [("pooled", "p", "k")]
     f = frames[("pooled", "p", "k")]
     assert f["item_id"].tolist() == ["x:1", "x:2", "y:1"]
@@ -207,40 +210,41 @@ def test_pooled_frames_by_hand():
     assert notes == ["pooled/q: only one benchmark (z); not pooled"]
     df.loc[3, "benchmark"] = "pooled"
     with pytest.raises(ValueError) as err:
-        an._pooled_frames(df)
+        an_orch._pooled_frames(df)
     assert str(err.value) == (
         "the records already have a benchmark named 'pooled'; rename it to pool the others"
     )
 
 
 def test_small_helpers_by_hand():
-    assert an._safe("a b/c:d") == "a-b-c-d" and an._safe("//") == "x"
-    assert an._safe("x.y_z-1") == "x.y_z-1" and an._safe(" a ") == "a"
-    assert an._fmt(None) == "n/a" and an._fmt(float("nan")) == "n/a"
-    assert an._fmt(float("inf")) == "n/a" and an._fmt(0.12345) == "0.123"
-    assert an._fmt(3, "d") == "3" and an._fmt(0.5, ".1%") == "50.0%"
-    assert an._aligned(None, ["a"], ["a", "b"]) == [None, None]
-    assert an._aligned(np.array([1.0, 2.0]), ["b", "c"], ["a", "b", "c"]) == [None, 1.0, 2.0]
-    assert an._basis(["a", "b"], 7.0, "rule") == {
+    assert an_summary.safe_name("a b/c:d") == "a-b-c-d" and an_summary.safe_name("//") == "x"
+    assert an_summary.safe_name("x.y_z-1") == "x.y_z-1" and an_summary.safe_name(" a ") == "a"
+    assert an_summary._aligned(None, ["a"], ["a", "b"]) == [None, None]
+    assert an_summary._aligned(np.array([1.0, 2.0]), ["b", "c"], ["a", "b", "c"]) == [
+        None,
+        1.0,
+        2.0,
+    ]
+    assert an_summary._basis(["a", "b"], 7.0, "rule") == {
         "models": ["a", "b"], "n_models": 2, "items": "rule", "n_items": 7}  # fmt: skip
-    b = an._basis(["a"], 3, "r", np.array([4, 2, 9]))
+    b = an_summary._basis(["a"], 3, "r", np.array([4, 2, 9]))
     assert b["n_items_per_pair"] == {"min": 2, "median": 4.0, "max": 9}
     assert type(b["n_items_per_pair"]["min"]) is int
-    assert an._basis([], 0, "r", np.array([]))["n_items_per_pair"] == {
+    assert an_summary._basis([], 0, "r", np.array([]))["n_items_per_pair"] == {
         "min": None, "median": None, "max": None}  # fmt: skip
 
 
 def test_union_items_by_hand():
     df = _records(n_items=12, n_models=3)
-    every = an.item_matrices(df, missing="keep")
-    assert an._union_items(None, ["m0"]) == 0 and an._union_items(every, []) == 0
+    every = an_group.item_matrices(df, missing="keep")
+    assert an_summary._union_items(None, ["m0"]) == 0 and an_summary._union_items(every, []) == 0
     conf = every.confidence.copy()
     conf[:5, 0] = np.nan
     conf[:3, 1] = np.nan
-    e2 = an.dataclasses.replace(every, confidence=conf)
-    assert an._union_items(e2, ["m0"]) == 7
-    assert an._union_items(e2, ["m0", "m1"]) == 9
-    assert an._union_items(e2, ["m0", "ghost"]) == 7
+    e2 = dataclasses.replace(every, confidence=conf)
+    assert an_summary._union_items(e2, ["m0"]) == 7
+    assert an_summary._union_items(e2, ["m0", "m1"]) == 9
+    assert an_summary._union_items(e2, ["m0", "ghost"]) == 7
 
 
 def test_remove_stale_outputs(tmp_path):
@@ -249,12 +253,12 @@ def test_remove_stale_outputs(tmp_path):
     keep, old = tables / "keep.csv", tables / "old.csv"
     for p in (keep, old, tables / "note.txt", tmp_path / "report.html", tmp_path / "mine.csv"):
         p.write_text("x")
-    an._remove_stale_outputs(tmp_path, {keep}, keep_report=True)
+    pipeline._remove_stale_outputs(tmp_path, {keep}, keep_report=True)
     assert keep.exists() and not old.exists() and (tables / "note.txt").exists()
     assert (tmp_path / "report.html").exists() and (tmp_path / "mine.csv").exists()
-    an._remove_stale_outputs(tmp_path, {keep}, keep_report=False)
+    pipeline._remove_stale_outputs(tmp_path, {keep}, keep_report=False)
     assert not (tmp_path / "report.html").exists() and keep.exists()
-    an._remove_stale_outputs(tmp_path / "absent", set(), keep_report=False)  # no error
+    pipeline._remove_stale_outputs(tmp_path / "absent", set(), keep_report=False)  # no error
 
 
 # ------------------------------------------------------------------------------------------
@@ -301,7 +305,7 @@ def test_group_notes_and_coverage_of_a_partial_run():
     # per-model calibration keeps every model, m3 too, on its own items
     assert sorted(g["per_model"]) == ["m0", "m1", "m2", "m3"]
     assert g["per_model"]["m3"]["n_items"] == 4 and g["per_model"]["m1"]["n_unparseable"] == 1
-    assert set(g["per_model"]["m0"]) == set(an._PER_MODEL_KEYS)
+    assert set(g["per_model"]["m0"]) == set(an_summary._PER_MODEL_KEYS)
     # the whole summary
     s = res.summary
     assert s["n_records"] == len(df) == 40 and s["models"] == ["m0", "m1", "m2", "m3"]
@@ -315,8 +319,8 @@ def test_group_notes_and_coverage_of_a_partial_run():
         "factor_method": "minres",
         "missing": "pairwise-complete correlations and pairs; complete-case factor scores, "
         "alignment and private-signal test",
-        "n_boot": 0, "deltas": list(an.DEFAULT_DELTAS), "min_models": 3, "min_items": 10,
-        "pool": False, "min_coverage": 0.5, "numeric_levels": an.N_LEVELS,
+        "n_boot": 0, "deltas": list(DEFAULT_DELTAS), "min_models": 3, "min_items": 10,
+        "pool": False, "min_coverage": 0.5, "numeric_levels": N_LEVELS,
         "min_pair_items": 10, "engine": "numpy",
     }  # fmt: skip
     json.dumps(s, allow_nan=False)  # strict JSON
@@ -400,32 +404,10 @@ def test_sections_and_tables_of_a_partial_run():
     assert "private_signal" not in pw["nulls"]
     pairs = t[pre + "pairs"]
     assert pairs["n_items"].tolist() == [11, 12, 11]
-    assert len(t[pre + "delta_curve"]) == len(an.DEFAULT_DELTAS)
+    assert len(t[pre + "delta_curve"]) == len(DEFAULT_DELTAS)
 
 
-def test_summary_text_of_a_partial_run(tmp_path):
-    res = analyze_records(_partial_run(), **FAST)
-    text = res.summary_text().splitlines()
-    assert text[0] == "40 records, 4 models, 1 group(s)"
-    assert text[1] == (
-        "all / prospective (verbal_binary): 3 of 4 models, 12 items "
-        "(1 model(s) below coverage 0.5 left out)"
-    )
-    assert text[2].startswith("  confidence (tetrachoric, 3 models, 11-12 items a pair): first")
-    assert text[3].startswith("  correctness (tetrachoric, 3 models, 11-12 items a pair): first")
-    assert text[4].startswith("  pairwise: mean tau-b ")
-    assert "over 3 pairs (11-12 items a pair, median 11); base-rate null n/a (p=n/a)" in text[4]
-    assert text[5].startswith("  n/a of pairs FDR-significant (base-rate, q < 0.05); factor "
-                              "alignment (3 models x 11 complete-case items) r ")  # fmt: skip
-    assert text[6].startswith("  per-model AUROC median: internal ")
-    assert text[7] == (
-        "  5 warning(s): 1 model(s) below min_coverage 0.5 left out of the cross-model analyses "
-        "(m3 33%) ..."
-    )
-    assert len(text) == 8
-
-
-def test_skipped_groups_notes_and_text():
+def test_skipped_groups_and_their_notes():
     df = pd.concat([
         _records(n_items=12, n_models=2, benchmark="two_models"),
         _records(n_items=9, n_models=3, benchmark="nine_items"),
@@ -455,14 +437,16 @@ def test_skipped_groups_notes_and_text():
     assert res.summary["warnings"][0] == (
         "two_models/prospective: cross-model analyses skipped: 2 model(s) with usable items; "
         "need at least 3")  # fmt: skip
-    text = res.summary_text().splitlines()
-    assert text[0] == "81 records, 3 models, 3 group(s)"  # 24 + 27 + 30
-    assert text[1] == "two_models / prospective (verbal_binary): 2 of 2 models, 12 items"
-    assert text[2] == "  skipped: 2 model(s) with usable items; need at least 3"
-    assert text[3].startswith("  per-model AUROC median: internal ")
-    assert text[4] == ("  1 warning(s): cross-model analyses skipped: 2 model(s) with usable "
-                       "items; need at least 3")  # fmt: skip
-    assert text[5] == "nine_items / prospective (verbal_binary): 3 of 3 models, 9 items"
+
+
+def test_summary_text_has_one_unindented_line_per_group_after_the_run_line():
+    df = pd.concat([
+        _records(n_items=12, n_models=2, benchmark="two_models"),
+        _records(n_items=12, n_models=3, benchmark="ok"),
+    ])  # fmt: skip
+    res = analyze_records(df, **FAST)
+    heads = [line for line in res.summary_text().splitlines() if not line.startswith(" ")]
+    assert len(heads) == 1 + len(res.groups) == 3
 
 
 def test_short_pairs_and_the_private_signal_note():
@@ -503,7 +487,6 @@ def test_numeric_confidence_sections():
     fs = res.tables["all__prospective__factor_scores"]
     assert fs["yes_count"].tolist() == (df["confidence"] >= 0.6).groupby(
         df["item_id"], sort=False).sum().astype(int).tolist()  # fmt: skip
-    assert "(binarised at 0.6" in res.summary_text()
 
 
 def test_groups_pooling_and_labels():
@@ -541,9 +524,6 @@ def test_analyze_files_writes_outputs_and_removes_stale_ones(tmp_path):
     names = sorted(p.stem for p in (out / "tables").glob("*.csv"))
     assert names == sorted(res.tables)
     assert not (out / "report.html").exists()
-    assert res.summary_text().splitlines()[0] == (
-        f"36 records, 3 models, 1 group(s) -> {out / 'summary.json'}"
-    )
     cov = pd.read_csv(out / "tables" / "coverage.csv")
     assert cov["model"].tolist() == ["m0", "m1", "m2"] and cov["included"].all()
     with pytest.raises(TypeError, match="unknown analysis option"):
@@ -552,13 +532,14 @@ def test_analyze_files_writes_outputs_and_removes_stale_ones(tmp_path):
 
 def test_progress_defaults_on_for_files_only(tmp_path, monkeypatch):
     seen = []
-    real = an._analyze
+    real = an_orch.analyze_validated
 
-    def record(df, opts, models, **kw):
+    def record(df, opts, models=None, **kw):
         seen.append(opts.progress)
         return real(df, opts, models, **kw)
 
-    monkeypatch.setattr(an, "_analyze", record)
+    monkeypatch.setattr(pipeline, "analyze_validated", record)
+    monkeypatch.setattr(an_orch, "analyze_validated", record)
     src = tmp_path / "runs.csv"
     _records(n_items=12, n_models=3).to_csv(src, index=False)
     analyze_files(src, out_dir=tmp_path / "a", report=False, **FAST)
@@ -584,19 +565,19 @@ def test_engines_used_by_hand(monkeypatch):
         per_pair = {i: NS(engine=e, permutations=p) for i, (e, p) in enumerate(engines)}
         return NS(pairwise=NS(per_pair=per_pair, joint_engine=joint))
 
-    monkeypatch.setattr(an.importlib, "import_module",
+    monkeypatch.setattr(an_summary.importlib, "import_module",
                         lambda name: NS(__version__=f"{name}-9.9"))  # fmt: skip
-    used = an._engines_used({1: group([("numpy", 9), ("numba", 0)], None)}, "auto")
+    used = an_summary._engines_used({1: group([("numpy", 9), ("numba", 0)], None)}, "auto")
     assert used == {"per_pair": "numpy", "joint": None, "requested": "auto",
                     "numba_version": None}  # fmt: skip
-    used = an._engines_used({1: group([("numpy", 9)], "numba"), 2: NS(pairwise=None)}, "x")
+    used = an_summary._engines_used({1: group([("numpy", 9)], "numba"), 2: NS(pairwise=None)}, "x")
     assert used == {"per_pair": "numpy", "joint": "numba", "requested": "x",
                     "numba_version": "numba-9.9"}  # fmt: skip
-    used = an._engines_used({1: group([("numba", 5)], "numpy"),
+    used = an_summary._engines_used({1: group([("numba", 5)], "numpy"),
                              2: group([("numpy", 5)], "numpy")}, "auto")  # fmt: skip
     assert used["per_pair"] == "mixed" and used["joint"] == "numpy"
     assert used["numba_version"] == "numba-9.9"
-    assert an._engines_used({}, "numba") == {
+    assert an_summary._engines_used({}, "numba") == {
         "per_pair": None,
         "joint": None,
         "requested": "numba",
@@ -604,7 +585,7 @@ def test_engines_used_by_hand(monkeypatch):
     }
 
 
-def test_report_is_written_only_when_asked_and_available(tmp_path, monkeypatch):
+def test_report_is_written_only_when_asked(tmp_path, monkeypatch):
     import sys
     from types import SimpleNamespace as NS
 
@@ -616,11 +597,6 @@ def test_report_is_written_only_when_asked_and_available(tmp_path, monkeypatch):
         )
     )
     monkeypatch.setitem(sys.modules, "metacog_metrics.report", fake)
-    monkeypatch.setattr(
-        an.importlib.util,
-        "find_spec",
-        lambda name: object() if name == "metacog_metrics.report" else None,
-    )
     src = tmp_path / "runs.csv"
     _records(n_items=12, n_models=3).to_csv(src, index=False)
     out = tmp_path / "out"
@@ -628,74 +604,6 @@ def test_report_is_written_only_when_asked_and_available(tmp_path, monkeypatch):
     assert calls == [(out, out)] and (out / "report.html").read_text() == "new"
     analyze_files(src, out_dir=out, report=False, **FAST)
     assert len(calls) == 1 and not (out / "report.html").exists()
-    (out / "report.html").write_text("old")
-    monkeypatch.setattr(an.importlib.util, "find_spec", lambda name: None)
-    analyze_files(src, out_dir=out, **FAST)
-    assert len(calls) == 1 and not (out / "report.html").exists()
-
-
-def test_heywood_notes_name_their_section():
-    w = analyze_records(_partial_run(), **FAST).summary["results"]["all"]["prospective"][
-        "warnings"]  # fmt: skip
-    assert w[3:] == [
-        "confidence: Heywood case in the factor model (a uniqueness at 0.005)",
-        "correctness: Heywood case in the factor model (a uniqueness at 0.005)",
-    ]
-
-
-def test_summary_text_rebuilt_from_the_summary_with_draws():
-    """Every line of the text, formatted here from the summary's own numbers."""
-    res = analyze_records(_records(n_items=12, n_models=3),
-                          **{**FAST, "permutations": 9, "joint_permutations": 9})  # fmt: skip
-    s = res.summary
-    assert s["engine"] == {"per_pair": "numpy", "joint": "numpy", "requested": "numpy",
-                           "numba_version": None}  # fmt: skip
-    d = s["results"]["all"]["prospective"]
-    ps = d["pairwise"]["nulls"]["private_signal"]
-    assert ps["basis"] == {"models": ["m0", "m1", "m2"], "n_models": 3,
-                           "items": "complete-case", "n_items": 12}  # fmt: skip
-    assert ps["n_draws"] == 9 and ps["alternative"] == "greater"
-    # every item is complete here: the observed statistic is the pairwise mean tau-b
-    assert ps["observed"] == pytest.approx(d["pairwise"]["mean_tau"])
-    pw = d["pairwise"]
-    assert pw["permutations"] == 9 and pw["joint_permutations"] == 9
-    assert pw["nulls"]["base_rate"]["fdr_significant_share"] == pw["fdr_significant_share"]
-
-    def f3(x):
-        return "n/a" if x is None else f"{x:.3f}"
-
-    def g3(x):
-        return "n/a" if x is None else f"{x:.3g}"
-
-    lines = ["36 records, 3 models, 1 group(s)",
-             "all / prospective (verbal_binary): 3 of 3 models, 12 items"]  # fmt: skip
-    for name in ("confidence", "correctness"):
-        e = d[name]["eigen"]
-        lines.append(f"  {name} (tetrachoric, 3 models, 12-12 items a pair): first factor "
-                     f"{e['first_share']:.1%} of variance; loadings ~ thresholds quadratic R^2 "
-                     f"{f3(e['quadratic_r2'])}")  # fmt: skip
-    nb, nc = pw["nulls"]["base_rate"], pw["nulls"]["calibration_preserving"]
-    lines.append(
-        f"  pairwise: mean tau-b {f3(pw['mean_tau'])} over 3 pairs (12-12 items a pair, "
-        f"median 12); base-rate null {f3(nb['mean'])} (p={g3(nb['p_value'])}), "
-        f"calibration-preserving null {f3(nc['mean'])} (p={g3(nc['p_value'])})"
-    )
-    lines.append(f"  private-signal test (3 models x 12 complete-case items): null mean "
-                 f"{f3(ps['mean'])}, one-sided p={g3(ps['p_value'])}")  # fmt: skip
-    al = d["factor_alignment"]
-    lines.append(f"  {pw['fdr_significant_share']:.1%} of pairs FDR-significant (base-rate, "
-                 f"q < 0.05); factor alignment (3 models x 12 complete-case items) r "
-                 f"{f3(al['all']['r'])}, contentious ({al['contentious']['n_items']} items) "
-                 f"{f3(al['contentious']['r'])}")  # fmt: skip
-    internal = sorted(m["auroc_internal"] for m in d["per_model"].values())
-    pop = sorted(m["auroc_pop"] for m in d["per_model"].values())
-    lines.append(f"  per-model AUROC median: internal {internal[1]:.3f}, population "
-                 f"{pop[1]:.3f}")  # fmt: skip
-    w = d["warnings"]
-    lines.append(f"  {len(w)} warning(s): {w[0]}" + (" ..." if len(w) > 1 else ""))
-    assert res.summary_text() == "\n".join(lines)
-    assert res.summary_text() == an._summary_text(res)
-    assert res.to_dict() == res.summary
 
 
 # ------------------------------------------------------------------------------------------
@@ -769,15 +677,6 @@ def test_notes_list_several_models_in_their_order():
     assert res.tables["all__prospective__pairs"]["n_items"].tolist() == per_pair
     assert g["pairwise"]["basis"]["n_items_per_pair"] == {"min": 15, "median": 17.0, "max": 19}
     assert g["factor_alignment"]["basis"]["n_items"] == 13
-    text = res.summary_text().splitlines()
-    assert text[0] == "130 records, 8 models, 1 group(s)"
-    assert text[1] == ("all / prospective (verbal_binary): 5 of 8 models, 20 items "
-                       "(2 model(s) below coverage 0.5 left out)")  # fmt: skip
-    assert text[2].startswith("  confidence (tetrachoric, 5 models, 15-19 items a pair): ")
-    assert "over 10 pairs (15-19 items a pair, median 17)" in text[4]
-    assert "factor alignment (5 models x 13 complete-case items)" in text[5]
-    assert text[-1] == (f"  {len(g['warnings'])} warning(s): 2 model(s) below min_coverage 0.5 "
-                        "left out of the cross-model analyses (y 25%, x 45%) ...")  # fmt: skip
 
 
 def test_complete_case_note_lists_only_models_that_lack_items():
@@ -818,9 +717,6 @@ def test_skipped_groups_keep_their_probe_and_threshold():
     assert s["probe"] == "retro" and s["confidence_kind"] == "verbal_numeric"
     assert s["status"] == "skipped" and s["confidence"] == {"binarized_at": 0.7}
     assert s["correctness"] == {} and s["n_items_union"] == 12
-    assert res.summary_text().splitlines()[1] == (
-        "all / retro (verbal_numeric): 2 of 2 models, 12 items"
-    )
     # ordered levels (the default) or binary confidence: no threshold
     for kind, extra in (("verbal_numeric", {}), ("verbal_binary", {"numeric_levels": 0})):
         d = _records(n_items=12, n_models=2, kind=kind, numeric=kind != "verbal_binary")
@@ -843,10 +739,6 @@ def test_skipped_group_below_coverage_keeps_what_it_left_out():
     assert g.all_items.models == ("m0", "m1") and g.matrices.models == ("m0", "m1")
     s = res.summary["results"]["all"]["prospective"]
     assert s["coverage_excluded"] == {"m2": pytest.approx(4 / 12)}
-    assert res.summary_text().splitlines()[1] == (
-        "all / prospective (verbal_binary): 2 of 3 models, 12 items "
-        "(1 model(s) below coverage 0.5 left out)"
-    )
     assert len(res.tables["all__prospective__coverage"]) == 3
 
 
@@ -869,18 +761,18 @@ def test_pairable_tetrachoric_leaves_out_the_model_with_most_gaps_first():
     x[:, 3] = 1.0
     x[0:6, 0] = np.nan
     x[6:11, 2] = np.nan
-    tet = an._pairable_tetrachoric(x, names, 10)
+    tet = an_group._pairable_tetrachoric(x, names, 10)
     assert list(tet.names) == ["k", "q", "r"]
     assert tet.dropped == ("p", "c")
     assert list(tet.dropped_reasons.items()) == [
         ("p", "fewer than 10 shared items with 1 other model(s)"),
         ("c", "no variance (all 1)"),
     ]
-    ref = an.tetrachoric_matrix(x[:, [1, 2, 4]], names=["k", "q", "r"])
+    ref = an_group.tetrachoric_matrix(x[:, [1, 2, 4]], names=["k", "q", "r"])
     assert np.allclose(tet.rho, ref.rho) and np.array_equal(tet.n, ref.n)
     assert tet.n.tolist() == [[20, 15, 20], [15, 15, 15], [20, 15, 20]]
     # with min_pair 9 the pair is enough: nobody is left out for it
-    tet = an._pairable_tetrachoric(x, names, 9)
+    tet = an_group._pairable_tetrachoric(x, names, 9)
     assert list(tet.names) == ["p", "k", "q", "r"]
     assert dict(tet.dropped_reasons) == {"c": "no variance (all 1)"}
 
@@ -893,7 +785,7 @@ def test_pairable_tetrachoric_counts_each_models_short_pairs():
     x[0:7, 1] = np.nan
     x[7:12, 2] = np.nan
     x[12:18, 3] = np.nan
-    tet = an._pairable_tetrachoric(x, names, 10)
+    tet = an_group._pairable_tetrachoric(x, names, 10)
     assert list(tet.names) == ["f", "t", "g"]
     assert list(tet.dropped_reasons.items()) == [
         ("s", "fewer than 10 shared items with 2 other model(s)"),
@@ -901,29 +793,29 @@ def test_pairable_tetrachoric_counts_each_models_short_pairs():
     ]
     assert tet.dropped == ("s", "u")
     # no short pair: the matrix of every model, as the tetrachoric module gives it
-    full = an._pairable_tetrachoric(_binary(12, 3), ["a", "b", "c"], 10)
+    full = an_group._pairable_tetrachoric(_binary(12, 3), ["a", "b", "c"], 10)
     assert list(full.names) == ["a", "b", "c"] and full.dropped == ()
-    assert np.allclose(full.rho, an.tetrachoric_matrix(_binary(12, 3)).rho)
+    assert np.allclose(full.rho, an_group.tetrachoric_matrix(_binary(12, 3)).rho)
 
 
 def test_section_rates_and_reasons_by_hand():
     x = np.array([[1, 0, 1], [1, 1, np.nan], [0, 1, 1], [0, 0, np.nan]] * 4, dtype=float)
     # rates over each model's own items: 8/16, 8/16, 8/8
-    sec = an._section(x, ["a", "b", "c"], min_pair=3)
+    sec = an_group._section(x, ["a", "b", "c"], min_pair=3)
     assert sec.rate.tolist() == [0.5, 0.5, 1.0]
     assert list(sec.tetrachoric.names) == ["a", "b"]
     assert sec.reason == "fewer than 3 models with variance: no factor model"
     assert sec.eigen is not None and sec.factor is None and sec.method == "tetrachoric"
     assert sec.correlation is sec.tetrachoric
     # one varying model: no eigen-decomposition either
-    one = an._section(x[:, [0, 2]], ["a", "c"], min_pair=3)
+    one = an_group._section(x[:, [0, 2]], ["a", "c"], min_pair=3)
     assert one.reason == "only 1 model(s) with variance" and one.eigen is None
     assert one.factor is None
     # a model with no item at all has no rate (NaN), without a warning
     empty = np.column_stack([x[:, :2], np.full(16, np.nan)])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sec = an._section(empty, ["a", "b", "z"], min_pair=3)
+        sec = an_group._section(empty, ["a", "b", "z"], min_pair=3)
     assert sec.rate[:2].tolist() == [0.5, 0.5] and math.isnan(sec.rate[2])
     assert sec.reason == "fewer than 3 models with variance: no factor model"
     assert dict(sec.tetrachoric.dropped_reasons) == {"z": "no observations"}
@@ -935,7 +827,7 @@ def test_section_reports_missing_correlations():
     x[0:10, 0] = np.nan  # a: items 10 and 11 only (1 and 0), shared with c alone
     x[10:12, 0] = [1.0, 0.0]
     x[10:12, 1] = np.nan
-    sec = an._section(x, ["a", "b", "c"], min_pair=0)
+    sec = an_group._section(x, ["a", "b", "c"], min_pair=0)
     assert math.isnan(sec.tetrachoric.rho[0, 1])
     assert sec.reason == "missing tetrachoric correlations"
     assert sec.eigen is None and sec.factor is None
@@ -956,7 +848,7 @@ def test_analyze_files_formats_options_models_and_record_warnings(tmp_path):
         warnings.simplefilter("always")
         res = analyze_files(src, AnalysisOptions(**FAST, seed=7), out_dir=out, report=False,
                             models_file=yml)  # fmt: skip
-    assert [w for w in seen if issubclass(w.category, an.RecordWarning)] == []
+    assert [w for w in seen if issubclass(w.category, RecordWarning)] == []
     s = res.summary
     assert s["parameters"]["seed"] == 7 and s["parameters"]["permutations"] == 0
     assert s["warnings"][:2] == [
@@ -984,7 +876,7 @@ def test_pooled_frames_keep_the_order_of_appearance_past_an_unpooled_probe():
         "item_id": ["1", "1", "2", "3", "3"],
         "model": ["m"] * 5,
     })  # fmt: skip
-    frames, notes = an._pooled_frames(df)
+    frames, notes = an_orch._pooled_frames(df)
     assert list(frames) == [("pooled", "z", "k"), ("pooled", "a", "k")]
     assert notes == ["pooled/solo: only one benchmark (x); not pooled"]
     assert frames[("pooled", "a", "k")]["item_id"].tolist() == ["x:3", "y:3"]
@@ -993,41 +885,6 @@ def test_pooled_frames_keep_the_order_of_appearance_past_an_unpooled_probe():
 # ------------------------------------------------------------------------------------------
 # The summary text's formats
 # ------------------------------------------------------------------------------------------
-
-
-def test_summary_text_formats_small_p_values_and_missing_figures():
-    """The text formats the summary's numbers: p-values in 3 significant digits (exponent in
-    lower case), a contentious r, and "n/a" for a median of no population AUROC (no warning)."""
-    import copy
-
-    res = analyze_records(_records(n_items=12, n_models=3),
-                          **{**FAST, "permutations": 9, "joint_permutations": 9})  # fmt: skip
-    s = copy.deepcopy(res.summary)
-    d = s["results"]["all"]["prospective"]
-    d["pairwise"]["nulls"]["base_rate"]["p_value"] = 1.5e-05
-    d["pairwise"]["nulls"]["calibration_preserving"]["p_value"] = 2.5e-06
-    d["pairwise"]["nulls"]["private_signal"]["p_value"] = 3e-07
-    d["factor_alignment"]["contentious"].update(r=0.25, n_items=4)
-    for m in d["per_model"].values():
-        m["auroc_pop"] = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        text = an.dataclasses.replace(res, summary=s).summary_text().splitlines()
-    assert "(p=1.5e-05), calibration-preserving null " in text[4]
-    assert text[4].endswith(" (p=2.5e-06)")
-    assert text[5].endswith(", one-sided p=3e-07")
-    assert text[6].endswith(", contentious (4 items) 0.250")
-    assert text[7].startswith("  per-model AUROC median: internal ")
-    assert text[7].endswith(", population n/a")
-
-
-def test_summary_text_says_where_confidence_was_binarised():
-    df = _records(n_items=12, n_models=3, numeric=True, kind="sampled")
-    text = analyze_records(df, **FAST, numeric_levels=0).summary_text().splitlines()
-    assert text[2].startswith("  confidence (tetrachoric (binarised at 0.5), 3 models, 12-12 ")
-    assert text[3].startswith("  correctness (tetrachoric, 3 models, 12-12 items a pair): ")
-    text = analyze_records(df, **FAST).summary_text().splitlines()
-    assert text[2].startswith("  confidence (polychoric, 3 models, 12-12 items a pair): ")
 
 
 def test_analyze_records_takes_its_options_and_overrides():
@@ -1132,23 +989,23 @@ def test_polychoric_section_summary_by_hand():
 
 def test_section_summary_without_eigen_or_factor():
     x = _binary(16, 3)
-    two = an._section(np.column_stack([x[:, :2], np.ones(16)]), ["a", "b", "c"])
-    d = an._section_summary(two, ["a", "b", "c"])
+    two = an_group._section(np.column_stack([x[:, :2], np.ones(16)]), ["a", "b", "c"])
+    d = an_summary._section_summary(two, ["a", "b", "c"])
     assert d["reason"] == "fewer than 3 models with variance: no factor model"
     assert d["eigen"]["loadings"][2] is None and d["eigen"]["loadings"][0] is not None
     assert d["eigen"]["first_share"] == two.eigen.first_share
     assert d["factor"] == {"method": None, "loadings": [None, None, None],
                            "variance_share": None, "heywood": None, "converged": None}  # fmt: skip
     assert d["basis"]["n_items"] == 0  # no item matrices given
-    one = an._section(np.column_stack([x[:, :1], np.ones((16, 2))]), ["a", "b", "c"])
-    d = an._section_summary(one, ["a", "b", "c"])
+    one = an_group._section(np.column_stack([x[:, :1], np.ones((16, 2))]), ["a", "b", "c"])
+    d = an_summary._section_summary(one, ["a", "b", "c"])
     assert d["reason"] == "only 1 model(s) with variance"
     assert d["eigen"] == {"eigenvalues": None, "first_share": None,
                           "loadings": [None, None, None], "quadratic_r2": None,
                           "quadratic_coef": None, "quadratic_p_value": None,
                           "quadratic_vertex": None}  # fmt: skip
     assert d["factor"]["loadings"] == [None, None, None] and d["factor"]["method"] is None
-    assert an._section_summary(None, ["a"]) == {}
+    assert an_summary._section_summary(None, ["a"]) == {}
 
 
 def test_pairable_tetrachoric_weighs_short_pairs_before_items():
@@ -1159,7 +1016,7 @@ def test_pairable_tetrachoric_weighs_short_pairs_before_items():
     x[20:, 1] = np.nan  # A: items 0-19
     x[:15, 2] = np.nan  # B: items 15-29
     x[:16, 3] = np.nan  # C: items 16-29
-    tet = an._pairable_tetrachoric(x, names, 10)
+    tet = an_group._pairable_tetrachoric(x, names, 10)
     assert list(tet.names) == ["F", "B", "C", "G"]
     assert dict(tet.dropped_reasons) == {"A": "fewer than 10 shared items with 2 other model(s)"}
 
@@ -1168,7 +1025,7 @@ def test_section_rate_of_a_model_with_one_item():
     x = _binary(12, 3, seed=6)
     x[1:, 2] = np.nan
     x[0, 2] = 1.0
-    sec = an._section(x, ["a", "b", "c"])
+    sec = an_group._section(x, ["a", "b", "c"])
     assert sec.rate[2] == 1.0
     assert sec.rate[:2].tolist() == pytest.approx(x[:, :2].mean(axis=0).tolist())
 
@@ -1414,7 +1271,7 @@ def test_generated_by_names_the_installed_version(monkeypatch):
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "version", missing)
-    assert an._package_version() is None  # running from a checkout
+    assert an_summary._package_version() is None  # running from a checkout
 
 
 def test_a_section_without_a_factor_model_says_why():
@@ -1492,16 +1349,16 @@ def test_one_blas_thread_inside_the_analysis(monkeypatch):
             i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
         ]
 
-    with an._one_blas_thread():
+    with an_orch.one_blas_thread():
         assert blas() and set(blas()) == {1}
     seen = []
-    real = an._analyze
+    real = an_orch.analyze_validated
 
     def record(*args, **kw):
         seen.append(blas())
         return real(*args, **kw)
 
-    monkeypatch.setattr(an, "_analyze", record)
+    monkeypatch.setattr(an_orch, "analyze_validated", record)
     analyze_records(_records(n_items=12, n_models=3), **FAST)
     assert seen and set(seen[0]) == {1}
 
@@ -1532,7 +1389,7 @@ def test_section_names_its_eigen_and_factor_results():
     """The report labels loadings with the eigen and factor results' own names."""
     x = _binary(16, 4, seed=16)
     x[:, 1] = 0.0  # b never: left out
-    sec = an._section(x, ["a", "b", "c", "d"])
+    sec = an_group._section(x, ["a", "b", "c", "d"])
     assert tuple(sec.eigen.names) == ("a", "c", "d")
     assert tuple(sec.factor.names) == ("a", "c", "d")
 
@@ -1578,10 +1435,6 @@ def test_a_section_of_one_varying_model_has_no_eigen_and_its_tables_say_so():
     assert load["correctness_pc1_loading"].notna().all()
     eig = res.tables["all__prospective__eigenvalues"]
     assert eig["matrix"].tolist() == ["correctness"] * 3
-    assert (
-        "  confidence (tetrachoric, 1 model): no pairs to correlate, no factor model"
-        in res.summary_text().splitlines()
-    )
 
 
 def test_a_table_of_one_record_is_one_skipped_group():
@@ -1613,9 +1466,9 @@ def test_small_rules_at_their_edges(monkeypatch):
     becomes a Python float; the result keeps the validated records."""
     from types import SimpleNamespace as NS
 
-    assert an._safe("AbC Def") == "AbC-Def" and an._safe("X a X") == "X-a-X"
+    assert an_summary.safe_name("AbC Def") == "AbC-Def" and an_summary.safe_name("X a X") == "X-a-X"
     one = NS(pairwise=NS(per_pair={0: NS(engine="numpy", permutations=1)}, joint_engine=None))
-    assert an._engines_used({1: one}, "auto")["per_pair"] == "numpy"
+    assert an_summary._engines_used({1: one}, "auto")["per_pair"] == "numpy"
     o = AnalysisOptions(fdr_alpha=np.float32(0.25))
     assert type(o.fdr_alpha) is float and o.fdr_alpha == 0.25
     df = _records(n_items=12, n_models=3)
@@ -1625,17 +1478,17 @@ def test_small_rules_at_their_edges(monkeypatch):
 
 def test_analyze_files_silences_record_warnings_only(tmp_path, monkeypatch):
     """Record warnings are kept in the summary, not shown; any other warning still shows."""
-    real = an.read_records
+    real = pipeline.read_records
 
     def read(*args, **kw):
         warnings.warn("something else", UserWarning, stacklevel=1)
         return real(*args, **kw)
 
-    monkeypatch.setattr(an, "read_records", read)
+    monkeypatch.setattr(pipeline, "read_records", read)
     src = tmp_path / "runs.csv"
     _partial_run().to_csv(src, index=False)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         analyze_files(src, out_dir=tmp_path / "out", report=False, **FAST)
     assert [str(w.message) for w in seen if w.category is UserWarning] == ["something else"]
-    assert not [w for w in seen if issubclass(w.category, an.RecordWarning)]
+    assert not [w for w in seen if issubclass(w.category, RecordWarning)]

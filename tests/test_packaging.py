@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -32,16 +34,47 @@ def test_task_configs_are_importable_package_data() -> None:
     assert Path(configs.__file__).parent.resolve() == (REPO / "task_configs").resolve()
 
 
-def test_metacog_metrics_exports_resolve() -> None:
-    import metacog_metrics
+def _stub_exports(package: str) -> dict[str, str]:
+    """``{name: module}`` of the ``from .module import name as name`` lines of a package's
+    ``__init__.pyi`` (the one export list, read at run time by lazy_loader)."""
+    import ast
 
-    lazy = set(metacog_metrics._LAZY)
-    assert set(metacog_metrics.__all__) == lazy | {"tetrachoric"}
-    for name in metacog_metrics.__all__:
-        value = getattr(metacog_metrics, name)
-        module = metacog_metrics._LAZY.get(name, "metacog_metrics.tetrachoric")
-        assert getattr(__import__(module, fromlist=[name]), name) is value, name
-    assert callable(metacog_metrics.tetrachoric)  # the function, not its module
+    stub = REPO / package.replace(".", "/") / "__init__.pyi"
+    return {
+        alias.name: f"{package}.{node.module}"
+        for node in ast.parse(stub.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("package", ["metacog_metrics", "metacog_metrics.analyze"])
+def test_exports_resolve_to_their_modules_objects(package: str) -> None:
+    import importlib
+
+    pkg = importlib.import_module(package)
+    exports = _stub_exports(package)
+    assert sorted(pkg.__all__) == sorted(exports) and len(exports) > 5
+    assert set(pkg.__all__) <= set(dir(pkg))
+    for name, module in exports.items():
+        assert getattr(pkg, name) is getattr(importlib.import_module(module), name), name
+    with pytest.raises(AttributeError, match="not_exported"):
+        pkg.not_exported  # noqa: B018
+
+
+def test_tetrachoric_is_the_function_after_its_module_is_imported() -> None:
+    """The function shares its name with its module: importing the module must not shadow it
+    on the package (a fresh interpreter, the module imported first by another path)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, metacog_metrics.calibration, metacog_metrics;"
+        "t = sys.modules['metacog_metrics.tetrachoric'];"
+        "from metacog_metrics import tetrachoric;"
+        "assert tetrachoric is t.tetrachoric and metacog_metrics.tetrachoric is t.tetrachoric"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
 def test_harness_packages_import_only_public_metrics_names() -> None:

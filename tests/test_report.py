@@ -175,7 +175,7 @@ def battery(realruns_dir, tmp_path_factory):
     tidy = realruns_dir / "cacioli_battery_binary" / "tidy.csv"
     if not tidy.exists():
         unavailable(f"{tidy} is not in this checkout of the shared data")
-    from metacog_metrics.analyze import analyze_files
+    from metacog_metrics.pipeline import analyze_files
 
     out = tmp_path_factory.mktemp("battery")
     analyze_files([tidy], out_dir=out, permutations=200, joint_permutations=100, n_boot=50,

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metacog_metrics.analyze import analyze_files
+from metacog_metrics.pipeline import analyze_files
 from tests.availability import unavailable
 
 _CHECK = """<script>

@@ -23,15 +23,31 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from mutation import copy_repo  # tools/ is on the path when this runs as a script
-
 REPO = Path(__file__).resolve().parents[1]
+
+
+def copy_repo(dest: Path) -> None:
+    """The tracked files (and untracked, not ignored ones) of the working tree."""
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, check=True, capture_output=True,
+    ).stdout.split(b"\0")  # fmt: skip
+    for raw in files:
+        if not raw:
+            continue
+        rel = Path(raw.decode())
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+
 
 #: Runs pytest with numba hidden (``import numba`` fails, ``find_spec`` returns None).
 _PYTEST_WITHOUT_NUMBA = (

@@ -23,7 +23,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from metacog_tasks.collect import (
+from metacog_tasks.collect.results import (
     CollectResult,
     FileReport,
     _BadRow,

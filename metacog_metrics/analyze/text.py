@@ -9,19 +9,18 @@ and the reason, instead of failing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from metacog_metrics._result import to_jsonable
+from metacog_metrics.analyze.options import POOLED, AnalysisOptions
+from metacog_metrics.analyze.results import GroupAnalysis
+from metacog_metrics.analyze.summary import safe_name
 from metacog_metrics.inline_solving import FEATURES, detect_inline, inline_pairwise, inline_rates
 from metacog_metrics.text_probes import SCORES, fit_text_probes
-
-if TYPE_CHECKING:
-    from metacog_metrics.analyze import AnalysisOptions, GroupAnalysis
 
 __all__ = ["INLINE_PERMUTATIONS", "text_sections"]
 
@@ -29,11 +28,6 @@ __all__ = ["INLINE_PERMUTATIONS", "text_sections"]
 INLINE_PERMUTATIONS = 1000
 #: Bootstrap resamples of the R-NR share lost (at most).
 INLINE_BOOT = 200
-_POOLED = "pooled"
-
-
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
 
 
 def _has_texts(records: pd.DataFrame, column: str) -> bool:
@@ -44,7 +38,7 @@ def _has_texts(records: pd.DataFrame, column: str) -> bool:
 
 
 def _group_rows(records: pd.DataFrame, g: GroupAnalysis) -> pd.DataFrame:
-    if g.benchmark == _POOLED and not (records["benchmark"] == _POOLED).any():
+    if g.benchmark == POOLED and not (records["benchmark"] == POOLED).any():
         rows = records[(records["probe"] == g.probe)
                        & (records["confidence_kind"] == g.confidence_kind)].copy()  # fmt: skip
         rows["item_id"] = rows["benchmark"].astype(str) + ":" + rows["item_id"].astype(str)
@@ -107,7 +101,7 @@ def _inline_section(
                                   reasoning=list(mat.reasoning), permutations=perms,
                                   n_boot=n_boot, fdr_alpha=opts.fdr_alpha, rng=seed,
                                   engine=opts.engine)  # fmt: skip
-            prefix = f"{_safe(g.benchmark)}__{_safe(g.label)}__"
+            prefix = f"{safe_name(g.benchmark)}__{safe_name(g.label)}__"
             tables[prefix + "inline_pair_types"] = res.types
             tables[prefix + "inline_pairs"] = res.pairs
             entry = {
@@ -136,8 +130,8 @@ def _probe_section(
 ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     frames = [records]
     for g in groups.values():
-        if g.benchmark == _POOLED and not (records["benchmark"] == _POOLED).any():
-            frames.append(_group_rows(records, g).assign(benchmark=_POOLED))
+        if g.benchmark == POOLED and not (records["benchmark"] == POOLED).any():
+            frames.append(_group_rows(records, g).assign(benchmark=POOLED))
     data = pd.concat(frames, ignore_index=True) if len(frames) > 1 else records
     res = fit_text_probes(data, n_boot=opts.n_boot, seed=opts.seed, progress=opts.progress)
     if not res.sets:
