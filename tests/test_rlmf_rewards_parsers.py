@@ -122,3 +122,66 @@ def test_last_boxed_reads_what_the_depth_scan_read(text):
 def test_benchmark_extractors_are_linear(text):
     assert _cpu(extract_choice, text) < CPU_BOUND_S
     assert _cpu(last_boxed, text) < CPU_BOUND_S
+
+
+# ------------------------------------------------------------------ the rewards' own parsers
+
+_OLD_SPECIAL = re.compile(
+    r"(?:\s*(?:<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>|</?s>|<(?:eos|pad|end_of_turn|eot)>))+\s*\Z"
+)
+_SPECIAL_TOKENS = ["<|im_end|>", "<|eot_id|>", "<｜end▁of▁sentence｜>", "</s>", "<s>", "<eos>",
+                   "<pad>", " ", "\n", "x", "<", "|", ">", "<|", "|>", "<|a b|>", "\t"]  # fmt: skip
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_SPECIAL_TOKENS), max_size=12).map("".join))
+def test_special_token_strip_reads_what_the_backtracking_pattern_read(text):
+    from rlmf_plugin.engines import _strip_special
+
+    assert _strip_special(text) == _OLD_SPECIAL.sub("", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " " * MB,
+        "<eos>" * (MB // 5),
+        ("<|im_end|>" + " " * 90) * (MB // 100),
+        "x" + " \n" * (MB // 2) + "<eos>",
+    ],
+    ids=["spaces", "tokens", "tokens-and-spaces", "spaces-then-token"],
+)
+def test_special_token_strip_is_linear(text):
+    from rlmf_plugin.engines import _strip_special
+
+    assert _cpu(_strip_special, text) < CPU_BOUND_S
+
+
+#: Degenerate completions at the length cap: runs of what the parser looks for.
+_AT_CAP = {
+    "spaces": " " * 262_144,
+    "newlines": "\n" * 262_144,
+    "tag-lines": "Confidence: 80\n" * (262_144 // 15),
+    "meta-lines": "Meta\n" * (262_144 // 5),
+    "markup-then-tag": "*" * 262_000 + "Confidence: 80",
+    "mid-line-tags": "x confidence meta " * (262_144 // 18),
+    "long-tag-line": "Confidence: " + "9" * 262_000,
+    "boxed": "\\boxed{" * (262_144 // 7),
+}
+
+
+@pytest.mark.parametrize("text", list(_AT_CAP.values()), ids=list(_AT_CAP))
+def test_completion_parse_is_linear_up_to_the_cap(text):
+    from rlmf_plugin._format import MAX_COMPLETION_CHARS, parse_completion
+
+    assert len(text) <= MAX_COMPLETION_CHARS
+    assert _cpu(parse_completion, text) < CPU_BOUND_S
+    assert _cpu(parse_completion, text * 4) < CPU_BOUND_S  # over the cap: not parsed
+
+
+def test_response_split_is_linear():
+    from rlmf_plugin.engines import _response
+
+    prompt = "a" * 199 + "b"
+    assert _cpu(_response, "a" * MB, prompt) < CPU_BOUND_S  # no prompt inside: the query
+    assert _cpu(_response, "a" * 200_000 + prompt + "c" * 1000, "q" + prompt) < CPU_BOUND_S
