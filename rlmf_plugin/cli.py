@@ -26,7 +26,8 @@ def _build(args: argparse.Namespace) -> int:
     print(
         f"wrote {result.n_rows} rows to {result.out_dir} ({result.n_insufficient} with fewer "
         f"than {args.min_samples} samples, {result.n_missing_items} items not in the source, "
-        f"{result.n_bad} bad log lines)"
+        f"{result.n_bad} bad log lines, {result.n_ungraded} ungraded samples in "
+        f"{result.n_ungraded_items} items, counted wrong)"
     )
     if result.n_missing_items:
         print(f"items not in source {args.source!r}: {', '.join(result.missing_items)}")
