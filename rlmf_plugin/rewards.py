@@ -190,7 +190,7 @@ def soft_format_reward(
         if not p.has_answer:
             return FLOORS["soft_format"]
         issues = [*p.violations, *(("no_meta",) if require_meta and not p.has_meta_line else ())]
-        return -min(_SOFT_CAP, sum(SOFT_PENALTIES.get(v, 0.25) for v in issues))
+        return 0.0 - min(_SOFT_CAP, sum(SOFT_PENALTIES.get(v, 0.25) for v in issues))
 
     def reward(prompts=None, completions=(), **kwargs: Any) -> list[float | None]:
         parsed = _parse_all(completions)
