@@ -59,9 +59,10 @@ _TAG = re.compile(
     r"^[ \t*_`>#]*+(confidence|meta(?:[ -]?score)?)(?![^\W_]|[-_][^\W\d_])",
     re.IGNORECASE | re.MULTILINE,
 )
-_MARKUP = str.maketrans("", "", "*_`>#")
+# The strict form of a tag line, ``Label: number[%]``, markdown emphasis allowed around both.
 _STRICT = re.compile(
-    r"\s*(?:confidence|meta(?:[ -]?score)?)\s*[:=]\s*(\d{1,3}(?:\.\d+)?|\.\d+)\s*(%?)\s*",
+    r"[ \t*_`>#]*(?:confidence|meta(?:[ -]?score)?)[*_`]*[ \t]*[:=][ \t]*[*_`]*[ \t]*"
+    r"(\d{1,3}(?:\.\d+)?|\.\d+)[ \t]*(%?)[*_`]*\s*",
     re.IGNORECASE | re.ASCII,
 )
 #: The plain form ``Confidence: 80`` / ``Meta = 0.9`` / ``70%``: read without the full parser.
@@ -182,20 +183,17 @@ def _value(line: str) -> float:
     return parsed.confidence if parsed.ok else math.nan
 
 
-def _meta_value(line: str) -> float:
+def _read(line: str, meta: bool) -> tuple[float, bool]:
+    """The value of a tag line and whether the line has the strict form (and a valid value)."""
     if len(line) > MAX_TAG_LINE_CHARS:
-        return math.nan
-    if _PLAIN.fullmatch(line):
-        return _value(line)
-    return _value(_META_VALUE.sub("Confidence: ", line, count=1))
-
-
-def _strict_value(line: str) -> float:
-    """The value of a tag line in the strict form ``Label: number[%]``, else NaN."""
-    if len(line) > MAX_TAG_LINE_CHARS:
-        return math.nan
-    m = _STRICT.fullmatch(line.translate(_MARKUP))
-    return math.nan if m is None else _unit_or_nan(m.group(1), m.group(2) or None)
+        return math.nan, False
+    m = _STRICT.fullmatch(line)
+    if m:  # the strict form reads as the shared parser does (a test compares the two)
+        value = _unit_or_nan(m.group(1), m.group(2) or None)
+        return value, not math.isnan(value)
+    if meta and not _PLAIN.fullmatch(line):
+        line = _META_VALUE.sub("Confidence: ", line, count=1)
+    return _value(line), False
 
 
 def parse_completion(completion: Any) -> ParsedCompletion:
@@ -203,42 +201,42 @@ def parse_completion(completion: Any) -> ParsedCompletion:
     text = completion_text(completion)
     if len(text) > MAX_COMPLETION_CHARS:
         return _TOO_LONG
-    tags = []  # (start, end, is_confidence) of each tag line
+    confs: list[tuple[int, int]] = []  # (start, end) of each Confidence line
+    metas: list[tuple[int, int]] = []
     for m in _TAG.finditer(text):
         end = text.find("\n", m.end())
-        tags.append((m.start(), len(text) if end < 0 else end, m.group(1)[0] in "cC"))
-    answer = (text[: tags[0][0]] if tags else text).strip()
+        (confs if m.group(1)[0] in "cC" else metas).append(
+            (m.start(), end if end >= 0 else len(text))
+        )
+    first = min(confs[0][0] if confs else len(text), metas[0][0] if metas else len(text))
+    answer = text[:first].strip()
     has_answer = _ALNUM.search(answer) is not None
     violations = [] if has_answer else ["no_answer"]
-    confs = [t for t in tags if t[2]]
-    metas = [t for t in tags if not t[2]]
     confidence = meta = math.nan
     if not confs:
         violations.append("no_confidence")
     elif len(confs) > 1:
         violations.append("duplicate_confidence")
     else:
-        start, end, _ = confs[0]
-        line = text[start:end]
-        confidence = _value(line)
-        if math.isnan(_strict_value(line)):
+        confidence, strict = _read(text[confs[0][0] : confs[0][1]], meta=False)
+        if not strict:
             violations.append("bad_confidence")
-    after = [t for t in metas if confs and t[0] > confs[-1][0]]
+    after = None  # the one Meta line, when it follows the one Confidence line
     if len(metas) > 1:
         violations.append("duplicate_meta")
-    elif metas and confs and not after:
+    elif metas and confs and metas[0][0] < confs[-1][0]:
         violations.append("misplaced_meta")
-    elif after and len(confs) == 1:
-        line = text[after[0][0] : after[0][1]]
-        meta = _meta_value(line)
-        if math.isnan(_strict_value(line)):
+    elif metas and len(confs) == 1:
+        after = metas[0]
+        meta, strict = _read(text[after[0] : after[1]], meta=True)
+        if not strict:
             violations.append("bad_meta")
-    if confs and _text_after(text, confs[-1][1], after[0] if len(after) == 1 else None):
+    if confs and _text_after(text, confs[-1][1], after):
         violations.append("text_after")
     return ParsedCompletion(answer, confidence, meta, has_answer, bool(metas), tuple(violations))
 
 
-def _text_after(text: str, end: int, meta: tuple[int, int, bool] | None) -> bool:
+def _text_after(text: str, end: int, meta: tuple[int, int] | None) -> bool:
     """Whether anything but white space follows the confidence line (besides one Meta line)."""
     if meta is None:
         return _NOT_SPACE.search(text, end) is not None

@@ -32,6 +32,15 @@ class Verdict(Result):
     status: str
 
 
+_MISSING = Verdict(math.nan, "missing")
+_BAD_LABEL = Verdict(math.nan, "bad_label")
+_UNGRADED = Verdict(math.nan, "ungraded")
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def _missing(value: Any) -> bool:
     if value is None or type(value).__name__ == "NAType":  # pandas.NA
         return True
@@ -44,7 +53,8 @@ class ItemGrader:
     """Grades answers with each benchmark's own grader (SciCode: in the sandbox).
 
     Items are loaded once per ``(benchmark, source)`` with the benchmark's loader; verdicts are
-    cached (first in, first out) per ``(benchmark, source, item_id, digest of the answer)``.
+    cached (first in, first out) per ``(benchmark, source, item_id, answer)`` (a digest stands
+    for an answer over 256 characters, so the cache's memory is bounded).
     Safe to share between threads (grading itself runs outside the lock).
 
     Args:
@@ -58,7 +68,7 @@ class ItemGrader:
         self._options = dict(options or {})
         self._benchmarks: dict[str, Benchmark] = {}
         self._items: dict[tuple[str, str], dict[str, Item] | None] = {}
-        self._cache: dict[tuple[str, str, str, bytes], Verdict] = {}
+        self._cache: dict[tuple[str, str, str, str | bytes], Verdict] = {}
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -101,33 +111,33 @@ class ItemGrader:
 
     def verdict(self, benchmark: Any, item_id: Any, source: Any, answer: str) -> Verdict:
         """The grader's verdict on ``answer`` for the item (see :class:`Verdict`); never raises."""
-        if _missing(benchmark) or _missing(item_id):
-            return Verdict(math.nan, "missing")
-        if not isinstance(benchmark, str) or isinstance(item_id, bool):
-            return Verdict(math.nan, "bad_label")
-        if not isinstance(item_id, (str, numbers.Integral)):
-            return Verdict(math.nan, "bad_label")
+        if not (type(benchmark) is str and type(item_id) is str and benchmark and item_id):
+            if _missing(benchmark) or _missing(item_id):
+                return _MISSING
+            if not isinstance(benchmark, str) or isinstance(item_id, bool):
+                return _BAD_LABEL
+            if not isinstance(item_id, (str, numbers.Integral)):
+                return _BAD_LABEL
         if not (source is None or isinstance(source, str)):
-            return Verdict(math.nan, "bad_label")
+            return _BAD_LABEL
         src = source or "bundled"
-        digest = hashlib.blake2b(
-            str(answer).encode("utf-8", "surrogatepass"), digest_size=16
-        ).digest()
-        key = (benchmark, src, str(item_id), digest)
+        answer = str(answer)
+        # short answers are their own key; long ones are keyed by a digest (bounded memory)
+        key = (benchmark, src, str(item_id), answer if len(answer) <= 256 else _digest(answer))
         hit = self._cache.get(key)
         if hit is not None:  # first in, first out: no reordering on the hot path
             return hit
         try:
             items = self._source_items(benchmark, src)
         except Exception:  # no such benchmark
-            return Verdict(math.nan, "bad_label")
+            return _BAD_LABEL
         if items is None:
-            return Verdict(math.nan, "ungraded")
+            return _UNGRADED
         item = items.get(key[2])
         if item is None:
-            return Verdict(math.nan, "bad_label")
+            return _BAD_LABEL
         try:
-            value = float(self._benchmarks[benchmark].grade(item, str(answer)).correct)
+            value = float(self._benchmarks[benchmark].grade(item, answer).correct)
         except Exception:  # the answer made the grader fail: it cannot be compared, so wrong
             out = Verdict(0.0, "grader_error")
         else:
