@@ -247,3 +247,23 @@ def test_one_slow_request_times_out_without_blocking_the_others(monkeypatch):
     assert logs["timed_out"] == [0.0, 1.0, 1.0] and logs["graded"] == [1.0, 0.0, 0.0]
     assert slow_out["scores"] == [1.0, 0.0, 0.0]
     assert logs["faithful"] == pytest.approx([1 - 0.05**2] * 3)  # no grading needed for it
+
+
+def test_serve_reward_takes_the_request_timeout(monkeypatch):
+    from metacog_tasks.cli import main
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_serve(host, port, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(engines, "serve", fake_serve)
+    with pytest.raises(Stop):
+        main(["rlmf", "serve-reward", "--port", "0", "--timeout", "7.5"])
+    assert seen["timeout_s"] == 7.5
+    with pytest.raises(ValueError, match="timeout_s must be a positive number"):
+        serve("127.0.0.1", 0, timeout_s=0)
