@@ -313,7 +313,9 @@ def _read_label(label: Any) -> tuple[dict[str, Any], bool]:
         if isinstance(label, str) and len(label) <= MAX_LABEL_CHARS:
             value = json.loads(label)
             return (value, True) if isinstance(value, dict) else ({}, False)
-    except (ValueError, RecursionError, TypeError):  # not JSON, nested too deep, odd mapping
+    except (ValueError, RecursionError):  # not JSON (or too large a number), nested too deep
+        pass
+    except Exception:  # a mapping whose items cannot be read
         pass
     return {}, False
 
@@ -398,7 +400,13 @@ class RewardScorer:
         self._grader = ItemGrader({k: dict(v) for k, v in (benchmark_options or {}).items()})
         self._names = list(REWARD_NAMES)
         self._funcs = make_rewards(self._names, grader=self._grader, tau=tau, options=options)
-        self._wrong = make_rewards(self._names, grader=_WrongGrader(), tau=tau, options=options)  # type: ignore[arg-type]
+        self._wrong_grader = _WrongGrader()
+        self._wrong = make_rewards(
+            self._names,
+            grader=self._wrong_grader,  # type: ignore[arg-type]
+            tau=tau,
+            options=options,
+        )
 
     def score(
         self,
@@ -444,7 +452,7 @@ class RewardScorer:
             for name, f in zip(self._names, funcs)
         }
         parsed = _parse_all(texts)
-        grader = _WrongGrader() if timed_out else self._grader
+        grader = self._wrong_grader if timed_out else self._grader
         verdicts = _correctness(grader)(parsed, columns, "score")  # type: ignore[arg-type]
         out = []
         for i, ((item, label_ok), p, v) in enumerate(zip(rows, parsed, verdicts)):

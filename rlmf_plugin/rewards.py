@@ -202,6 +202,7 @@ def soft_format_reward(
 
 
 _ITEM_COLUMNS = ("benchmark", "item_id", "source")
+_NO_ANSWER = Verdict(0.0, "no_answer")  # not graded: nothing to grade
 
 
 class _Correctness:
@@ -223,7 +224,7 @@ class _Correctness:
         benches, ids, sources = (_column(kwargs, c, n, reward) for c in _ITEM_COLUMNS)
         verdict = self.grader.verdict
         out = [
-            verdict(b, i, s, p.answer) if p.has_answer else Verdict(0.0, "no_answer")
+            verdict(b, i, s, p.answer) if p.has_answer else _NO_ANSWER
             for p, b, i, s in zip(parsed, benches, ids, sources)
         ]
         self._local.last = (parsed, columns, out)
