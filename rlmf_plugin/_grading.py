@@ -2,19 +2,60 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
+import numbers
+import threading
 from typing import Any
 
-from metacog_tasks.benchmarks import Benchmark, Item, get_benchmark
+from metacog_metrics import Result
+from metacog_tasks.benchmarks import Benchmark, Item, UnknownBenchmarkError, get_benchmark
 
-__all__ = ["ItemGrader"]
+__all__ = ["ItemGrader", "Verdict"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict(Result):
+    """The grader's verdict on one answer.
+
+    Attributes:
+        correct: 1.0 / 0.0; NaN when there was nothing to compare with.
+        status: ``ok``; ``grader_error`` (the grader raised: the answer counts wrong, 0);
+            ``no_answer`` (not graded, 0); ``missing`` (no benchmark or item id given, NaN);
+            ``bad_label`` (the benchmark or item id is malformed or unknown, NaN);
+            ``ungraded`` (a failure on the grader's side: the item source cannot be read, or
+            the benchmark's grader gave no verdict, NaN).
+    """
+
+    correct: float
+    status: str
+
+
+_MISSING = Verdict(math.nan, "missing")
+_BAD_LABEL = Verdict(math.nan, "bad_label")
+_UNGRADED = Verdict(math.nan, "ungraded")
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _missing(value: Any) -> bool:
+    if value is None or type(value).__name__ == "NAType":  # pandas.NA
+        return True
+    return (isinstance(value, str) and not value) or (
+        isinstance(value, float) and math.isnan(value)
+    )
 
 
 class ItemGrader:
     """Grades answers with each benchmark's own grader (SciCode: in the sandbox).
 
     Items are loaded once per ``(benchmark, source)`` with the benchmark's loader; verdicts are
-    cached (first in, first out) per ``(benchmark, source, item_id, answer)``.
+    cached (first in, first out) per ``(benchmark, source, item_id, answer)`` (a digest stands
+    for an answer over 256 characters, so the cache's memory is bounded).
+    Safe to share between threads (grading itself runs outside the lock).
 
     Args:
         options: Benchmark options per benchmark name (``{"scicode": {"timeout_s": 10}}``).
@@ -26,48 +67,91 @@ class ItemGrader:
     ) -> None:
         self._options = dict(options or {})
         self._benchmarks: dict[str, Benchmark] = {}
-        self._items: dict[tuple[str, str], dict[str, Item]] = {}
-        self._cache: dict[tuple[str, str, str, str], float] = {}
+        self._items: dict[tuple[str, str], dict[str, Item] | None] = {}
+        self._cache: dict[tuple[str, str, str, str | bytes], Verdict] = {}
         self._cache_size = cache_size
+        self._lock = threading.Lock()
 
     def benchmark(self, name: str) -> Benchmark:
-        """The benchmark called ``name`` (built once)."""
-        if name not in self._benchmarks:
-            self._benchmarks[name] = get_benchmark(name, **self._options.get(name, {}))
-        return self._benchmarks[name]
+        """The benchmark called ``name`` (built once).
+
+        Raises:
+            UnknownBenchmarkError: No benchmark has that name.
+        """
+        bench = self._benchmarks.get(name)
+        if bench is None:
+            bench = get_benchmark(name, **self._options.get(name, {}))
+            with self._lock:
+                bench = self._benchmarks.setdefault(name, bench)
+        return bench
+
+    def _source_items(self, benchmark: str, source: str) -> dict[str, Item] | None:
+        """The items of a source by id; ``None`` when it cannot be read."""
+        key = (benchmark, source)
+        if key in self._items:
+            return self._items[key]
+        try:
+            items: dict[str, Item] | None = {
+                it.item_id: it for it in self.benchmark(benchmark).load(source)
+            }
+        except UnknownBenchmarkError:
+            raise
+        except Exception:  # an unreadable source: a failure on the grader's side
+            items = None
+        with self._lock:
+            return self._items.setdefault(key, items)
 
     def item(self, benchmark: str, item_id: str, source: str | None) -> Item | None:
         """The item, or ``None`` when its benchmark, source or id is unknown."""
-        key = (benchmark, source or "bundled")
-        items = self._items.get(key)
-        if items is not None:
-            return items.get(str(item_id))
-        if key not in self._items:
-            try:
-                items = self.benchmark(benchmark).load(key[1])
-            except Exception:  # unknown benchmark, unreadable source: the row cannot be scored
-                self._items[key] = {}
-            else:
-                self._items[key] = {it.item_id: it for it in items}
-        return self._items[key].get(str(item_id))
+        try:
+            items = self._source_items(benchmark, source or "bundled")
+        except Exception:
+            return None
+        return None if items is None else items.get(str(item_id))
 
-    def correct(self, benchmark: Any, item_id: Any, source: Any, answer: str) -> float:
-        """1.0 / 0.0 from the benchmark's grader, NaN when the row cannot be graded."""
-        if not isinstance(benchmark, str) or item_id is None:
-            return math.nan
-        src = source if isinstance(source, str) and source else "bundled"
-        key = (benchmark, src, str(item_id), answer)
+    def verdict(self, benchmark: Any, item_id: Any, source: Any, answer: str) -> Verdict:
+        """The grader's verdict on ``answer`` for the item (see :class:`Verdict`); never raises."""
+        if not (type(benchmark) is str and type(item_id) is str and benchmark and item_id):
+            if _missing(benchmark) or _missing(item_id):
+                return _MISSING
+            if not isinstance(benchmark, str) or isinstance(item_id, bool):
+                return _BAD_LABEL
+            if not isinstance(item_id, (str, numbers.Integral)):
+                return _BAD_LABEL
+        if not (source is None or isinstance(source, str)):
+            return _BAD_LABEL
+        src = source or "bundled"
+        answer = str(answer)
+        # short answers are their own key; long ones are keyed by a digest (bounded memory)
+        key = (benchmark, src, str(item_id), answer if len(answer) <= 256 else _digest(answer))
         hit = self._cache.get(key)
         if hit is not None:  # first in, first out: no reordering on the hot path
             return hit
-        item = self.item(benchmark, key[2], src)
+        try:
+            items = self._source_items(benchmark, src)
+        except Exception:  # no such benchmark
+            return _BAD_LABEL
+        if items is None:
+            return _UNGRADED
+        item = items.get(key[2])
         if item is None:
-            return math.nan
+            return _BAD_LABEL
         try:
             value = float(self._benchmarks[benchmark].grade(item, answer).correct)
-        except Exception:  # a grader bug must not stop training: the row is unscorable
-            value = math.nan
-        self._cache[key] = value
-        if len(self._cache) > self._cache_size:
-            del self._cache[next(iter(self._cache))]
-        return value
+        except Exception:  # the answer made the grader fail: it cannot be compared, so wrong
+            out = Verdict(0.0, "grader_error")
+        else:
+            if math.isnan(value):
+                out = Verdict(math.nan, "ungraded")
+            else:
+                out = Verdict(1.0 if value == 1.0 else 0.0, "ok")
+        with self._lock:
+            self._cache[key] = out
+            while len(self._cache) > self._cache_size:
+                del self._cache[next(iter(self._cache))]
+        return out
+
+    def correct(self, benchmark: Any, item_id: Any, source: Any, answer: str) -> float:
+        """1.0 / 0.0 from the benchmark's grader (0 when it raised), NaN when the row cannot
+        be graded (see :meth:`verdict`)."""
+        return self.verdict(benchmark, item_id, source, answer).correct

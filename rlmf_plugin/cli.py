@@ -26,7 +26,8 @@ def _build(args: argparse.Namespace) -> int:
     print(
         f"wrote {result.n_rows} rows to {result.out_dir} ({result.n_insufficient} with fewer "
         f"than {args.min_samples} samples, {result.n_missing_items} items not in the source, "
-        f"{result.n_bad} bad log lines)"
+        f"{result.n_bad} bad log lines, {result.n_ungraded} ungraded samples in "
+        f"{result.n_ungraded_items} items, counted wrong)"
     )
     if result.n_missing_items:
         print(f"items not in source {args.source!r}: {', '.join(result.missing_items)}")
@@ -171,6 +172,7 @@ def _serve(args: argparse.Namespace) -> int:
         weights=_weights(args.weight),
         mc_weight=args.mc_weight,
         mc_start=args.mc_start,
+        timeout_s=args.timeout,
     )
     host, port = server.server_address[:2]
     print(f"RLMF reward server on http://{host}:{port}/get_reward (Ctrl-C stops it)", flush=True)
@@ -300,9 +302,16 @@ def add_parser(sub: Any) -> None:
     v.add_argument(
         "--weight",
         action="append",
-        help="reward weight name=w (format, correctness, brier, log_score, faithful, "
-        "metacog_score); default format=0.5 correctness=1 brier=0.5 faithful=3",
+        help="reward weight name=w (format, strict_format, soft_format, correctness, brier, "
+        "log_score, faithful, metacog_score); default format=0.5 correctness=1 brier=0.5 "
+        "faithful=3",
     )
     v.add_argument("--mc-weight", type=float, default=0.0, help="additive metacognitive term")
     v.add_argument("--mc-start", type=float, default=0.0, help="faithfulness it starts at")
+    v.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds per request; rows not scored by then count wrong (default 60)",
+    )
     v.set_defaults(func=_serve)

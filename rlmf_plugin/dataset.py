@@ -3,10 +3,12 @@
 Each row carries the solve prompt (the benchmark's own, plus the answer/confidence format), what
 the grader needs later (``benchmark``, ``item_id``, ``source``), and per-item statistics of the
 harness samples (one per model, harness and attempt: Inspect ``--epochs``, a record table's
-``epoch`` column, or one run per path): ``accuracy`` (mean correctness), ``stated_confidence``
-(mean verbal confidence of the chosen probe) and ``intrinsic_confidence``, the agreement among the
-k sampled answers, ``sum_c (n_c / k)^2`` over answer-equivalence classes (RLMF's consistency
-confidence: the mean over samples of the share of samples that agree with it, itself included).
+``epoch`` column, or one run per path): ``accuracy`` (mean correctness, an ungraded sample
+counted wrong; ``accuracy_graded`` over the graded ones; ``n_ungraded`` counts the others),
+``stated_confidence`` (mean verbal confidence of the chosen probe) and
+``intrinsic_confidence``, the agreement among the k sampled answers, ``sum_c (n_c / k)^2``
+over answer-equivalence classes (RLMF's consistency confidence: the mean over samples of the
+share of samples that agree with it, itself included).
 Two answers are equivalent when the benchmark's grader marked both correct, or when their
 extracted answers match under the benchmark's normaliser (math: math-verify).
 """
@@ -53,6 +55,9 @@ class BuildResult(Result):
         missing_items: The first few of them, ``benchmark/item_id``.
         n_bad: Bad lines/samples the collectors counted in the logs.
         benchmarks: Rows per benchmark.
+        n_ungraded: Samples the grader could not grade (NaN: counted wrong in ``accuracy``
+            and as answers of their own in ``intrinsic_confidence``).
+        n_ungraded_items: Items with at least one such sample.
     """
 
     out_dir: str
@@ -62,6 +67,8 @@ class BuildResult(Result):
     missing_items: tuple[str, ...]
     n_bad: int
     benchmarks: dict[str, int]
+    n_ungraded: int = 0
+    n_ungraded_items: int = 0
 
 
 def _is_table(path: Path) -> bool:
@@ -206,26 +213,34 @@ def _item_rows(records: pd.DataFrame, probe: str | None, min_samples: int) -> li
     for (bench, item_id), g in records.groupby(["benchmark", "item_id"], sort=True):
         key = [c for c in ("model", "harness", "attempt") if c in g]
         solves = g.drop_duplicates(subset=key) if key else g
-        graded = solves[solves["correct"].notna()]
+        # An ungraded sample (NaN: a failure on the grader's side) counts as wrong and is
+        # counted, never dropped: dropping it let the graded samples speak for the item (one
+        # right and seven ungraded read as accuracy 1).
+        correct = solves["correct"].fillna(0.0)
+        n_ungraded = int(solves["correct"].isna().sum())
         conf = g if probe is None else g[g["probe"] == probe]
         verbal = conf[conf["confidence_kind"].isin(_VERBAL)]
         conf = (verbal if not verbal.empty else conf)["confidence"].dropna()
-        answers = [_text_or_none(a) for a in graded.get("answer", [None] * len(graded))]
-        k = len(graded)
+        answers = [_text_or_none(a) for a in solves.get("answer", [None] * len(solves))]
+        k = len(solves)
         row: dict[str, Any] = {
             "benchmark": str(bench),
             "item_id": str(item_id),
             "n_samples": k,
+            "n_ungraded": n_ungraded,
             "accuracy": None,
+            "accuracy_graded": None,
             "stated_confidence": float(conf.mean()) if len(conf) else None,
             "intrinsic_confidence": None,
             "n_answer_classes": None,
             "sample_answers": [a or "" for a in answers],
-            "sample_correct": [float(y) for y in graded["correct"]],
+            "sample_correct": [float(y) for y in solves["correct"]],
         }
         if k >= min_samples:
-            sizes = answer_classes(str(bench), answers, list(graded["correct"]))
-            row["accuracy"] = float(graded["correct"].mean())
+            sizes = answer_classes(str(bench), answers, list(correct))
+            row["accuracy"] = float(correct.mean())
+            if k > n_ungraded:
+                row["accuracy_graded"] = float(solves["correct"].mean())
             row["intrinsic_confidence"] = float(sum((s / k) ** 2 for s in sizes))
             row["n_answer_classes"] = len(sizes)
         rows.append(row)
@@ -255,7 +270,7 @@ def build_dataset(
         probe: The probe whose confidence is ``stated_confidence`` (all probes when ``None``).
         chat: Write the prompt as chat messages instead of plain text.
         source: The benchmark data the harness ran on (``bundled``, or a local file/folder).
-        min_samples: Fewest graded samples for the per-item statistics.
+        min_samples: Fewest samples (graded or not) for the per-item statistics.
         system_prompt: A system message for chat prompts.
 
     Raises:
@@ -300,6 +315,8 @@ def build_dataset(
         missing_items=tuple(missing[:10]),
         n_bad=n_bad,
         benchmarks={str(k): int(v) for k, v in sorted(counts.items())},
+        n_ungraded=sum(r["n_ungraded"] for r in rows),
+        n_ungraded_items=sum(r["n_ungraded"] > 0 for r in rows),
     )
     write_json(out / "build.json", result.to_dict())
     return result

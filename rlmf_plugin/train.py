@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from metacog_metrics import Result
-from rlmf_plugin.rewards import REWARD_NAMES, make_rewards
+from rlmf_plugin.rewards import DEFAULT_REWARDS, REWARD_NAMES, make_rewards
 
 __all__ = ["TrainConfig", "TrainResult", "load_config", "train"]
 
@@ -59,7 +59,7 @@ class TrainConfig:
     model: Any
     dataset: str
     output_dir: str
-    rewards: tuple[str, ...] = REWARD_NAMES
+    rewards: tuple[str, ...] = DEFAULT_REWARDS
     reward_weights: tuple[float, ...] | None = None
     target: str = "intrinsic_confidence"
     tau: float = 0.10
@@ -116,7 +116,7 @@ def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
             return str(q)
         return str(base / q)
 
-    rewards = tuple(data.get("rewards") or REWARD_NAMES)
+    rewards = tuple(data.get("rewards") or DEFAULT_REWARDS)
     unknown = [r for r in rewards if r not in REWARD_NAMES]
     if unknown:
         raise ValueError(f"{path}: unknown reward(s) {unknown}; known: {list(REWARD_NAMES)}")

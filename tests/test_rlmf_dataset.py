@@ -189,3 +189,29 @@ def test_build_counts_every_epoch_as_a_sample(tmp_path: Path) -> None:
     # classes: right x2, "Lyon"/"lyon." (one answer under SQuAD's normaliser) x2, "Nice" x1
     assert row["intrinsic_confidence"] == pytest.approx((4 + 4 + 1) / 25)
     assert row["n_answer_classes"] == 3
+
+
+def test_build_counts_ungraded_samples_wrong_and_shows_them(tmp_path: Path, capsys) -> None:
+    """One right sample and three the grader could not grade (NaN): the item's accuracy is
+    1/4, not 1 (ungraded is never silently right), the graded-only figure beside it, and the
+    count is written and printed."""
+    from metacog_tasks.cli import main
+
+    bench = get_benchmark("squad")
+    item = bench.load("bundled")[0]
+    gold = bench.reference_response(item).split(": ", 1)[1]
+    samples = [(gold, 1.0), ("Lyon", float("nan")), ("Lyon", float("nan")), (None, float("nan"))]
+    pd.DataFrame(
+        [{"model": f"m{e}", "benchmark": "squad", "item_id": item.item_id, "probe": "numeric",
+          "confidence": 0.5, "confidence_kind": "verbal_numeric", "correct": y, "answer": a}
+         for e, (a, y) in enumerate(samples)]
+    ).to_csv(tmp_path / "r.csv", index=False)  # fmt: skip
+    assert main(["rlmf", "build", str(tmp_path / "r.csv"), "-o", str(tmp_path / "o")]) == 0
+    assert "3 ungraded samples in 1 items, counted wrong" in capsys.readouterr().out
+    row = json.loads((tmp_path / "o" / "train.jsonl").read_text().splitlines()[0])
+    assert (row["n_samples"], row["n_ungraded"]) == (4, 3)
+    assert row["accuracy"] == pytest.approx(0.25) and row["accuracy_graded"] == 1.0
+    # classes: the right answer, "Lyon" x2, the empty answer
+    assert row["intrinsic_confidence"] == pytest.approx((1 + 4 + 1) / 16)
+    built = json.loads((tmp_path / "o" / "build.json").read_text())
+    assert (built["n_ungraded"], built["n_ungraded_items"]) == (3, 1)

@@ -111,7 +111,7 @@ def test_openrlhf_jsonl_schema(exported: Path):
 
 
 def test_verl_compute_score_by_hand():
-    from rlmf_plugin.engines import FIELDS, make_label
+    from rlmf_plugin.engines import ABSENT, FIELDS, make_label
 
     verl = _engine_module("custom_module_1234")  # verl's load_module names it like this
     label = make_label(_row())
@@ -130,7 +130,7 @@ def test_verl_compute_score_by_hand():
     assert right["metacog_z"] == pytest.approx(0.99)  # |.8 - .75| <= .1: F = 1
     wrong = verl.compute_score("metacog/mmlu_pro", f"{WRONG}\nConfidence: 30", label, extra)
     assert wrong["score"] == pytest.approx(_by_hand(0.3, 0.0))
-    assert wrong["metacog_z"] == -1.0 and math.isnan(wrong["meta"])
+    assert wrong["metacog_z"] == -1.0 and wrong["meta"] == ABSENT  # no Meta line
     bare = verl.compute_score("metacog/mmlu_pro", WRONG, label, extra)  # no confidence
     assert bare["score"] == pytest.approx(0.5 * 0 + 0 + 0.5 * 0 + 3 * -1)
     # weights through custom_reward_function.reward_kwargs
@@ -147,7 +147,10 @@ def test_verl_fields_come_from_extra_info_when_the_label_lacks_them():
     out = compute_score("metacog/mmlu_pro", f"{RIGHT}\nConfidence: 80", label, extra)
     assert out["faithful"] == pytest.approx(1 - 0.05**2) and out["intrinsic_confidence"] == G
     nothing = compute_score("x", "Answer 3\nConfidence: 50", "not json", None)  # never raises
-    assert nothing["score"] == 0.5 and math.isnan(nothing["correct"])  # format only
+    # a malformed label: the floors of the rewards that read it (format 1, brier -1,
+    # faithful -10), flagged
+    assert nothing["score"] == 0.5 * 1 + 0.5 * -1 + 3 * -10 and nothing["correct"] == 0.0
+    assert (nothing["bad_label"], nothing["graded"]) == (1.0, 0.0)
 
 
 def test_verl_batch_manager_call_matches_single_calls():
@@ -212,7 +215,7 @@ def test_openrlhf_http_server_contract():
                 "prompts": ["P", "P"], "labels": [make_label(_row())] * 2}  # fmt: skip
         code, out = post(body)
         assert code == 200 and out["rewards"] == [1.0, 0.0] and out["scores"] == [1.0, 0.0]
-        assert out["extra_logs"]["confidence"] == [0.8, None]  # NaN travels as null
+        assert out["extra_logs"]["confidence"] == [0.8, -1.0]  # undefined: ABSENT, a number
         code, out = post({"query": ["x"], "labels": []})
         assert code == 400 and "1 queries but 0 labels" in out["error"]
     finally:

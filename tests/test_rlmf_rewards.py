@@ -13,6 +13,8 @@ from metacog_tasks.benchmarks import get_benchmark
 from rlmf_plugin._format import parse_completion
 from rlmf_plugin._grading import ItemGrader
 from rlmf_plugin.rewards import (
+    DEFAULT_REWARDS,
+    FLOORS,
     REWARD_NAMES,
     brier_reward,
     correctness_reward,
@@ -21,6 +23,8 @@ from rlmf_plugin.rewards import (
     log_score_reward,
     make_rewards,
     metacog_score_reward,
+    soft_format_reward,
+    strict_format_reward,
 )
 
 MMLU = get_benchmark("mmlu_pro")
@@ -62,14 +66,18 @@ def test_names_are_stable():
         "faithful_reward",
         "metacog_score",
     ]
-    assert len(REWARD_NAMES) == len(rewards)
+    assert len(DEFAULT_REWARDS) == len(rewards) and set(DEFAULT_REWARDS) < set(REWARD_NAMES)
+    assert set(FLOORS) == set(REWARD_NAMES)
     # each factory's own default name (TRL names metrics after it)
-    assert [f().__name__ for f in (format_reward, correctness_reward, brier_reward,
-                                   log_score_reward, faithful_reward, metacog_score_reward)] == [
-        "format_reward", "correctness_reward", "brier_reward", "log_score_reward",
-        "faithful_reward", "metacog_score",
+    assert [f().__name__ for f in (format_reward, strict_format_reward, soft_format_reward,
+                                   correctness_reward, brier_reward, log_score_reward,
+                                   faithful_reward, metacog_score_reward)] == [
+        "format_reward", "strict_format_reward", "soft_format_reward", "correctness_reward",
+        "brier_reward", "log_score_reward", "faithful_reward", "metacog_score",
     ]  # fmt: skip
     assert [f.__qualname__ for f in rewards.values()] == list(rewards)
+    every = [f.__name__ for f in make_rewards(REWARD_NAMES, grader=GRADER)]
+    assert len(set(every)) == len(REWARD_NAMES)  # distinct names: TRL's metrics do not collide
 
 
 def test_parse_completion_plain_and_chat():
@@ -129,24 +137,39 @@ def test_faithful_and_metacog_score_by_hand():
 
 
 def test_correctness_and_format_by_hand():
-    comps = [f"{RIGHT}\nConfidence: 70", WRONG, [{"role": "assistant", "content": RIGHT}]]
-    assert _call("correctness_reward", comps, [None] * 3)[0] == [1.0, 0.0, 1.0]
-    assert _call("format_reward", comps, [None] * 3)[0] == [1.0, 0.0, 0.0]
+    chat = [{"role": "assistant", "content": f"{RIGHT}\nConfidence: 70"}]
+    comps = [f"{RIGHT}\nConfidence: 70", WRONG, [{"role": "assistant", "content": RIGHT}], chat]
+    # a right answer without a readable confidence is paid 0, as the official code grades
+    # tagged output only; the bare verdict on request
+    assert _call("correctness_reward", comps, [None] * 4)[0] == [1.0, 0.0, 0.0, 1.0]
+    bare = correctness_reward(GRADER, require_confidence=False)
+    assert _call("correctness_reward", comps, [None] * 4, {"correctness_reward": bare})[0] == [
+        1.0, 0.0, 1.0, 1.0]  # fmt: skip
+    assert _call("format_reward", comps, [None] * 4)[0] == [1.0, 0.0, 0.0, 1.0]
 
 
-def test_unscorable_rows_are_none():
-    comps = ["Confidence: 50"] * 3
-    n = 3
+def test_unscorable_and_malformed_rows():
+    """No item named: None (nothing to compare with); an unknown benchmark or item, or a
+    malformed id: the reward's floor, counted; an answerless completion: the floor, ungraded."""
+    comps = [f"{RIGHT}\nConfidence: 50"] * 5 + ["Confidence: 50"]
+    n = len(comps)
+    cols = {
+        "benchmark": ["mmlu_pro", "no_such_benchmark", None, "mmlu_pro", ["mmlu_pro"], "mmlu_pro"],
+        "item_id": ["not-an-item", "1", None, {"id": 1}, ITEM.item_id, ITEM.item_id],
+        "source": ["bundled"] * n,
+    }
     rewards = _rewards()
-    for name in ("correctness_reward", "brier_reward", "log_score_reward"):
-        out = rewards[name](
-            prompts=["p"] * n,
-            completions=comps,
-            benchmark=["mmlu_pro", "no_such_benchmark", None],
-            item_id=["not-an-item", "1", None],
-            source=["bundled"] * n,
-        )
-        assert out == [None, None, None], name
+    for name, floor in (("correctness_reward", 0.0), ("brier_reward", -1.0),
+                        ("log_score_reward", -30.0)):  # fmt: skip
+        logged: dict[str, float] = {}
+        log = logged.__setitem__
+        out = rewards[name](prompts=["p"] * n, completions=comps, log_metric=log, **cols)
+        assert out == [floor, floor, None, floor, floor, floor], name
+        assert FLOORS[name.removesuffix("_reward")] == floor
+        if name == "correctness_reward":
+            assert logged["correctness/bad_labels"] == 4.0
+            assert logged["correctness/graded_rate"] == 0.0
+            assert logged["correctness/accuracy"] == 0.0
 
 
 _line = st.one_of(
@@ -198,6 +221,45 @@ def test_meta_and_confidence_need_a_word_boundary():
     assert (p.confidence, p.meta) == (0.8, 0.7) and p.answer == "Answer 3"
 
 
+_NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "confidence", "meta", "violations"),
+    [
+        ("B\nConfidence: 80\nMeta: 70", "B", 0.8, 0.7, ()),
+        ("B\n**Confidence:** 80%\n_Meta_: 0.7\n\n", "B", 0.8, 0.7, ()),
+        ("B\r\nConfidence = .8\r\n", "B", 0.8, _NAN, ()),
+        ("B\nConfidence: 100%\nConfidence: 0%", "B", _NAN, _NAN, ("duplicate_confidence",)),
+        ("Confidence: 50\nMeta: 100", "", 0.5, 1.0, ("no_answer",)),
+        (".\nConfidence: 50\nMeta: 100", ".", 0.5, 1.0, ("no_answer",)),
+        ("B", "B", _NAN, _NAN, ("no_confidence",)),
+        ("B\nConfidence: high\nMeta: 70", "B", _NAN, 0.7, ("bad_confidence",)),
+        ("B\nConfidence: 80 (fairly sure)", "B", 0.8, _NAN, ("bad_confidence",)),
+        ("B\nConfidence: 180", "B", _NAN, _NAN, ("bad_confidence",)),
+        ("B\nConfidence: \uff18\uff10", "B", 0.8, _NAN, ("bad_confidence",)),  # fullwidth 80
+        ("B\nMeta: 70\nConfidence: 80", "B", 0.8, _NAN, ("misplaced_meta",)),
+        ("B\nConfidence: 80\nMeta: 70\nMeta: 10", "B", 0.8, _NAN, ("duplicate_meta", "text_after")),
+        ("B\nConfidence: 80\nMeta: lots", "B", 0.8, _NAN, ("bad_meta",)),
+        ("B\nConfidence: 80\nActually C", "B", 0.8, _NAN, ("text_after",)),
+        ("B\nMeta-analysis says so\nConfidence: 80", "B\nMeta-analysis says so", 0.8, _NAN, ()),
+        ("x" * 262_145, "", _NAN, _NAN, ("too_long", "no_answer")),
+    ],
+)
+def test_strict_format_and_what_is_read_by_hand(text, answer, confidence, meta, violations):
+    p = parse_completion(text)
+    assert p.answer == answer and p.violations == violations
+    for got, want in ((p.confidence, confidence), (p.meta, meta)):
+        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want)
+    assert p.strict() == (not violations) and p.has_answer == ("no_answer" not in violations)
+
+
+def test_the_strict_format_may_require_the_meta_line():
+    p = parse_completion("B\nConfidence: 80")
+    assert p.strict() and not p.strict(require_meta=True)
+    assert parse_completion("B\nConfidence: 80\nMeta: 5").strict(require_meta=True)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     comps=st.lists(_completion, min_size=1, max_size=4),
@@ -218,63 +280,13 @@ def test_rewards_never_raise(comps, intrinsic):
         assert all(v is None or math.isfinite(v) for v in out), (name, out)
 
 
-_ending = st.builds(
-    lambda head, lab, num, unit, meta, trail: f"{head}{lab}{num}{unit}{meta}{trail}",
-    st.one_of(st.text(max_size=120), st.sampled_from(["", "Answer: B\n", "x\n\n", "a\r\n"])),
-    st.sampled_from(["Confidence: ", "confidence=", " \tCONFIDENCE :", "Confidence:\t", "Conf: "]),
-    st.one_of(
-        st.integers(-5, 150).map(str),
-        st.floats(-2, 200, allow_nan=False).map(lambda x: f"{x:.2f}".replace(".", ",", 1)),
-        st.sampled_from([".5", "+7", "0.80", "1.0", "1", "1e2", ""]),
-    ),
-    st.sampled_from(["", "%", " %", " percent"]),
-    st.one_of(
-        st.just(""),
-        st.builds(
-            lambda lab, num: f"\n{lab}{num}",
-            st.sampled_from(["Meta: ", "meta=", "Meta score: ", "Metascore: ", " META : "]),
-            st.sampled_from(["70", "0.7", "70%", "-3", "x", "101", ""]),
-        ),
-    ),
-    st.sampled_from(["", "\n", " \n\n", "\n.", "\t"]),
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(text=_ending)
-def test_fast_ending_reads_what_the_general_parser_reads(text):
-    """The one-search path for the usual ending agrees with the general line-by-line parser."""
-    from rlmf_plugin._format import _parse_general
-
-    got, want = parse_completion(text), _parse_general(text)
-    assert got.answer == want.answer
-    for a, b in ((got.confidence, want.confidence), (got.meta, want.meta)):
-        assert (math.isnan(a) and math.isnan(b)) or a == b, (text, got, want)
-
-
-def test_fast_ending_window_edges():
-    from rlmf_plugin._format import _parse_general
-
-    long_line = "x" * 200 + " and my confidence: 80"  # mid-line mention: not a line start
-
-    for text in (long_line, "a" * 95 + "\nConfidence: 80", "b" * 300 + "\nConfidence: 80\nMeta: 9"):
-        got, want = parse_completion(text), _parse_general(text)
-        assert (got.answer, str(got.confidence), str(got.meta)) == (
-            want.answer,
-            str(want.confidence),
-            str(want.meta),
-        )
-    p = parse_completion("b" * 300 + "\nConfidence: 80\nMeta: 9")
-    assert (p.confidence, p.meta, p.answer) == (0.8, 0.09, "b" * 300)
-
-
 def test_one_batch_is_graded_once_by_all_the_grading_rewards():
     from rlmf_plugin._grading import ItemGrader
 
     grader = ItemGrader()
     calls = []
-    real = grader.correct
-    grader.correct = lambda *a: calls.append(a) or real(*a)  # type: ignore[method-assign]
+    real = grader.verdict
+    grader.verdict = lambda *a: calls.append(a) or real(*a)  # type: ignore[method-assign]
     funcs = make_rewards(["correctness", "brier", "log_score"], grader=grader)
     comps = [f"{RIGHT}\nConfidence: 70", f"{WRONG}\nConfidence: 20"]
     cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2, "source": [None] * 2}
@@ -300,14 +312,18 @@ def test_logged_metrics_by_hand():
                        log_metric=lambda k, v, d=logged: d.__setitem__(k, v), **cols)  # fmt: skip
         logs[name] = logged
     approx = pytest.approx
-    assert logs["format_reward"] == approx(
-        {"format/confidence_rate": 0.75, "format/meta_rate": 0.25}
-    )
+    assert logs["format_reward"] == approx({
+        "format/answer_rate": 1.0, "format/confidence_rate": 0.75, "format/meta_rate": 0.25,
+        "format/strict_rate": 0.75,
+    })  # fmt: skip
     assert outs["format_reward"] == [1.0, 1.0, 0.0, 1.0]
-    assert outs["correctness_reward"] == [1.0, 0.0, 1.0, None]  # row 4: no benchmark
-    assert logs["correctness_reward"] == approx(
-        {"correctness/accuracy": 2 / 3, "correctness/graded_rate": 0.75}
-    )
+    # row 3: right but no confidence (paid 0); row 4: no benchmark (None)
+    assert outs["correctness_reward"] == [1.0, 0.0, 0.0, None]
+    assert logs["correctness_reward"] == approx({
+        "correctness/accuracy": 2 / 4,  # the ungraded row counts as wrong
+        "correctness/accuracy_graded": 2 / 3, "correctness/graded_rate": 0.75,
+        "correctness/bad_labels": 0.0, "correctness/grader_errors": 0.0,
+    })  # fmt: skip
     # Brier over the graded rows with a confidence: (.8, 1) and (.2, 0)
     assert logs["brier_reward"] == approx(
         {"factual/mean_confidence": 1.6 / 3, "factual/brier": (0.04 + 0.04) / 2}
@@ -318,12 +334,15 @@ def test_logged_metrics_by_hand():
         {"log_score/mean": np.mean(scored)}
     )
     assert outs["faithful_reward"] == approx([0.91, None, -1.0, 0.91])
-    assert logs["faithful_reward"] == approx(
-        {"faithful/mean_confidence": 1.6 / 3, "faithful/brier": (0.09 + 0.09) / 2}
-    )
+    assert logs["faithful_reward"] == approx({
+        "faithful/mean_confidence": 1.6 / 3, "faithful/brier": (0.09 + 0.09) / 2,
+        "faithful/bad_targets": 0.0,
+    })  # fmt: skip
     # |.8 - .5| > .1: F = 0, Z = 1 - .9^2; no intrinsic: None; no confidence, no meta: -1
     assert outs["metacog_score"] == approx([0.19, None, -1.0, -1.0])
-    assert logs["metacog_score"] == approx({"metacog/mean_Z": (0.19 - 2) / 3})
+    assert logs["metacog_score"] == approx(
+        {"metacog/mean_Z": (0.19 - 2) / 3, "metacog/bad_targets": 0.0}
+    )
 
 
 def test_make_rewards_options_and_tolerance():
@@ -344,15 +363,32 @@ def test_make_rewards_options_and_tolerance():
         make_rewards(["format", "nope"])
 
 
-def test_columns_of_the_wrong_length_and_bad_targets_are_unscorable():
-    f = _rewards()["faithful_reward"]
+def test_columns_of_the_wrong_length_are_an_error_and_bad_targets_the_floor():
+    rewards = _rewards()
+    f = rewards["faithful_reward"]
     comps = [f"{RIGHT}\nConfidence: 50"] * 3
-    assert f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=[0.5, 0.5]) == [None] * 3
+    with pytest.raises(ValueError, match=r"faithful_reward: column 'intrinsic_confidence' has 2 "
+                                         r"values for 3 completions"):  # fmt: skip
+        f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=[0.5, 0.5])
+    with pytest.raises(ValueError, match=r"correctness_reward: column 'item_id' has 4 values"):
+        rewards["correctness_reward"](prompts=None, completions=comps, benchmark=["mmlu_pro"] * 3,
+                                      item_id=[ITEM.item_id] * 4)  # fmt: skip
+    with pytest.raises(ValueError, match="must be a sequence"):
+        f(prompts=None, completions=comps, intrinsic_confidence="0.5")
     assert f(prompts=["p"] * 3, completions=comps) == [None] * 3  # no such column
     out = f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=(0.0, 1.0, "0.25"))
     assert out == pytest.approx([0.75, 0.75, 1 - 0.25**2])  # a tuple, bounds, numeric text
-    out = f(prompts=["p"] * 3, completions=comps, intrinsic_confidence=[-0.01, 1.01, "x"])
-    assert out == [None] * 3
+    assert f(prompts=None, completions=comps, intrinsic_confidence=[None, np.nan, 0.5])[:2] == [
+        None, None]  # fmt: skip
+    logged: dict[str, float] = {}
+    out = f(prompts=None, completions=[*comps, comps[0]],
+            intrinsic_confidence=[-0.01, 1.01, "x", [0.5]],
+            log_metric=lambda k, v: logged.__setitem__(k, v))  # fmt: skip
+    assert out == [-10.0] * 4 and logged["faithful/bad_targets"] == 4.0  # the floor, counted
+    z = rewards["metacog_score"](
+        prompts=None, completions=comps, intrinsic_confidence=[True, {}, "abc"]
+    )
+    assert z == [-10.0] * 3
 
 
 def test_factories_work_alone_with_their_defaults():
@@ -379,9 +415,12 @@ def test_metacog_score_edges():
 
 def test_the_batch_memo_follows_the_columns_and_the_source_is_used():
     f = _rewards()["correctness_reward"]
-    comps = [RIGHT, RIGHT]
+    comps = [f"{RIGHT}\nConfidence: 90"] * 2
     cols = {"benchmark": ["mmlu_pro"] * 2, "item_id": [ITEM.item_id] * 2, "source": [None] * 2}
     bad = {"benchmark": [None] * 2, "item_id": ["nope"] * 2, "source": ["no/such/items.jsonl"] * 2}
+    # no benchmark: nothing to compare with; an unknown item: the floor; an unreadable source:
+    # a failure on the grader's side (None)
+    want = {"benchmark": [None] * 2, "item_id": [0.0] * 2, "source": [None] * 2}
     for name in cols:  # the same list objects, but for one column: graded again, not memoised
         assert f(prompts=None, completions=comps, **cols) == [1.0, 1.0]
-        assert f(prompts=None, completions=comps, **{**cols, name: bad[name]}) == [None] * 2, name
+        assert f(prompts=None, completions=comps, **{**cols, name: bad[name]}) == want[name], name
