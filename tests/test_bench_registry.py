@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
@@ -547,3 +548,176 @@ def test_load_hf_without_the_datasets_package(monkeypatch) -> None:
         load_hf("bench", "org/ds", split="test")
     assert str(err.value) == "bench: the datasets package is not installed"
     assert isinstance(err.value.__cause__, ImportError)
+
+
+# --------------------------------------------------------------------------------------------
+# The benchmark record: one module per benchmark, found by the registry, carrying everything
+# the harness tasks, the simulator and the RLMF exports know about it.
+
+
+def test_every_record_is_complete_and_consistent() -> None:
+    from metacog_metrics import BenchmarkProfile
+    from metacog_tasks.benchmarks import SimWording, TaskOption, benchmark_classes
+
+    classes = benchmark_classes()
+    assert tuple(cls.name for cls in classes) == BENCHMARK_NAMES
+    assert [cls.order for cls in classes] == sorted({cls.order for cls in classes})
+    for cls in classes:
+        assert cls.__module__ == f"metacog_tasks.benchmarks.{cls.name}"
+        assert cls.title and cls.summary and "/" in cls.dataset
+        assert isinstance(cls.simulation, BenchmarkProfile)
+        assert isinstance(cls.wording, SimWording) and cls.wording.topic and cls.wording.crux
+        assert cls.rlmf_family in {"math", "code", "qa", "knowledge", "legal"}
+        assert cls.task_modes[0] == "step" and cls.solve_max_tokens > 0
+        keywords = set(inspect.signature(cls.__init__).parameters)
+        for option in cls.task_options:
+            assert isinstance(option, TaskOption) and option.name in keywords, (cls, option)
+        assert data_mod.pack_dir(cls.name).is_dir()  # its bundled pack
+
+
+def test_the_records_hold_the_designed_simulation_profiles() -> None:
+    from metacog_tasks.benchmarks import simulation_profiles
+
+    # (difficulty mean, difficulty sd, legibility, confidence shift, inline), as designed: the
+    # math benchmarks allow inline solving, omni_math and scicode are hard and read as such
+    want = {
+        "squad": (0.0, 1.5, 1.0, 0.0, False),
+        "mmlu_pro": (0.2, 1.5, 1.0, 0.0, False),
+        "legalbench": (-0.4, 1.4, 0.8, 0.0, False),
+        "mathbench": (0.0, 1.5, 1.0, 0.1, True),
+        "omni_math": (1.4, 1.5, 1.0, -0.4, True),
+        "scicode": (1.8, 1.2, 0.8, -0.5, False),
+    }
+    got = {
+        name: (p.difficulty_mean, p.difficulty_sd, p.legibility, p.confidence_shift, p.inline)
+        for name, p in simulation_profiles().items()
+    }
+    assert list(got) == list(want) and got == want
+
+
+def test_rlmf_families_and_answer_equivalence() -> None:
+    from metacog_tasks.benchmarks import rlmf_family
+
+    families = {name: rlmf_family(name) for name in BENCHMARK_NAMES}
+    assert families == {
+        "squad": "qa",
+        "mmlu_pro": "knowledge",
+        "legalbench": "legal",
+        "mathbench": "math",
+        "omni_math": "math",
+        "scicode": "code",
+    }
+    assert rlmf_family("not_registered") == "not_registered"
+    assert Benchmark.same_answer("The Eiffel Tower.", "eiffel tower")
+    assert not Benchmark.same_answer("1/2", "0.5")
+    assert benchmark_class("omni_math").same_answer("\\frac{1}{2}", "0.5")
+    assert benchmark_class("mathbench").same_answer("\\sqrt{8}", "2\\sqrt{2}")
+    assert not benchmark_class("squad").same_answer("\\frac{1}{2}", "0.5")
+    assert not benchmark_class("omni_math").same_answer("3", "4")
+
+
+def test_task_option_annotation_and_conversion() -> None:
+    from metacog_tasks.benchmarks import TaskOption
+
+    flag = TaskOption("open_book", bool, "Show the passage.")
+    assert flag.annotation == (bool | None) and flag.convert(True) is True
+    assert flag.convert("a,b") == "a,b"  # not a name list: as given
+    names = TaskOption("tasks", str, "Task names.", names=True)
+    assert names.annotation == (str | list[str] | None)
+    assert names.convert("proa, hearsay,") == ["proa", "hearsay"]
+    assert names.convert(["a,b", "c"]) == ["a", "b", "c"]
+    assert names.convert(None) is None
+
+
+_NEW_BENCHMARK = """
+import numpy as np
+from metacog_metrics import BenchmarkProfile
+from metacog_tasks.benchmarks.base import Benchmark, Grade, SimWording
+
+
+class Trivia(Benchmark):
+    name = "trivia_new"
+    title = "Trivia"
+    summary = "one-line questions"
+    dataset = "example/trivia"
+    order = 99
+    simulation = BenchmarkProfile(difficulty_sd=0.5)
+    wording = SimWording("trivia")
+    rlmf_family = "qa"
+
+    def load(self, source=None, *, split=None, limit=None):
+        return []
+
+    def solve_prompt(self, item):
+        return item.question
+
+    def probe_prompt(self, item, probe="prospective"):
+        return item.question
+
+    def grade(self, item, response):
+        return Grade(1.0)
+
+    def reference_response(self, item, prompt_index=0):
+        return ""
+
+    def wrong_response(self, item, rng, prompt_index=0):
+        return ""
+"""
+
+
+@pytest.fixture
+def benchmarks_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder added to the benchmarks package, and a registry that scans again."""
+    import metacog_tasks.benchmarks as package
+    from metacog_tasks.benchmarks import _registry
+
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    monkeypatch.setattr(_registry, "_found", None)
+    monkeypatch.setattr(_registry, "_broken", {})
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("metacog_tasks.benchmarks.trivia_")]:
+        del sys.modules[name]
+
+
+def test_a_new_benchmark_is_one_module(benchmarks_path: Path) -> None:
+    from metacog_tasks.benchmarks import rlmf_family, simulation_profiles
+
+    (benchmarks_path / "trivia_new.py").write_text(_NEW_BENCHMARK)
+    (benchmarks_path / "trivia_helpers.py").write_text("HELPER = 1\n")  # not a benchmark
+    from metacog_tasks import benchmarks
+
+    names = benchmarks.BENCHMARK_NAMES
+    assert names == (*IMPLEMENTED, "trivia_new")
+    assert benchmark_class("Trivia-New").title == "Trivia"
+    assert simulation_profiles()["trivia_new"].difficulty_sd == 0.5
+    assert rlmf_family("trivia_new") == "qa"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('    rlmf_family = "qa"\n', ""), r"record attribute\(s\) \['rlmf_family'\] unset"),
+        (('name = "trivia_new"', 'name = "trivia"'), "must be the module's, 'trivia_new'"),
+        (("order = 99", "order = 1"), r"benchmarks share an order: \[1, 1, 2, 3, 4, 5, 6\]"),
+        (("", "\n\nclass Other(Trivia):\n    pass\n"), "defines one Benchmark subclass, found"),
+    ],
+)
+def test_a_bad_benchmark_module_is_named(benchmarks_path: Path, edit, message) -> None:
+    old, new = edit
+    text = _NEW_BENCHMARK.replace(old, new) if old else _NEW_BENCHMARK + new
+    (benchmarks_path / "trivia_new.py").write_text(text)
+    with pytest.raises(TypeError, match=message):
+        benchmark_class("squad")
+
+
+def test_a_benchmark_that_cannot_be_imported_is_named_on_lookup(benchmarks_path: Path) -> None:
+    (benchmarks_path / "trivia_new.py").write_text("import no_such_dependency_xyz\n")
+    from metacog_tasks import benchmarks
+
+    names = benchmarks.BENCHMARK_NAMES
+    assert names == IMPLEMENTED
+    with pytest.raises(ImportError, match="benchmark 'trivia_new' cannot be imported here"):
+        benchmark_class("trivia_new")
+    with pytest.raises(UnknownBenchmarkError):
+        benchmark_class("trivia_old")
+
