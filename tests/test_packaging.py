@@ -74,6 +74,17 @@ def test_harness_packages_import_only_public_metrics_names() -> None:
     assert not offending, offending
 
 
+def test_every_task_config_file_is_package_data() -> None:
+    from fnmatch import fnmatch
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())
+    patterns = data["tool"]["setuptools"]["package-data"]["metacog_tasks.task_configs"]
+    files = [p.name for p in (REPO / "task_configs").iterdir() if p.is_file() and p.suffix != ".py"]
+    assert "_default_template_yaml" in files  # the YAMLs' include: template ships too
+    missing = [f for f in files if not any(fnmatch(f, pattern) for pattern in patterns)]
+    assert not missing, f"add to the task_configs package-data in pyproject.toml: {missing}"
+
+
 def test_rlmf_plugin_imports_nothing_private_of_metacog_tasks() -> None:
     import ast
 
