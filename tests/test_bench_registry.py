@@ -721,3 +721,23 @@ def test_a_benchmark_that_cannot_be_imported_is_named_on_lookup(benchmarks_path:
     with pytest.raises(UnknownBenchmarkError):
         benchmark_class("trivia_old")
 
+
+def _documented_modules() -> list[str]:
+    import pkgutil
+
+    import metacog_tasks.benchmarks as package
+
+    names = [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
+    others = ["metacog_tasks.sim.presets", "metacog_tasks.lmeval.configs", "metacog_tasks.parsing"]
+    return [package.__name__, *names, *others]
+
+
+@pytest.mark.parametrize("module", _documented_modules())
+def test_docstring_examples_run_offline_on_the_bundled_packs(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), verbose=False, report=False)
+    assert result.failed == 0, f"{result.failed} docstring example(s) of {module} failed"
+    public = {"metacog_tasks.benchmarks", "metacog_tasks.benchmarks.base"}
+    assert result.attempted > 0 or module not in public  # the public API shows its use
