@@ -741,3 +741,61 @@ def test_docstring_examples_run_offline_on_the_bundled_packs(module: str) -> Non
     assert result.failed == 0, f"{result.failed} docstring example(s) of {module} failed"
     public = {"metacog_tasks.benchmarks", "metacog_tasks.benchmarks.base"}
     assert result.attempted > 0 or module not in public  # the public API shows its use
+
+
+#: Files outside a benchmark's module whose code still names one, and why (owned elsewhere).
+_STILL_NAMED = {
+    "metacog_tasks/inspect_tasks/scicode.py": "SciCode's multi-turn Inspect protocol",
+    "metacog_tasks/inspect_tasks/sandbox.py": "SciCode's tests in an Inspect sandbox",
+    "metacog_tasks/inspect_tasks/scorers.py": "routes SciCode grading to that sandbox",
+    "metacog_tasks/inspect_tasks/tasks.py": "imports those two modules for mode and sandbox",
+    "metacog_tasks/sandbox.py": "its refusal message names SciCode",
+    "metacog_tasks/collect/inspect_logs.py": "problem-mode rows without a benchmark field",
+}
+
+
+def _code_text(path: Path) -> str:
+    """Identifiers and string literals of a Python file, without comments and docstrings."""
+    import ast
+    import io
+    import tokenize
+
+    source = path.read_text(encoding="utf-8")
+    docs: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = body[0] if body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    kept = (tokenize.NAME, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING))
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return " ".join(t.string for t in tokens if t.type in kept and t.start[0] not in docs)
+
+
+def test_no_source_file_names_a_benchmark_outside_its_record() -> None:
+    """Only a benchmark's module (and its pack and generated task configs) names it."""
+    import re
+
+    repo = Path(__file__).resolve().parents[1]
+    texts = {
+        path.relative_to(repo).as_posix(): _code_text(path)
+        for package in ("metacog_metrics", "metacog_tasks", "rlmf_plugin")
+        for path in sorted((repo / package).rglob("*.py"))
+        if "packs" not in path.relative_to(repo).parts
+    }
+    template = (repo / "task_configs" / "_default_template_yaml").read_text(encoding="utf-8")
+    texts["task_configs/_default_template_yaml"] = template
+    for name in BENCHMARK_NAMES:
+        record = benchmark_class(name)
+        words = {name, record.title}
+        pattern = "|".join(
+            "[-_ ]?".join(re.escape(part) for part in re.split(r"[-_ ]", word)) for word in words
+        )
+        found = re.compile(rf"(?<![A-Za-z0-9])(?:{pattern})(?![A-Za-z0-9])", re.IGNORECASE)
+        own = {
+            f"metacog_tasks/benchmarks/{name}.py",
+            f"metacog_tasks/benchmarks/_{name}_support.py",
+        }
+        naming = {f for f, text in texts.items() if f not in own and found.search(text)}
+        assert naming <= set(_STILL_NAMED), (name, sorted(naming - set(_STILL_NAMED)))
