@@ -53,8 +53,9 @@ import pandas as pd
 from scipy import stats
 from tqdm import tqdm
 
-from metacog_metrics import GateConfig, Population, gate_records, get_preset, validate_records
+from metacog_metrics import GateConfig, Population, gate_records, validate_records
 from metacog_metrics.gate import METRICS
+from metacog_tasks.sim import preset_params
 
 BENCHES = ("squad", "mmlu_pro", "legalbench")
 PROBES = ("prospective", "numeric")
@@ -82,7 +83,7 @@ def sim_side(pop: Population, model: str, sampling_seed: int | None) -> pd.DataF
 
 def sim_reruns(n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
     """Two fresh runs per replicate: the rate is over pairs of runs, as the test's guarantee."""
-    pop = Population(get_preset("paper"), len(MODELS), seed)
+    pop = Population(preset_params("paper"), len(MODELS), seed)
     for r in range(n):
         model = MODELS[r % len(MODELS)]
         yield sim_side(pop, model, 10_000 + 2 * r), sim_side(pop, model, 10_001 + 2 * r)
@@ -160,8 +161,8 @@ def exchanged(folder: str, n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame
 
 
 def degraded(noise: float, n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
-    pop = Population(get_preset("paper"), len(MODELS), seed)
-    worse = Population(get_preset("paper", reading_noise_sd=noise), len(MODELS), seed)
+    pop = Population(preset_params("paper"), len(MODELS), seed)
+    worse = Population(preset_params("paper", reading_noise_sd=noise), len(MODELS), seed)
     for r in range(n):
         model = MODELS[r % len(MODELS)]
         yield sim_side(pop, model, 10_000 + 2 * r), sim_side(worse, model, 10_001 + 2 * r)

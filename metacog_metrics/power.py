@@ -148,7 +148,7 @@ class PowerResult(Result):
             (``false_positive_rate`` or ``power``).
         preset: Preset name (``custom`` for explicit parameters).
         params: The parameters, as plain JSON.
-        benchmark: Benchmark profile the items follow.
+        benchmark: Whose profile the items follow (``None``: the default profile).
         null: Name of the detection null.
         alpha: Test level.
         permutations: Null draws per replicate.
@@ -163,7 +163,7 @@ class PowerResult(Result):
     table: pd.DataFrame
     preset: str
     params: Mapping[str, Any]
-    benchmark: str
+    benchmark: str | None
     null: str
     alpha: float
     permutations: int
@@ -181,7 +181,8 @@ class PowerResult(Result):
         """A few lines: the grid, the worst false-positive rate and where power reaches 0.8."""
         t = self.table
         lines = [
-            f"power analysis ({self.preset}, {self.benchmark} items, null {self.null}, "
+            f"power analysis ({self.preset}, {self.benchmark or 'default-profile'} items, "
+            f"null {self.null}, "
             f"alpha {self.alpha}, {self.permutations} permutations, {self.seconds:.0f} s)"
         ]
         fpr = self.false_positive_rates()
@@ -254,7 +255,7 @@ def power_analysis(
     permutations: int = 99,
     alignment_reps: int = 40,
     alignment_null_reps: int = 200,
-    benchmark: str = "squad",
+    benchmark: str | None = None,
     seed: int = 0,
     progress: bool = True,
     workers: int | None = None,
@@ -286,7 +287,8 @@ def power_analysis(
             items) cell for the alignment's critical value (at least ``alignment_reps``). With
             40 the critical value's own error moved the realised false-positive rate between
             about 0.02 and 0.1; 200 narrows that to about 0.035-0.07.
-        benchmark: Benchmark profile of the items (``squad``: no inline solving).
+        benchmark: Whose profile in the parameters the items follow; ``None`` (default): the
+            default profile (no inline solving).
         seed: Seed.
         progress: Show a tqdm progress bar.
         workers: Threads over replicates (default: one per CPU, at most 4); the result does
@@ -406,7 +408,7 @@ def _alignment_critical(
     n: int,
     reps: int,
     alpha: float,
-    benchmark: str,
+    benchmark: str | None,
     seed: np.random.SeedSequence,
     bar: Any,
     pool: ThreadPoolExecutor,
@@ -511,7 +513,7 @@ def _grid_point(
     alpha: float,
     permutations: int,
     critical: float,
-    benchmark: str,
+    benchmark: str | None,
     data_seeds: Sequence[np.random.SeedSequence],
     perm_seeds: Sequence[np.random.SeedSequence],
     bar: Any,
@@ -580,7 +582,7 @@ def size_analysis(
     alpha: float = 0.05,
     permutations: int = 99,
     block_size: int = DEFAULT_BLOCK_SIZE,
-    benchmark: str = "squad",
+    benchmark: str | None = None,
     seed: int = 0,
     progress: bool = True,
     workers: int | None = None,
@@ -598,7 +600,7 @@ def size_analysis(
         alpha: Level.
         permutations: Null draws per test.
         block_size: Items per block of the private-signal null.
-        benchmark: Benchmark profile of the items.
+        benchmark: Whose profile the items follow (``None``: the default profile).
         seed: Seed.
         progress: Progress bar.
         workers: Threads over replicates.
@@ -788,7 +790,7 @@ def run_power(
     permutations: int = 99,
     alignment_reps: int = 40,
     alignment_null_reps: int = 200,
-    benchmark: str = "squad",
+    benchmark: str | None = None,
     seed: int = 0,
     progress: bool = True,
     overrides: Mapping[str, Any] | None = None,
@@ -811,7 +813,7 @@ def run_power(
         permutations: Null draws per replicate.
         alignment_reps: Replicates for the alignment (0 skips it).
         alignment_null_reps: Null replicates per cell for the alignment's critical value.
-        benchmark: Benchmark profile of the items.
+        benchmark: Whose profile the items follow (``None``: the default profile).
         seed: Seed.
         progress: Progress bar.
         overrides: :class:`SimulationParams` fields replacing the preset's.

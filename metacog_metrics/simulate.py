@@ -50,15 +50,16 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from scipy import special
 
 from metacog_metrics._io import atomic_write
 from metacog_metrics._result import Result
-from metacog_metrics.records import write_records
+
+if TYPE_CHECKING:  # pandas is imported where a table is built: the profiles stay cheap to import
+    import pandas as pd
 
 __all__ = [
     "PRESETS",
@@ -78,14 +79,6 @@ __all__ = [
 
 #: Probes the generative model answers (the harness layer's ``PROBES``).
 SIM_PROBES: tuple[str, ...] = ("prospective", "counterfactual", "numeric")
-_BENCHMARKS_DEFAULT: tuple[str, ...] = (
-    "squad",
-    "mmlu_pro",
-    "legalbench",
-    "mathbench",
-    "omni_math",
-    "scicode",
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,25 +102,6 @@ class BenchmarkProfile:
     def __post_init__(self) -> None:
         if not self.difficulty_sd >= 0:
             raise ValueError(f"difficulty_sd must be >= 0, got {self.difficulty_sd}")
-
-
-def _default_profiles() -> Mapping[str, BenchmarkProfile]:
-    return MappingProxyType(
-        {
-            "squad": BenchmarkProfile(difficulty_mean=0.0, difficulty_sd=1.5),
-            "mmlu_pro": BenchmarkProfile(difficulty_mean=0.2, difficulty_sd=1.5),
-            "legalbench": BenchmarkProfile(difficulty_mean=-0.4, difficulty_sd=1.4, legibility=0.8),
-            "mathbench": BenchmarkProfile(
-                difficulty_mean=0.0, difficulty_sd=1.5, confidence_shift=0.1, inline=True
-            ),
-            "omni_math": BenchmarkProfile(
-                difficulty_mean=1.4, difficulty_sd=1.5, confidence_shift=-0.4, inline=True
-            ),
-            "scicode": BenchmarkProfile(
-                difficulty_mean=1.8, difficulty_sd=1.2, legibility=0.8, confidence_shift=-0.5
-            ),
-        }
-    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,7 +146,9 @@ class SimulationParams:
             model). Confidence does not see the lucky guess.
         link: ``probit`` (normal solving noise ``u``) or ``logit`` (logistic ``u``; with
             ``residual_sd = 0`` and ``discrimination_sd = 0`` that is a Rasch model).
-        benchmarks: Profile of each named benchmark.
+        benchmarks: Profile of each named benchmark, from the caller (the application's
+            benchmark records; none by default). A preset applies its own profile rule to them
+            through :func:`get_preset`.
         default_profile: Profile of a benchmark not named in ``benchmarks``.
     """
 
@@ -199,7 +175,7 @@ class SimulationParams:
     guessing: float = 0.0
     link: str = "probit"
     benchmarks: Mapping[str, BenchmarkProfile] = dataclasses.field(
-        default_factory=_default_profiles
+        default_factory=lambda: MappingProxyType({})
     )
     default_profile: BenchmarkProfile = dataclasses.field(
         default_factory=lambda: BenchmarkProfile(difficulty_sd=1.5)
@@ -280,6 +256,7 @@ class SimulationParams:
 #: population whose items differ in discrimination (log sd 1.0) or allow a lucky guess
 #: (lower asymptote 0.25), the correctness models under which the pass count no longer carries
 #: all of an item's difficulty (see :mod:`metacog_metrics.private_signal`).
+#: The presets name no benchmark: the caller gives the profiles (:func:`get_preset`).
 PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
     {
         "paper": SimulationParams(),
@@ -287,9 +264,6 @@ PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
         "null": SimulationParams(
             ability_threshold_corr=0.0,
             inline_rate=0.0,
-            benchmarks={
-                k: dataclasses.replace(v, legibility=0.0) for k, v in _default_profiles().items()
-            },
             default_profile=BenchmarkProfile(difficulty_sd=1.5, legibility=0.0),
         ),
         "rasch": SimulationParams(link="logit", residual_sd=0.0),
@@ -299,18 +273,37 @@ PRESETS: Mapping[str, SimulationParams] = MappingProxyType(
 )
 
 
-def get_preset(name: str, **overrides: Any) -> SimulationParams:
-    """A preset with some fields replaced.
+#: What a preset does to every benchmark profile it is given (its own default profile has it
+#: already): under ``null`` the confidence reads nothing of difficulty on any benchmark.
+_PROFILE_RULES: Mapping[str, Mapping[str, Any]] = MappingProxyType({"null": {"legibility": 0.0}})
+
+
+def get_preset(
+    name: str, *, profiles: Mapping[str, BenchmarkProfile] | None = None, **overrides: Any
+) -> SimulationParams:
+    """A preset with benchmark profiles and some fields replaced.
 
     Args:
         name: A key of :data:`PRESETS`.
+        profiles: Benchmark name -> profile (``metacog_tasks.benchmarks.simulation_profiles()``
+            gives the benchmark records' own), with the preset's rule applied (``null``:
+            legibility 0); ``None`` keeps the preset's (none: every benchmark follows
+            ``default_profile``).
         **overrides: Fields of :class:`SimulationParams` to replace (``individuated=0.2``).
 
     Returns:
         The parameters.
 
     Raises:
-        ValueError: Unknown preset or field.
+        ValueError: Unknown preset or field, a profile that is not a :class:`BenchmarkProfile`,
+            or both ``profiles`` and a ``benchmarks`` override.
+
+    Example:
+        >>> quiz = BenchmarkProfile(difficulty_mean=1.0, difficulty_sd=1.5)
+        >>> get_preset("null", profiles={"quiz": quiz}).profile("quiz").legibility
+        0.0
+        >>> get_preset("paper").profile("quiz") == get_preset("paper").default_profile
+        True
     """
     if name not in PRESETS:
         raise ValueError(f"unknown simulation preset {name!r}; choose from {sorted(PRESETS)}")
@@ -318,7 +311,17 @@ def get_preset(name: str, **overrides: Any) -> SimulationParams:
     unknown = sorted(set(overrides) - fields)
     if unknown:
         raise ValueError(f"unknown SimulationParams field(s) {unknown}; valid: {sorted(fields)}")
-    return dataclasses.replace(PRESETS[name], **overrides)
+    params = dataclasses.replace(PRESETS[name], **overrides)
+    if profiles is None:
+        return params
+    if "benchmarks" in overrides:
+        raise ValueError("give the benchmark profiles as profiles= or benchmarks=, not both")
+    bad = sorted(str(k) for k, v in profiles.items() if not isinstance(v, BenchmarkProfile))
+    if bad:
+        raise ValueError(f"get_preset: not a BenchmarkProfile for {bad}")
+    rule = _PROFILE_RULES.get(name, {})
+    named = {k: dataclasses.replace(v, **rule) for k, v in profiles.items()}
+    return dataclasses.replace(params, benchmarks=named)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -540,6 +543,8 @@ class LatentState(Result):
 
     def frame(self) -> pd.DataFrame:
         """The state as a long table, one row per (item, model)."""
+        import pandas as pd
+
         n_items, n_models = self.correct.shape
         return pd.DataFrame(
             {
@@ -577,7 +582,7 @@ class Population:
 
     Example:
         >>> pop = Population(get_preset("paper"), 12, seed=0)
-        >>> state = pop.latent("mmlu_pro", ["q1", "q2"])
+        >>> state = pop.latent("quiz", ["q1", "q2"])
         >>> state.correct.shape
         (2, 12)
     """
@@ -623,6 +628,8 @@ class Population:
             One row per model. The threshold is on the latent scale (``t_j``); the yes-rate
             also depends on the benchmark's difficulty profile.
         """
+        import pandas as pd
+
         names, index = self._indices(models)
         t = self._model_traits(index)
         table = pd.DataFrame(
@@ -754,6 +761,8 @@ class Population:
         sampling_seed: int | None = None,
     ) -> pd.DataFrame:
         """Record-table rows for ``item_ids`` (see :func:`simulate_records`)."""
+        import pandas as pd
+
         frames = []
         for probe in probes:
             state = self.latent(
@@ -764,6 +773,8 @@ class Population:
 
 
 def _state_records(state: LatentState) -> pd.DataFrame:
+    import pandas as pd
+
     n_items, n_models = state.correct.shape
     if state.probe == "numeric":
         conf = (state.numeric / 100.0).T.ravel()
@@ -805,7 +816,7 @@ def simulate_records(
         params: Generative model parameters.
         n_models: Number of models ``m01 .. mNN``.
         items_per_benchmark: Items per benchmark.
-        benchmarks: Benchmark names (default the six of the paper).
+        benchmarks: Benchmark names (default: those ``params`` has profiles for, in order).
         seed: Population seed.
         probes: Probes to record; ``numeric`` gives ``verbal_numeric`` confidences in [0, 1].
         sampling_seed: Rerun the same models on the same items with fresh sampling noise
@@ -816,13 +827,15 @@ def simulate_records(
         confidence_kind, correct, reasoning.
 
     Raises:
-        ValueError: Bad sizes or probe names.
+        ValueError: Bad sizes or probe names, or no benchmark named or profiled.
     """
+    import pandas as pd
+
     if items_per_benchmark < 1:
         raise ValueError(f"items_per_benchmark must be >= 1, got {items_per_benchmark}")
-    benchmarks = tuple(benchmarks) if benchmarks is not None else _BENCHMARKS_DEFAULT
+    benchmarks = tuple(benchmarks) if benchmarks is not None else tuple(params.benchmarks)
     if not benchmarks:
-        raise ValueError("no benchmarks given")
+        raise ValueError("no benchmarks given, and the parameters profile none")
     bad = [p for p in probes if p not in SIM_PROBES]
     if bad or not probes:
         raise ValueError(f"unknown probe(s) {bad or list(probes)}; choose from {SIM_PROBES}")
@@ -871,7 +884,7 @@ def simulate_arrays(
     reps: int,
     rng: np.random.Generator | int | None = None,
     *,
-    benchmark: str = "squad",
+    benchmark: str | None = None,
 ) -> SimulatedArrays:
     """Draw ``reps`` independent populations and item sets at once (fast path).
 
@@ -884,7 +897,7 @@ def simulate_arrays(
         n_items: Items per replicate.
         reps: Number of replicates.
         rng: Generator or seed.
-        benchmark: Whose profile the items follow (``squad`` has no inline solving).
+        benchmark: Whose profile in ``params`` the items follow; ``None``: the default profile.
 
     Returns:
         The arrays.
@@ -897,7 +910,7 @@ def simulate_arrays(
             f"n_models, n_items and reps must be >= 1, got {n_models}, {n_items}, {reps}"
         )
     rng = np.random.default_rng(rng)
-    profile = params.profile(benchmark)
+    profile = params.default_profile if benchmark is None else params.profile(benchmark)
     reasoning = _is_reasoning(np.arange(1, n_models + 1), params.reasoning_fraction)
     traits = _traits(
         params,
@@ -983,6 +996,7 @@ def run_simulate(
     probes: Sequence[str] = ("prospective",),
     individuated: float | None = None,
     overrides: Mapping[str, Any] | None = None,
+    profiles: Mapping[str, BenchmarkProfile] | None = None,
 ) -> SimulateResult:
     """Simulate a record table and write it, with the true model traits beside it.
 
@@ -992,11 +1006,13 @@ def run_simulate(
         preset: Preset name (see :data:`PRESETS`).
         models: Number of models.
         items_per_benchmark: Items per benchmark.
-        benchmarks: Benchmark names (default the six of the paper).
+        benchmarks: Benchmark names (default: every one in ``profiles``, in order).
         seed: Population seed.
         probes: Probes to record.
         individuated: Shortcut for the ``individuated`` override.
         overrides: Other :class:`SimulationParams` fields to replace.
+        profiles: Benchmark name -> profile (see :func:`get_preset`); ``metacog simulate``
+            passes the benchmark records' own.
 
     Returns:
         What was written.
@@ -1007,7 +1023,7 @@ def run_simulate(
     fields = dict(overrides or {})
     if individuated is not None:
         fields["individuated"] = float(individuated)
-    params = get_preset(preset, **fields)
+    params = get_preset(preset, profiles=profiles, **fields)
     out = Path(out)
     if out.suffix.lower() not in (".parquet", ".pq", ".csv"):
         raise ValueError(f"{out}: write .parquet or .csv, not {out.suffix or 'no extension'}")
@@ -1019,6 +1035,8 @@ def run_simulate(
         seed=seed,
         probes=probes,
     )
+    from metacog_metrics.records import write_records
+
     write_records(table, out)  # validates the table, writes atomically
     pop = Population(params, models, seed)
     models_path = out.with_name(f"{out.stem}.models.csv")

@@ -305,7 +305,7 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:
         help="comma-separated: prospective, counterfactual, numeric",
     )
     _option(p, "seed")
-    p.set_defaults(func=_summarized("metacog_metrics.simulate:run_simulate"))
+    p.set_defaults(func=_summarized("metacog_tasks.sim.presets:simulate_benchmarks"))
 
 
 def _add_power(sub: argparse._SubParsersAction) -> None:

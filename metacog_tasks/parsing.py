@@ -14,7 +14,7 @@ import re
 
 from metacog_metrics import Result
 
-__all__ = ["ProbeParse", "parse_confidence", "parse_yes_no"]
+__all__ = ["ProbeParse", "confidence_in_unit", "parse_confidence", "parse_yes_no"]
 
 #: Phrases of a reply that declines to give a verdict.
 _REFUSAL = re.compile(
@@ -147,7 +147,15 @@ def parse_yes_no(text: str | None) -> ProbeParse:
     return _no_verdict(text) if found is None else found
 
 
-def _to_unit(number: str, unit: str | None) -> float | None:
+def confidence_in_unit(number: str, unit: str | None) -> float | None:
+    """A stated confidence as a share in [0, 1], or None when it is not one.
+
+    Percent, ``/100`` and ``/10`` units scale the number; a bare number is on the 0-100 scale
+    the probe asks for unless it is a decimal in [0, 1].
+
+    >>> [confidence_in_unit(n, u) for n, u in (("80", None), ("0,7", None), ("7", "/10"))]
+    [0.8, 0.7, 0.7]
+    """
     try:
         value = float(number.replace(",", "."))
     except ValueError:
@@ -188,14 +196,14 @@ def parse_confidence(text: str | None) -> ProbeParse:
     labelled = list(_CONF_LABELLED.finditer(cleaned))
     if labelled:
         m = labelled[-1]
-        value = _to_unit(m.group(1), m.group(2))
+        value = confidence_in_unit(m.group(1), m.group(2))
         if value is not None:
             return ProbeParse(value, "ok", m.group(0).strip())
     for line in reversed(lines):
         found = list(_CONF_ANY.finditer(line))
         if found:
             m = found[-1]
-            value = _to_unit(m.group(1), m.group(2))
+            value = confidence_in_unit(m.group(1), m.group(2))
             if value is not None:
                 return ProbeParse(value, "ok", m.group(0).strip())
             break

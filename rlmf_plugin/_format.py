@@ -27,7 +27,8 @@ import math
 import re
 from typing import Any
 
-from metacog_tasks.parsing import _to_unit, parse_confidence
+from metacog_tasks.parsing import confidence_in_unit as _to_unit
+from metacog_tasks.parsing import parse_confidence
 
 __all__ = [
     "FORMAT_INSTRUCTION",

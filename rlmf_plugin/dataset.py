@@ -9,8 +9,9 @@ counted wrong; ``accuracy_graded`` over the graded ones; ``n_ungraded`` counts t
 ``intrinsic_confidence``, the agreement among the k sampled answers, ``sum_c (n_c / k)^2``
 over answer-equivalence classes (RLMF's consistency confidence: the mean over samples of the
 share of samples that agree with it, itself included).
-Two answers are equivalent when the benchmark's grader marked both correct, or when their
-extracted answers match under the benchmark's normaliser (math: math-verify).
+Two answers are equivalent when the benchmark's grader marked both correct, or when the
+benchmark's record calls their extracted answers the same (``Benchmark.same_answer``: equal
+after normalisation; math benchmarks also ask math-verify).
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ __all__ = [
     "load_records",
 ]
 
-_MATH = frozenset({"mathbench", "omni_math"})
 _VERBAL = ("verbal_numeric", "verbal_binary")
 _TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
 
@@ -152,23 +152,18 @@ def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, in
     return df.drop(columns="_part"), n_bad
 
 
-def _norm(text: str) -> str:
-    from metacog_tasks.benchmarks.squad import normalize_answer
-
-    return normalize_answer(text)
-
-
 def equivalent(benchmark: str, a: str | None, b: str | None) -> bool:
-    """Whether two extracted answers are the same answer (math through math-verify)."""
+    """Whether two extracted answers are the same answer, as the benchmark's record says
+    (an unregistered benchmark: equal after normalisation)."""
+    from metacog_tasks.benchmarks import Benchmark, UnknownBenchmarkError, benchmark_class
+
     if a is None or b is None:
         return False
-    if _norm(a) == _norm(b):
-        return True
-    if benchmark in _MATH:
-        from metacog_tasks.benchmarks._math import verify_latex
-
-        return verify_latex(a, b).verdict is True
-    return False
+    try:
+        record = benchmark_class(benchmark)
+    except UnknownBenchmarkError:
+        record = Benchmark
+    return record.same_answer(a, b)
 
 
 def answer_class_labels(

@@ -52,7 +52,6 @@ import numpy as np
 from metacog_metrics import Result
 
 __all__ = [
-    "ABILITY",
     "ABSENT",
     "DEFAULT_WEIGHTS",
     "FIELDS",
@@ -70,15 +69,6 @@ __all__ = [
     "verl_rows",
 ]
 
-#: verl ``ability`` of each benchmark.
-ABILITY = {
-    "mathbench": "math",
-    "omni_math": "math",
-    "scicode": "code",
-    "squad": "qa",
-    "mmlu_pro": "knowledge",
-    "legalbench": "legal",
-}
 #: Reward weights of ``score`` (short names of :data:`rlmf_plugin.rewards.REWARD_NAMES`).
 DEFAULT_WEIGHTS: dict[str, float] = {
     "format": 0.5,
@@ -161,6 +151,8 @@ def _chat(prompt: Any) -> list[dict[str, str]]:
 
 def verl_rows(rows: Sequence[Mapping[str, Any]], split: str = "train") -> list[dict[str, Any]]:
     """Rows in verl's RL dataset format (see the module doc)."""
+    from metacog_tasks.benchmarks import rlmf_family  # verl's ``ability``: the record's family
+
     out = []
     for i, r in enumerate(rows):
         bench = str(r["benchmark"])
@@ -172,7 +164,7 @@ def verl_rows(rows: Sequence[Mapping[str, Any]], split: str = "train") -> list[d
         out.append({
             "data_source": f"metacog/{bench}",
             "prompt": _chat(r["prompt"]),
-            "ability": ABILITY.get(bench, bench),
+            "ability": rlmf_family(bench),
             "reward_model": {"style": "rule", "ground_truth": make_label(r)},
             "extra_info": extra,
         })  # fmt: skip

@@ -33,7 +33,7 @@ def simulate_sampled_records(
     *,
     k: int = 5,
     n_items: int = 300,
-    benchmark: str = "mmlu_pro",
+    benchmark: str,
     population_model: str = "m01",
     n_wrong: int = 3,
     noise_sd: float = 0.05,
@@ -49,7 +49,8 @@ def simulate_sampled_records(
         stated: One of :data:`STATED`.
         k: Attempts per item.
         n_items: Items (``<benchmark>-00001 ..``).
-        benchmark: Benchmark name (its difficulty profile).
+        benchmark: Benchmark name (its record's simulation profile; an unregistered name
+            follows the population's default profile).
         population_model: The population member whose ``p_correct`` is used.
         n_wrong: Distinct wrong answers per item.
         noise_sd: Noise of the stated confidence.
@@ -62,14 +63,15 @@ def simulate_sampled_records(
     Raises:
         ValueError: Unknown ``stated``, or ``k``/``n_items``/``n_wrong`` < 1.
     """
-    from metacog_metrics import Population, get_preset
+    from metacog_metrics import Population
+    from metacog_tasks.sim.presets import preset_params
 
     if stated not in STATED:
         raise ValueError(f"stated must be one of {STATED}, got {stated!r}")
     if min(k, n_items, n_wrong) < 1:
         raise ValueError("k, n_items and n_wrong must be >= 1")
     items = [f"{benchmark}-{i:05d}" for i in range(1, n_items + 1)]
-    pop = Population(get_preset(preset), max(int(population_model.lstrip("m")), 1), seed)
+    pop = Population(preset_params(preset), max(int(population_model.lstrip("m")), 1), seed)
     p = pop.latent(benchmark, items, models=[population_model]).p_correct[:, 0]
     answers_rng = np.random.default_rng([seed, 1])
     noise_rng = np.random.default_rng([seed, 2, STATED.index(stated)])

@@ -632,11 +632,12 @@ def test_summary_values_match_independent_computations():
 
 
 def test_pooled_private_signal_test_exchanges_items_within_their_benchmark():
-    from metacog_metrics.simulate import get_preset, simulate_records
+    from metacog_metrics.simulate import simulate_records
+    from metacog_tasks.sim import preset_params
 
     df = simulate_records(
-        get_preset("paper"), n_models=5, items_per_benchmark=60, benchmarks=["squad", "mmlu_pro"],
-        seed=3,
+        preset_params("paper"), n_models=5, items_per_benchmark=60,
+        benchmarks=["squad", "mmlu_pro"], seed=3,
     ).drop(columns=["question", "probe_text", "solve_text"], errors="ignore")  # fmt: skip
     res = analyze_records(df, permutations=0, joint_permutations=20, seed=0, n_boot=0, pool=True)
     pooled = res.summary["results"]["pooled"]["prospective"]["pairwise"]["nulls"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
@@ -547,3 +548,254 @@ def test_load_hf_without_the_datasets_package(monkeypatch) -> None:
         load_hf("bench", "org/ds", split="test")
     assert str(err.value) == "bench: the datasets package is not installed"
     assert isinstance(err.value.__cause__, ImportError)
+
+
+# --------------------------------------------------------------------------------------------
+# The benchmark record: one module per benchmark, found by the registry, carrying everything
+# the harness tasks, the simulator and the RLMF exports know about it.
+
+
+def test_every_record_is_complete_and_consistent() -> None:
+    from metacog_metrics import BenchmarkProfile
+    from metacog_tasks.benchmarks import SimWording, TaskOption, benchmark_classes
+
+    classes = benchmark_classes()
+    assert tuple(cls.name for cls in classes) == BENCHMARK_NAMES
+    assert [cls.order for cls in classes] == sorted({cls.order for cls in classes})
+    for cls in classes:
+        assert cls.__module__ == f"metacog_tasks.benchmarks.{cls.name}"
+        assert cls.title and cls.summary and "/" in cls.dataset
+        assert isinstance(cls.simulation, BenchmarkProfile)
+        assert isinstance(cls.wording, SimWording) and cls.wording.topic and cls.wording.crux
+        assert cls.rlmf_family in {"math", "code", "qa", "knowledge", "legal"}
+        assert cls.task_modes[0] == "step" and cls.solve_max_tokens > 0
+        keywords = set(inspect.signature(cls.__init__).parameters)
+        for option in cls.task_options:
+            assert isinstance(option, TaskOption) and option.name in keywords, (cls, option)
+        assert data_mod.pack_dir(cls.name).is_dir()  # its bundled pack
+
+
+def test_the_records_hold_the_designed_simulation_profiles() -> None:
+    from metacog_tasks.benchmarks import simulation_profiles
+
+    # (difficulty mean, difficulty sd, legibility, confidence shift, inline), as designed: the
+    # math benchmarks allow inline solving, omni_math and scicode are hard and read as such
+    want = {
+        "squad": (0.0, 1.5, 1.0, 0.0, False),
+        "mmlu_pro": (0.2, 1.5, 1.0, 0.0, False),
+        "legalbench": (-0.4, 1.4, 0.8, 0.0, False),
+        "mathbench": (0.0, 1.5, 1.0, 0.1, True),
+        "omni_math": (1.4, 1.5, 1.0, -0.4, True),
+        "scicode": (1.8, 1.2, 0.8, -0.5, False),
+    }
+    got = {
+        name: (p.difficulty_mean, p.difficulty_sd, p.legibility, p.confidence_shift, p.inline)
+        for name, p in simulation_profiles().items()
+    }
+    assert list(got) == list(want) and got == want
+
+
+def test_rlmf_families_and_answer_equivalence() -> None:
+    from metacog_tasks.benchmarks import rlmf_family
+
+    families = {name: rlmf_family(name) for name in BENCHMARK_NAMES}
+    assert families == {
+        "squad": "qa",
+        "mmlu_pro": "knowledge",
+        "legalbench": "legal",
+        "mathbench": "math",
+        "omni_math": "math",
+        "scicode": "code",
+    }
+    assert rlmf_family("not_registered") == "not_registered"
+    assert Benchmark.same_answer("The Eiffel Tower.", "eiffel tower")
+    assert not Benchmark.same_answer("1/2", "0.5")
+    assert benchmark_class("omni_math").same_answer("\\frac{1}{2}", "0.5")
+    assert benchmark_class("mathbench").same_answer("\\sqrt{8}", "2\\sqrt{2}")
+    assert not benchmark_class("squad").same_answer("\\frac{1}{2}", "0.5")
+    assert not benchmark_class("omni_math").same_answer("3", "4")
+
+
+def test_task_option_annotation_and_conversion() -> None:
+    from metacog_tasks.benchmarks import TaskOption
+
+    flag = TaskOption("open_book", bool, "Show the passage.")
+    assert flag.annotation == (bool | None) and flag.convert(True) is True
+    assert flag.convert("a,b") == "a,b"  # not a name list: as given
+    names = TaskOption("tasks", str, "Task names.", names=True)
+    assert names.annotation == (str | list[str] | None)
+    assert names.convert("proa, hearsay,") == ["proa", "hearsay"]
+    assert names.convert(["a,b", "c"]) == ["a", "b", "c"]
+    assert names.convert(None) is None
+
+
+_NEW_BENCHMARK = """
+import numpy as np
+from metacog_metrics import BenchmarkProfile
+from metacog_tasks.benchmarks.base import Benchmark, Grade, SimWording
+
+
+class Trivia(Benchmark):
+    name = "trivia_new"
+    title = "Trivia"
+    summary = "one-line questions"
+    dataset = "example/trivia"
+    order = 99
+    simulation = BenchmarkProfile(difficulty_sd=0.5)
+    wording = SimWording("trivia")
+    rlmf_family = "qa"
+
+    def load(self, source=None, *, split=None, limit=None):
+        return []
+
+    def solve_prompt(self, item):
+        return item.question
+
+    def probe_prompt(self, item, probe="prospective"):
+        return item.question
+
+    def grade(self, item, response):
+        return Grade(1.0)
+
+    def reference_response(self, item, prompt_index=0):
+        return ""
+
+    def wrong_response(self, item, rng, prompt_index=0):
+        return ""
+"""
+
+
+@pytest.fixture
+def benchmarks_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder added to the benchmarks package, and a registry that scans again."""
+    import metacog_tasks.benchmarks as package
+    from metacog_tasks.benchmarks import _registry
+
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    monkeypatch.setattr(_registry, "_found", None)
+    monkeypatch.setattr(_registry, "_broken", {})
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("metacog_tasks.benchmarks.trivia_")]:
+        del sys.modules[name]
+
+
+def test_a_new_benchmark_is_one_module(benchmarks_path: Path) -> None:
+    from metacog_tasks.benchmarks import rlmf_family, simulation_profiles
+
+    (benchmarks_path / "trivia_new.py").write_text(_NEW_BENCHMARK)
+    (benchmarks_path / "trivia_helpers.py").write_text("HELPER = 1\n")  # not a benchmark
+    from metacog_tasks import benchmarks
+
+    names = benchmarks.BENCHMARK_NAMES
+    assert names == (*IMPLEMENTED, "trivia_new")
+    assert benchmark_class("Trivia-New").title == "Trivia"
+    assert simulation_profiles()["trivia_new"].difficulty_sd == 0.5
+    assert rlmf_family("trivia_new") == "qa"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('    rlmf_family = "qa"\n', ""), r"record attribute\(s\) \['rlmf_family'\] unset"),
+        (('name = "trivia_new"', 'name = "trivia"'), "must be the module's, 'trivia_new'"),
+        (("order = 99", "order = 1"), r"benchmarks share an order: \[1, 1, 2, 3, 4, 5, 6\]"),
+        (("", "\n\nclass Other(Trivia):\n    pass\n"), "defines one Benchmark subclass, found"),
+    ],
+)
+def test_a_bad_benchmark_module_is_named(benchmarks_path: Path, edit, message) -> None:
+    old, new = edit
+    text = _NEW_BENCHMARK.replace(old, new) if old else _NEW_BENCHMARK + new
+    (benchmarks_path / "trivia_new.py").write_text(text)
+    with pytest.raises(TypeError, match=message):
+        benchmark_class("squad")
+
+
+def test_a_benchmark_that_cannot_be_imported_is_named_on_lookup(benchmarks_path: Path) -> None:
+    (benchmarks_path / "trivia_new.py").write_text("import no_such_dependency_xyz\n")
+    from metacog_tasks import benchmarks
+
+    names = benchmarks.BENCHMARK_NAMES
+    assert names == IMPLEMENTED
+    with pytest.raises(ImportError, match="benchmark 'trivia_new' cannot be imported here"):
+        benchmark_class("trivia_new")
+    with pytest.raises(UnknownBenchmarkError):
+        benchmark_class("trivia_old")
+
+
+def _documented_modules() -> list[str]:
+    import pkgutil
+
+    import metacog_tasks.benchmarks as package
+
+    names = [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
+    others = ["metacog_tasks.sim.presets", "metacog_tasks.lmeval.configs", "metacog_tasks.parsing"]
+    return [package.__name__, *names, *others]
+
+
+@pytest.mark.parametrize("module", _documented_modules())
+def test_docstring_examples_run_offline_on_the_bundled_packs(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), verbose=False, report=False)
+    assert result.failed == 0, f"{result.failed} docstring example(s) of {module} failed"
+    public = {"metacog_tasks.benchmarks", "metacog_tasks.benchmarks.base"}
+    assert result.attempted > 0 or module not in public  # the public API shows its use
+
+
+#: Files outside a benchmark's module whose code still names one, and why (owned elsewhere).
+_STILL_NAMED = {
+    "metacog_tasks/inspect_tasks/scicode.py": "SciCode's multi-turn Inspect protocol",
+    "metacog_tasks/inspect_tasks/sandbox.py": "SciCode's tests in an Inspect sandbox",
+    "metacog_tasks/inspect_tasks/scorers.py": "routes SciCode grading to that sandbox",
+    "metacog_tasks/inspect_tasks/tasks.py": "imports those two modules for mode and sandbox",
+    "metacog_tasks/sandbox.py": "its refusal message names SciCode",
+    "metacog_tasks/collect/inspect_logs.py": "problem-mode rows without a benchmark field",
+}
+
+
+def _code_text(path: Path) -> str:
+    """Identifiers and string literals of a Python file, without comments and docstrings."""
+    import ast
+    import io
+    import tokenize
+
+    source = path.read_text(encoding="utf-8")
+    docs: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = body[0] if body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    kept = (tokenize.NAME, tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING))
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return " ".join(t.string for t in tokens if t.type in kept and t.start[0] not in docs)
+
+
+def test_no_source_file_names_a_benchmark_outside_its_record() -> None:
+    """Only a benchmark's module (and its pack and generated task configs) names it."""
+    import re
+
+    repo = Path(__file__).resolve().parents[1]
+    texts = {
+        path.relative_to(repo).as_posix(): _code_text(path)
+        for package in ("metacog_metrics", "metacog_tasks", "rlmf_plugin")
+        for path in sorted((repo / package).rglob("*.py"))
+        if "packs" not in path.relative_to(repo).parts
+    }
+    template = (repo / "task_configs" / "_default_template_yaml").read_text(encoding="utf-8")
+    texts["task_configs/_default_template_yaml"] = template
+    for name in BENCHMARK_NAMES:
+        record = benchmark_class(name)
+        words = {name, record.title}
+        pattern = "|".join(
+            "[-_ ]?".join(re.escape(part) for part in re.split(r"[-_ ]", word)) for word in words
+        )
+        found = re.compile(rf"(?<![A-Za-z0-9])(?:{pattern})(?![A-Za-z0-9])", re.IGNORECASE)
+        own = {
+            f"metacog_tasks/benchmarks/{name}.py",
+            f"metacog_tasks/benchmarks/_{name}_support.py",
+        }
+        naming = {f for f, text in texts.items() if f not in own and found.search(text)}
+        assert naming <= set(_STILL_NAMED), (name, sorted(naming - set(_STILL_NAMED)))

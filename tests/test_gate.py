@@ -37,14 +37,15 @@ from metacog_metrics.gate import (
     match_records,
 )
 from metacog_metrics.records import validate_records
-from metacog_metrics.simulate import get_preset, simulate_records
+from metacog_metrics.simulate import simulate_records
+from metacog_tasks.sim import preset_params
 
 BENCHES = ["squad", "mmlu_pro"]
 FAST = GateConfig(n_boot=400)  # the default settings with fewer resamples
 
 
 def _side_records(ss: int | None = None, items: int = 400, model: str = "m03", **overrides):
-    params = get_preset("paper", **overrides)
+    params = preset_params("paper", **overrides)
     df = simulate_records(
         params, n_models=4, items_per_benchmark=items, benchmarks=BENCHES, seed=0,
         sampling_seed=ss, probes=("prospective", "numeric"),
@@ -571,7 +572,7 @@ def test_a_missing_benchmark_or_several_models_are_refused(baseline) -> None:
 
 
 def test_the_population_gap_is_tested_when_a_population_is_given(baseline) -> None:
-    params = get_preset("paper")
+    params = preset_params("paper")
     pop = simulate_records(
         params, n_models=6, items_per_benchmark=400, benchmarks=BENCHES, seed=0,
         probes=("prospective", "numeric"),

@@ -23,8 +23,9 @@ from metacog_metrics.gate_baseline import (
     write_baseline,
 )
 from metacog_metrics.records import validate_records
-from metacog_metrics.simulate import get_preset, simulate_records
+from metacog_metrics.simulate import simulate_records
 from metacog_tasks.cli import main
+from metacog_tasks.sim import preset_params
 
 SCHEMA = Path(__file__).parent / "data" / "junit.xsd"
 # Inspect's own retry set-up warns on every model call (tenacity API change).
@@ -70,7 +71,7 @@ def metacog(monkeypatch, capsys):
 
 def _sim(ss: int | None = None, models: int = 4, **overrides) -> pd.DataFrame:
     df = simulate_records(
-        get_preset("paper", **overrides), n_models=models, items_per_benchmark=400,
+        preset_params("paper", **overrides), n_models=models, items_per_benchmark=400,
         benchmarks=BENCHES, seed=0, sampling_seed=ss, probes=("prospective", "numeric"),
     )  # fmt: skip
     return validate_records(df[df["model"] == "m03"] if models == 4 else df)

@@ -24,7 +24,8 @@ from metacog_metrics.gate_report import (
     verdict_json,
 )
 from metacog_metrics.records import validate_records
-from metacog_metrics.simulate import get_preset, simulate_records
+from metacog_metrics.simulate import simulate_records
+from metacog_tasks.sim import preset_params
 
 SCHEMA = Path(__file__).parent / "data" / "junit.xsd"
 CONFIG = GateConfig(n_boot=300)
@@ -32,7 +33,7 @@ CONFIG = GateConfig(n_boot=300)
 
 def _side(ss=None, **overrides):
     df = simulate_records(
-        get_preset("paper", **overrides), n_models=4, items_per_benchmark=400,
+        preset_params("paper", **overrides), n_models=4, items_per_benchmark=400,
         benchmarks=["squad", "mmlu_pro"], seed=0, sampling_seed=ss,
         probes=("prospective", "numeric"),
     )  # fmt: skip

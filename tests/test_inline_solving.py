@@ -18,7 +18,8 @@ from metacog_metrics.inline_solving import (
     inline_rates,
     strip_verdict,
 )
-from metacog_metrics.simulate import Population, get_preset
+from metacog_metrics.simulate import Population
+from metacog_tasks.sim import preset_params
 
 DATA = Path(__file__).parent / "data"
 
@@ -231,7 +232,7 @@ def test_share_lost_is_zero_without_flags_and_bootstrap_covers_it():
 def test_simulated_math_population_loses_its_rnr_signal():
     """The paper's confound, in the generative model: reasoning models solve math items inline,
     which makes R-NR (and R-R) pairs look calibrated; on the other items it vanishes."""
-    pop = Population(get_preset("paper"), 12, seed=2)
+    pop = Population(preset_params("paper"), 12, seed=2)
     st = pop.latent("mathbench", [f"q{i}" for i in range(400)])
     res = inline_pairwise(
         st.confidence.astype(float), st.correct.astype(float), st.inline, models=st.models,

@@ -119,9 +119,68 @@ def test_tasks_are_registered_under_the_package_namespace() -> None:
 
     for name in ("squad", "mmlu_pro", "legalbench", "mathbench", "omni_math", "scicode"):
         assert registry_lookup("task", f"metacog_tasks/{name}") is not None, name
+    assert registry_lookup("task", "metacog_tasks/metacog") is not None
     for name in ("auroc", "brier", "ece", "tetrachoric", "yes_rate", "unparseable_rate"):
         assert registry_lookup("metric", f"metacog_tasks/{name}") is not None, name
     assert registry_lookup("scorer", "metacog_tasks/prospective_verbal") is not None
+
+
+def test_one_factory_makes_every_registered_benchmarks_task() -> None:
+    """Each record's task: the shared parameters, then its options, sandbox and mode."""
+    import inspect
+
+    from inspect_ai._util.registry import registry_info, registry_lookup
+
+    import metacog_tasks.inspect_tasks as package
+    from metacog_tasks.benchmarks import benchmark_classes
+    from metacog_tasks.inspect_tasks import benchmark_tasks, metacog
+
+    shared = ["probe", "confidence", "k", "temperature", "probe_max_tokens", "seed"]
+    shared += ["data", "split", "prompts", "options"]
+    tasks = benchmark_tasks()
+    assert list(tasks) == [cls.name for cls in benchmark_classes()]
+    for cls in benchmark_classes():
+        fn = tasks[cls.name]
+        assert registry_lookup("task", f"metacog_tasks/{cls.name}") is fn
+        assert getattr(package, cls.name) is fn  # `from metacog_tasks.inspect_tasks import x`
+        own = [o.name for o in cls.task_options]
+        own += ["sandbox"] if cls.runs_code else []
+        own += ["mode"] if len(cls.task_modes) > 1 else []
+        params = inspect.signature(fn).parameters
+        assert list(params) == shared + own
+        assert registry_info(fn).metadata["params"] == shared + own
+        assert all(params[o.name].default is None for o in cls.task_options)
+        assert fn.__doc__.startswith(f"{cls.title}: {cls.summary}.")
+    assert list(inspect.signature(metacog).parameters) == ["benchmark", *shared, "sandbox", "mode"]
+    assert inspect.signature(tasks["scicode"]).parameters["mode"].default == "step"
+    with pytest.raises(TypeError, match="bogus"):
+        mmlu_pro(data="bundled", bogus=1)
+
+
+def test_inspect_list_tasks_finds_the_generic_task_in_the_source() -> None:
+    from pathlib import Path
+
+    from inspect_ai._eval.list import list_tasks
+
+    import metacog_tasks
+
+    root = Path(metacog_tasks.__file__).parent.parent
+    found = list_tasks(["metacog_tasks"], root_dir=root)
+    assert [(t.file, t.name) for t in found] == [
+        ("metacog_tasks/inspect_tasks/tasks.py", "metacog")
+    ]
+
+
+def test_the_generic_task_is_the_benchmarks_task_with_its_name_as_an_argument() -> None:
+    from metacog_tasks.inspect_tasks import legalbench, metacog
+
+    named = legalbench(data="bundled", tasks="proa,hearsay", fewshot=1)
+    options = {"tasks": ["proa", "hearsay"], "fewshot": 1}
+    generic = metacog("legalbench", data="bundled", options=options)
+    assert [s.id for s in named.dataset] == [s.id for s in generic.dataset]
+    assert {s.id.split(":")[0] for s in named.dataset} == {"proa", "hearsay"}
+    assert named.metadata == generic.metadata
+    assert named.metadata["metacog"]["benchmark"] == "legalbench"
 
 
 def test_task_has_one_sample_per_item_with_the_item_id() -> None:

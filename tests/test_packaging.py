@@ -105,3 +105,36 @@ def test_harness_packages_import_only_public_metrics_names() -> None:
                         if a.name.startswith("metacog_metrics.")
                     ]
     assert not offending, offending
+
+
+def test_every_task_config_file_is_package_data() -> None:
+    from fnmatch import fnmatch
+
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())
+    patterns = data["tool"]["setuptools"]["package-data"]["metacog_tasks.task_configs"]
+    files = [p.name for p in (REPO / "task_configs").iterdir() if p.is_file() and p.suffix != ".py"]
+    assert "_default_template_yaml" in files  # the YAMLs' include: template ships too
+    missing = [f for f in files if not any(fnmatch(f, pattern) for pattern in patterns)]
+    assert not missing, f"add to the task_configs package-data in pyproject.toml: {missing}"
+
+
+def test_rlmf_plugin_imports_nothing_private_of_metacog_tasks() -> None:
+    import ast
+
+    offending = []
+    for path in (REPO / "rlmf_plugin").rglob("*.py"):
+        where = path.relative_to(REPO)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("metacog_tasks"):
+                module = node.module or ""
+                if any(part.startswith("_") for part in module.split(".")):
+                    offending.append(f"{where}: from {module}")
+                offending += [f"{where}: {a.name}" for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Import):
+                offending += [
+                    f"{where}: import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("metacog_tasks")
+                    and any(part.startswith("_") for part in a.name.split("."))
+                ]
+    assert not offending, offending

@@ -558,7 +558,7 @@ def test_power_defaults(monkeypatch, bar):
     ]
     assert (t["reps"] == 200).all() and (t["alignment_reps"] == 40).all()
     assert (t["alignment_null_reps"] == 200).all()
-    assert {s[4] for s in stubs.sims} == {"squad"}
+    assert {s[4] for s in stubs.sims} == {None}  # the default profile
     assert {(x[3], x[4]) for x in stubs.tests} == {(99, 0.05)}
     assert {tuple(x[5]) for x in stubs.tests} == {(10,)}  # the private-signal null, blocks of 10
     assert (res.preset, res.null, res.seed, res.size) == ("paper", "private_signal", 0, None)
@@ -578,7 +578,7 @@ def test_size_defaults(monkeypatch, bar):
     assert list(size[["correctness", "models", "items"]].itertuples(index=False, name=None)) == (
         cells
     )
-    assert (size["reps"] == 400).all() and {s[2] for s in stubs.sims} == {"squad"}
+    assert (size["reps"] == 400).all() and {s[2] for s in stubs.sims} == {None}
     assert {(t["permutations"], t["alpha"]) for t in stubs.tests} == {(99, 0.05)}
     assert {tuple(t["labels"]) for t in stubs.tests if t["labels"]} == {(10, -1)}
     assert bar.made[0].total == 6 * 400
@@ -823,9 +823,10 @@ def test_summary_text_without_zero_rows_size_or_size_csv():
     rows = [(4, 50, 0.5, 0.3), (4, 60, 0.5, 0.2), (4, 50, 0.7, 0.1)]
     outputs = PowerOutputs("b.csv", "b.png", "b.json")
     res = _result(rows, outputs=outputs, size=pd.DataFrame(), preset="custom", seconds=0.6,
-                  null="difficulty_stratified", alpha=0.1, permutations=19)  # fmt: skip
+                  null="difficulty_stratified", alpha=0.1, permutations=19,
+                  benchmark=None)  # fmt: skip
     assert res.summary_text().split("\n") == [
-        "power analysis (custom, squad items, null difficulty_stratified, alpha 0.1, "
+        "power analysis (custom, default-profile items, null difficulty_stratified, alpha 0.1, "
         "19 permutations, 1 s)",
         "individuated=0.5: power < 0.8 everywhere on this grid",
         "individuated=0.7: power < 0.8 everywhere on this grid",
@@ -995,7 +996,7 @@ def test_run_power_defaults_and_no_overrides(monkeypatch, tmp_path):
         assert args == ((10, 20, 40), (200, 1000, 5000), (0.0, 0.1, 0.2, 0.4), 200)
         assert kwargs == {
             "preset": "paper", "params": None, "alpha": 0.05, "permutations": 99,
-            "alignment_reps": 40, "alignment_null_reps": 200, "benchmark": "squad", "seed": 0,
+            "alignment_reps": 40, "alignment_null_reps": 200, "benchmark": None, "seed": 0,
             "progress": True, "workers": None, "null": "private_signal", "block_size": 10,
             "size_presets": ["rasch", "2pl", "3pl"], "size_reps": None,
         }  # fmt: skip

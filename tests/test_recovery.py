@@ -18,6 +18,7 @@ from metacog_metrics.analyze import analyze_records
 from metacog_metrics.pairwise import joint_null_draws, pairwise_taus
 from metacog_metrics.simulate import get_preset, simulate_arrays, simulate_records
 from metacog_metrics.stratified import stratified_mean_tau_test
+from metacog_tasks.sim import preset_params
 
 SQUAD = ("squad", "prospective", "verbal_binary")
 MATH = ("mathbench", "prospective", "verbal_binary")
@@ -25,7 +26,7 @@ MATH = ("mathbench", "prospective", "verbal_binary")
 
 def _analyze(preset: str, seed: int, benchmarks=("squad", "mathbench")):
     df = simulate_records(
-        get_preset(preset), n_models=20, items_per_benchmark=1000, benchmarks=benchmarks,
+        preset_params(preset), n_models=20, items_per_benchmark=1000, benchmarks=benchmarks,
         seed=seed,
     )  # fmt: skip
     return analyze_records(df, permutations=0, joint_permutations=200, n_boot=20, seed=0)

@@ -86,7 +86,7 @@ def _official_cmfg_star(f, g, num_bins=10):
 
 
 def test_factual_metrics_and_cmfg_star_against_references():
-    df = simulate_sampled_records("faithful", k=4, n_items=120, seed=3)
+    df = simulate_sampled_records("faithful", k=4, n_items=120, benchmark="mmlu_pro", seed=3)
     df.attrs = {}
     t = attempt_table(df.assign(attempt=df["epoch"]))
     m = run_metrics(t)
@@ -100,7 +100,7 @@ def test_factual_metrics_and_cmfg_star_against_references():
 
 def test_weights_equal_repeated_attempts():
     """A bootstrap resample is a weight vector: it must equal the table with rows repeated."""
-    df = simulate_sampled_records("calibrated", k=3, n_items=60, seed=5)
+    df = simulate_sampled_records("calibrated", k=3, n_items=60, benchmark="mmlu_pro", seed=5)
     t = attempt_table(df.assign(attempt=df["epoch"]))
     w = np.random.default_rng(0).integers(0, 4, len(t)).astype(float)
     repeated = t.loc[t.index.repeat(w.astype(int))].reset_index(drop=True)
@@ -117,7 +117,8 @@ def sims(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for stated in ("faithful", "calibrated", "overconfident"):
         out[stated] = root / f"{stated}.csv"
-        simulate_sampled_records(stated, k=5, n_items=300, seed=0).to_csv(out[stated], index=False)
+        records = simulate_sampled_records(stated, k=5, n_items=300, benchmark="mmlu_pro", seed=0)
+        records.to_csv(out[stated], index=False)
     return out
 
 

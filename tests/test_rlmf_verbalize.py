@@ -14,14 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metacog_metrics import get_preset, simulate_records
+from metacog_metrics import simulate_records
 from metacog_tasks.benchmarks import get_benchmark
+from metacog_tasks.sim import preset_params
 from rlmf_plugin.verbalize import HEDGES, PhraseMap, calibrate_phrases, rewrite_rule
 
 
 def _sim(seed: int) -> pd.DataFrame:
     """Numeric-probe confidences of 20 simulated models on 400 items (overconfident, as LLMs)."""
-    return simulate_records(get_preset("paper"), n_models=20, items_per_benchmark=400,
+    return simulate_records(preset_params("paper"), n_models=20, items_per_benchmark=400,
                             benchmarks=["mmlu_pro"], probes=("numeric",), seed=seed)  # fmt: skip
 
 

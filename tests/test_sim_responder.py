@@ -12,10 +12,16 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from metacog_metrics.simulate import Population, get_preset
+from metacog_metrics.simulate import Population
 from metacog_tasks.benchmarks import BENCHMARK_NAMES, PROBES, get_benchmark
 from metacog_tasks.parsing import parse_confidence, parse_yes_no
-from metacog_tasks.sim import FALLBACK_REPLY, UNKNOWN_LOGLIK, SimResponder, build_index
+from metacog_tasks.sim import (
+    FALLBACK_REPLY,
+    UNKNOWN_LOGLIK,
+    SimResponder,
+    build_index,
+    preset_params,
+)
 from tests.availability import unavailable
 
 MODELS = SimResponder.models(6)
@@ -80,7 +86,7 @@ def test_probe_replies_parse_to_the_latent_confidence(name, sims):
 def test_responder_agrees_with_simulate_records():
     """The harness models and the record-table fast path share one latent state."""
     bench, items = _bundled("mmlu_pro")
-    params = get_preset("paper")
+    params = preset_params("paper")
     pop = Population(params, 5, seed=3)
     ids = [it.item_id for it in items]
     state = pop.latent("mmlu_pro", ids)
@@ -358,7 +364,7 @@ def test_lmeval_and_inspect_runs_log_the_population_latent_state(tmp_path, monke
     )
     ins = read_inspect_logs([log.location for log in logs]).records
 
-    pop = Population(get_preset("paper"), 4, seed=0)
+    pop = Population(preset_params("paper"), 4, seed=0)
     for records in (lm, ins):
         verbal = records[records["confidence_kind"] == "verbal_binary"]
         assert set(verbal["benchmark"]) == {"mmlu_pro", "mathbench"}
@@ -374,3 +380,28 @@ def test_lmeval_and_inspect_runs_log_the_population_latent_state(tmp_path, monke
     assert a.index.equals(b.index)
     np.testing.assert_array_equal(a["confidence"], b["confidence"])
     np.testing.assert_array_equal(a["correct"], b["correct"])
+
+
+def test_rationale_words_come_from_the_benchmark_record() -> None:
+    from metacog_tasks.benchmarks import Item, benchmark_class
+    from metacog_tasks.sim import probe_reply, topic_of
+    from metacog_tasks.sim._wording import wording_of
+
+    law = Item("mmlu_pro", "1", "Q?", "A", "mc", meta={"category": "civil_law"})
+    assert topic_of(law) == "civil law"  # the record's "{category}"
+    assert topic_of(Item("legalbench", "1", "Q?", "A", "x")) == "legal"
+    assert topic_of(Item("unregistered", "1", "Q?", "A", "x", meta={"subject": "chem"})) == "chem"
+    assert topic_of(Item("unregistered", "1", "Q?", "A", "x")) == "general"
+    assert wording_of(Item("unregistered", "1", "Q?", "A", "x")).sketch is None
+    # a reasoning model always says what the item hinges on; an inline solver of a coding
+    # step sketches the loop first
+    reply = probe_reply(
+        law, yes=True, uncertainty=0.1, rng=np.random.default_rng(0), reasoning=True
+    )
+    assert benchmark_class("mmlu_pro").wording.crux in reply
+    step = Item("scicode", "1.1", "Implement 2 steps of size 3", "", "code")
+    reply = probe_reply(step, yes=True, uncertainty=0.1, rng=np.random.default_rng(0), inline=True)
+    assert benchmark_class("scicode").wording.sketch in reply
+    plain = Item("omni_math", "1", "Find 2 + 3", "5", "x")
+    reply = probe_reply(plain, yes=True, uncertainty=0.1, rng=np.random.default_rng(0), inline=True)
+    assert "Sketch:" not in reply and "Step 1:" in reply

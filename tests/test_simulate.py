@@ -22,6 +22,13 @@ from metacog_metrics.simulate import (
     simulate_arrays,
     simulate_records,
 )
+from metacog_tasks.benchmarks import simulation_profiles
+
+
+def _preset(name: str = "paper", **overrides):
+    """A preset with the benchmark records' profiles (the statistics know no benchmark)."""
+    return get_preset(name, profiles=simulation_profiles(), **overrides)
+
 
 RECORD_COLUMNS = [
     "model",
@@ -75,7 +82,7 @@ def test_params_validate(field, value, message):
 
 
 def test_params_are_frozen_and_serialisable():
-    params = get_preset("paper")
+    params = _preset("paper")
     with pytest.raises(dataclasses.FrozenInstanceError):
         params.individuated = 1.0  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -98,7 +105,7 @@ def test_model_names_and_index():
 
 
 def test_reasoning_models_are_spread_evenly_and_stable():
-    params = get_preset("paper", reasoning_fraction=0.3)
+    params = _preset("paper", reasoning_fraction=0.3)
     small = Population(params, 12).reasoning()
     large = Population(params, 40).reasoning()
     assert [m for m, r in small.items() if r] == ["m04", "m07", "m10"]
@@ -110,7 +117,7 @@ def test_reasoning_models_are_spread_evenly_and_stable():
 
 
 def test_latent_depends_only_on_item_and_model():
-    pop = Population(get_preset("paper"), 8, seed=3)
+    pop = Population(_preset("paper"), 8, seed=3)
     ids = [f"q{i}" for i in range(50)]
     full = pop.latent("mmlu_pro", ids)
     perm = np.random.default_rng(0).permutation(len(ids))
@@ -122,13 +129,13 @@ def test_latent_depends_only_on_item_and_model():
             getattr(subset, field), getattr(full, field)[10:12][:, [4, 1]]
         )
     # The same model in a bigger population, and in a fresh object, is the same model.
-    again = Population(get_preset("paper"), 30, seed=3).latent("mmlu_pro", ids, models=["m05"])
+    again = Population(_preset("paper"), 30, seed=3).latent("mmlu_pro", ids, models=["m05"])
     np.testing.assert_array_equal(again.correct[:, 0], full.correct[:, 4])
     np.testing.assert_array_equal(again.p_yes[:, 0], full.p_yes[:, 4])
 
 
 def test_latent_changes_with_seed_benchmark_and_item():
-    params = get_preset("paper")
+    params = _preset("paper")
     ids = [f"q{i}" for i in range(400)]
     a = Population(params, 10, seed=0).latent("squad", ids)
     b = Population(params, 10, seed=1).latent("squad", ids)
@@ -142,14 +149,14 @@ def test_latent_changes_with_seed_benchmark_and_item():
 def test_common_random_numbers_across_individuated_weight():
     """Changing only the individuated weight leaves correctness untouched (paired designs)."""
     ids = [f"q{i}" for i in range(300)]
-    a = Population(get_preset("paper"), 6).latent("squad", ids)
-    b = Population(get_preset("paper", individuated=0.5), 6).latent("squad", ids)
+    a = Population(_preset("paper"), 6).latent("squad", ids)
+    b = Population(_preset("paper", individuated=0.5), 6).latent("squad", ids)
     np.testing.assert_array_equal(a.correct, b.correct)
     assert not np.array_equal(a.confidence, b.confidence)
 
 
 def test_latent_fields_are_consistent():
-    pop = Population(get_preset("paper"), 10, seed=0)
+    pop = Population(_preset("paper"), 10, seed=0)
     state = pop.latent("mathbench", [f"q{i}" for i in range(200)])
     np.testing.assert_array_equal(state.confidence, state.p_yes > 0.5)
     np.testing.assert_allclose(state.uncertainty, 1.0 - state.p_yes)
@@ -167,7 +174,7 @@ def test_latent_fields_are_consistent():
 
 
 def test_probes_share_correctness_and_counterfactual_is_close():
-    pop = Population(get_preset("paper"), 10, seed=0)
+    pop = Population(_preset("paper"), 10, seed=0)
     ids = [f"q{i}" for i in range(500)]
     pro = pop.latent("squad", ids, probe="prospective")
     cf = pop.latent("squad", ids, probe="counterfactual")
@@ -179,7 +186,7 @@ def test_probes_share_correctness_and_counterfactual_is_close():
 
 
 def test_text_rng_is_deterministic():
-    pop = Population(get_preset("paper"), 4, seed=2)
+    pop = Population(_preset("paper"), 4, seed=2)
     a = pop.rng("squad", "q1", "m02", "wrong", 0).integers(0, 2**32, 4)
     b = pop.rng("squad", "q1", "m02", "wrong", 0).integers(0, 2**32, 4)
     c = pop.rng("squad", "q1", "m02", "wrong", 1).integers(0, 2**32, 4)
@@ -192,7 +199,7 @@ def test_text_rng_is_deterministic():
 
 def test_correctness_rate_matches_the_probit_model():
     """Each model's accuracy is Phi((a_jb - mu) / sqrt(1 + sd_r^2 + sd_d^2)) over random items."""
-    params = get_preset("paper")
+    params = _preset("paper")
     pop = Population(params, 6, seed=5)
     n = 20_000
     state = pop.latent("legalbench", [f"q{i}" for i in range(n)])
@@ -207,15 +214,15 @@ def test_correctness_rate_matches_the_probit_model():
 
 
 def test_reasoning_models_get_the_ability_bonus():
-    base = Population(get_preset("paper", reasoning_ability_bonus=0.0), 10).traits()
-    bonus = Population(get_preset("paper", reasoning_ability_bonus=0.3), 10).traits()
+    base = Population(_preset("paper", reasoning_ability_bonus=0.0), 10).traits()
+    bonus = Population(_preset("paper", reasoning_ability_bonus=0.3), 10).traits()
     diff = bonus["ability"] - base["ability"]
     np.testing.assert_allclose(diff, np.where(base["reasoning"], 0.3, 0.0), atol=1e-12)
 
 
 def test_yes_rate_matches_the_threshold_model():
     """P(yes) = Phi((shift - t) / sqrt(leg^2 sd_d^2 + w^2 sd_r^2 + sd_m^2 + s^2)), no inlining."""
-    params = get_preset("paper", individuated=0.5)
+    params = _preset("paper", individuated=0.5)
     pop = Population(params, 8, seed=11)
     n = 20_000
     state = pop.latent("squad", [f"q{i}" for i in range(n)])
@@ -234,7 +241,7 @@ def test_yes_rate_matches_the_threshold_model():
 
 def test_null_preset_confidence_is_independent_of_correctness():
     df = simulate_records(
-        get_preset("null"), n_models=5, items_per_benchmark=4000, seed=1, benchmarks=["squad"]
+        _preset("null"), n_models=5, items_per_benchmark=4000, seed=1, benchmarks=["squad"]
     )
     for model, d in df.groupby("model"):
         table = pd.crosstab(d["confidence"], d["correct"]).to_numpy()
@@ -243,7 +250,7 @@ def test_null_preset_confidence_is_independent_of_correctness():
 
 def test_paper_confidence_tracks_shared_difficulty_not_own_residual():
     """Under ``paper`` confidence and correctness correlate within a model only through the item."""
-    pop = Population(get_preset("paper"), 6, seed=2)
+    pop = Population(_preset("paper"), 6, seed=2)
     state = pop.latent("squad", [f"q{i}" for i in range(20_000)])
     for j in range(6):
         phi = stats.pearsonr(state.confidence[:, j], state.correct[:, j]).statistic
@@ -254,7 +261,7 @@ def test_paper_confidence_tracks_shared_difficulty_not_own_residual():
         x = np.c_[np.ones(len(state.difficulty)), state.difficulty, state.confidence[:, j]]
         coef, se = _logit_fit(x, state.correct[:, j].astype(float))
         assert abs(coef[2]) < 4 * se[2]
-    individuated = Population(get_preset("individuated"), 6, seed=2)
+    individuated = Population(_preset("individuated"), 6, seed=2)
     state = individuated.latent("squad", [f"q{i}" for i in range(20_000)])
     x = np.c_[np.ones(len(state.difficulty)), state.difficulty, state.confidence[:, 0]]
     coef, se = _logit_fit(x, state.correct[:, 0].astype(float))
@@ -273,7 +280,7 @@ def _logit_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_inline_solving_makes_the_probe_follow_own_correctness():
-    params = get_preset("paper")
+    params = _preset("paper")
     pop = Population(params, 10, seed=4)
     state = pop.latent("omni_math", [f"q{i}" for i in range(5000)])
     inline = state.inline
@@ -287,7 +294,7 @@ def test_inline_solving_makes_the_probe_follow_own_correctness():
 
 
 def test_simulate_records_schema_and_agreement_with_population():
-    params = get_preset("paper")
+    params = _preset("paper")
     args = dict(
         n_models=4,
         items_per_benchmark=30,
@@ -320,30 +327,32 @@ def test_simulated_records_pass_the_record_validator(tmp_path):
     from metacog_metrics.records import read_records, validate_records
 
     df = simulate_records(
-        get_preset("paper"),
+        _preset("paper"),
         n_models=3,
         items_per_benchmark=12,
         probes=("prospective", "counterfactual", "numeric"),
     )
     checked = validate_records(df, source="simulated")
     assert len(checked) == len(df)
-    run_simulate(tmp_path / "r.parquet", models=3, items_per_benchmark=12)
+    run_simulate(
+        tmp_path / "r.parquet", models=3, items_per_benchmark=12, profiles=simulation_profiles()
+    )
     back = read_records([tmp_path / "r.parquet"])
     assert len(back) == 3 * 12 * 6 and set(back["model"]) == {"m01", "m02", "m03"}
 
 
 def test_simulate_records_rejects_bad_input():
     with pytest.raises(ValueError, match="items_per_benchmark"):
-        simulate_records(get_preset("paper"), items_per_benchmark=0)
+        simulate_records(_preset("paper"), items_per_benchmark=0)
     with pytest.raises(ValueError, match="unknown probe"):
-        simulate_records(get_preset("paper"), probes=("retrospective",))
+        simulate_records(_preset("paper"), probes=("retrospective",))
     with pytest.raises(ValueError, match="at least one model"):
-        simulate_records(get_preset("paper"), n_models=0)
+        simulate_records(_preset("paper"), n_models=0)
 
 
 def test_unknown_benchmark_uses_the_default_profile():
     df = simulate_records(
-        get_preset("paper"), n_models=3, items_per_benchmark=10, benchmarks=["my_bench"]
+        _preset("paper"), n_models=3, items_per_benchmark=10, benchmarks=["my_bench"]
     )
     assert set(df["benchmark"]) == {"my_bench"}
 
@@ -352,7 +361,7 @@ def test_unknown_benchmark_uses_the_default_profile():
 
 
 def test_simulate_arrays_shapes_and_determinism():
-    params = get_preset("paper")
+    params = _preset("paper")
     arrays = simulate_arrays(params, 7, 50, 3, rng=1)
     conf, perf = arrays
     assert conf.shape == perf.shape == (3, 50, 7)
@@ -367,7 +376,7 @@ def test_simulate_arrays_shapes_and_determinism():
 
 def test_simulate_arrays_matches_the_population_path_in_distribution():
     """Both draw paths implement the same model: population-level rates agree."""
-    params = get_preset("paper")
+    params = _preset("paper")
     arrays = simulate_arrays(params, 10, 400, 60, rng=3)
     frames = [
         simulate_records(params, n_models=10, items_per_benchmark=400, seed=s, benchmarks=["squad"])
@@ -395,6 +404,7 @@ def test_run_simulate_writes_records_and_truth(tmp_path, suffix):
         items_per_benchmark=20,
         seed=4,
         benchmarks=["squad", "scicode"],
+        profiles=simulation_profiles(),
     )
     table = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)
     assert result.n_rows == len(table) == 5 * 20 * 2
@@ -450,10 +460,10 @@ def test_existing_presets_draw_the_same_records_as_before(name):
     import hashlib
 
     table = simulate_records(
-        get_preset(name), n_models=6, items_per_benchmark=40, seed=3,
+        _preset(name), n_models=6, items_per_benchmark=40, seed=3,
         probes=("prospective", "numeric"),
     )  # fmt: skip
-    arrays = simulate_arrays(get_preset(name), 5, 30, 3, rng=11, benchmark="mathbench")
+    arrays = simulate_arrays(_preset(name), 5, 30, 3, rng=11, benchmark="mathbench")
     raw = b"".join(
         a.tobytes() for a in (arrays.conf, arrays.perf, arrays.ability, arrays.threshold)
     )
@@ -477,7 +487,7 @@ def test_2pl_items_have_lognormal_discrimination():
     """With no residual, Phi^-1(p_correct) = k_i (a_jb - d_i): one slope k_i per item across
     models, log k_i ~ N(0, discrimination_sd^2). Every model here is 0.05 above every item,
     so p_correct stays far from saturation and no item is filtered out."""
-    params = get_preset(
+    params = _preset(
         "2pl", residual_sd=0.0, ability_mean=0.05, ability_sd=0.0, benchmark_ability_sd=0.0,
         reasoning_ability_bonus=0.0, default_profile=BenchmarkProfile(difficulty_sd=0.0),
     )  # fmt: skip
@@ -495,22 +505,22 @@ def test_3pl_guessing_is_a_lower_asymptote_that_confidence_does_not_see():
     guesses at rate c on the rest, and says "yes" to exactly the same items."""
     n = 20_000
     ids = [f"q{i}" for i in range(n)]
-    base = Population(get_preset("paper"), 6, seed=4).latent("scicode", ids)
-    guess = Population(get_preset("3pl"), 6, seed=4).latent("scicode", ids)
+    base = Population(_preset("paper"), 6, seed=4).latent("scicode", ids)
+    guess = Population(_preset("3pl"), 6, seed=4).latent("scicode", ids)
     np.testing.assert_array_equal(base.confidence, guess.confidence)
     assert (guess.correct >= base.correct).all()
     unsolved = ~base.correct
     assert _binomial_ok(guess.correct[unsolved].sum(), int(unsolved.sum()), 0.25)
     np.testing.assert_allclose(guess.p_correct, 0.25 + 0.75 * base.p_correct, rtol=1e-12)
-    arrays = simulate_arrays(get_preset("3pl"), 6, 2000, 2, rng=0, benchmark="scicode")
-    paper = simulate_arrays(get_preset("paper"), 6, 2000, 2, rng=0, benchmark="scicode")
+    arrays = simulate_arrays(_preset("3pl"), 6, 2000, 2, rng=0, benchmark="scicode")
+    paper = simulate_arrays(_preset("paper"), 6, 2000, 2, rng=0, benchmark="scicode")
     np.testing.assert_array_equal(arrays.conf, paper.conf)
     assert (arrays.perf >= paper.perf).all() and arrays.perf.mean() > paper.perf.mean() + 0.1
 
 
 def test_rasch_preset_is_a_logistic_model():
     """rasch: P(correct) = expit(a_jb - d_i) exactly (no residual), and the cell rates agree."""
-    pop = Population(get_preset("rasch"), 5, seed=6)
+    pop = Population(_preset("rasch"), 5, seed=6)
     n = 20_000
     state = pop.latent("squad", [f"q{i}" for i in range(n)])
     ability = pop.traits(benchmark="squad")["benchmark_ability"].to_numpy()

@@ -26,6 +26,12 @@ from metacog_metrics.simulate import (
     simulate_arrays,
     simulate_records,
 )
+from metacog_tasks.benchmarks import simulation_profiles
+
+
+def _preset(name: str = "paper", **overrides):
+    """A preset with the benchmark records' profiles (the statistics know no benchmark)."""
+    return get_preset(name, profiles=simulation_profiles(), **overrides)
 
 
 def _state(felt: bool = True) -> LatentState:
@@ -107,6 +113,7 @@ def test_run_simulate_says_what_it_wrote(tmp_path) -> None:
     res = run_simulate(
         out, preset="null", models=3, items_per_benchmark=4, seed=7,
         benchmarks=["squad", "omni_math"], probes=("prospective", "numeric"),
+        profiles=simulation_profiles(),
     )  # fmt: skip
     assert res.path == str(out) and isinstance(res.path, str)
     assert res.models_path == str(tmp_path / "run.models.csv")
@@ -114,14 +121,15 @@ def test_run_simulate_says_what_it_wrote(tmp_path) -> None:
     assert res.models == ("m01", "m02", "m03")
     assert res.benchmarks == ("squad", "omni_math")
     assert (res.preset, res.seed) == ("null", 7)
-    assert res.params == get_preset("null").to_dict()
+    assert res.params == _preset("null").to_dict()
+    assert res.params["benchmarks"]["omni_math"]["legibility"] == 0.0  # the null preset's rule
     assert res.summary_text() == (
         f"wrote 48 records (3 models x 2 benchmarks, preset null, seed 7) to {out}; "
         f"true model traits in {tmp_path / 'run.models.csv'}"
     )
     table = pd.read_csv(out)
     assert sorted(table["probe"].unique()) == ["numeric", "prospective"]
-    pop = Population(get_preset("null"), 3, seed=7)
+    pop = Population(_preset("null"), 3, seed=7)
     want = pop.records("squad", table["item_id"].iloc[:4].tolist())
     np.testing.assert_array_equal(table["confidence"].iloc[:12], want["confidence"])
     truth = pd.read_csv(res.models_path)
@@ -130,17 +138,17 @@ def test_run_simulate_says_what_it_wrote(tmp_path) -> None:
     np.testing.assert_allclose(truth["ability"], pop.traits()["ability"])
 
 
-def test_run_simulate_accepts_pq_and_defaults_to_20_models_500_items_six_benchmarks(
+def test_run_simulate_accepts_pq_and_defaults_to_20_models_500_items_every_profile(
     tmp_path,
 ) -> None:
-    res = run_simulate(tmp_path / "r.pq")
+    res = run_simulate(tmp_path / "r.pq", profiles=simulation_profiles())
     assert res.benchmarks == ("squad", "mmlu_pro", "legalbench", "mathbench", "omni_math",
                               "scicode")  # fmt: skip
     assert (res.preset, res.seed, res.n_rows) == ("paper", 0, 20 * 500 * 6)
     assert res.models == tuple(f"m{k:02d}" for k in range(1, 21))
     table = pd.read_parquet(tmp_path / "r.pq", columns=["model", "item_id", "confidence"])
     first = table[table["model"] == "m01"].iloc[:3]
-    state = Population(get_preset("paper"), 20, seed=0).latent("squad", first["item_id"])
+    state = Population(_preset("paper"), 20, seed=0).latent("squad", first["item_id"])
     np.testing.assert_array_equal(first["confidence"], state.confidence[:, 0].astype(float))
 
 
@@ -153,25 +161,32 @@ def test_run_simulate_names_a_bad_extension(tmp_path) -> None:
     assert str(err.value).endswith("records: write .parquet or .csv, not no extension")
 
 
-def test_fresh_default_parameters_hold_the_six_benchmark_profiles() -> None:
-    # (difficulty mean, difficulty sd, legibility, confidence shift, inline), as designed: the
-    # math benchmarks allow inline solving, omni_math and scicode are hard and read as such
-    want = {
-        "squad": (0.0, 1.5, 1.0, 0.0, False),
-        "mmlu_pro": (0.2, 1.5, 1.0, 0.0, False),
-        "legalbench": (-0.4, 1.4, 0.8, 0.0, False),
-        "mathbench": (0.0, 1.5, 1.0, 0.1, True),
-        "omni_math": (1.4, 1.5, 1.0, -0.4, True),
-        "scicode": (1.8, 1.2, 0.8, -0.5, False),
-    }
+def test_fresh_default_parameters_name_no_benchmark() -> None:
     fresh = SimulationParams()  # built now, not the presets' import-time copy
-    got = {
-        name: (p.difficulty_mean, p.difficulty_sd, p.legibility, p.confidence_shift, p.inline)
-        for name, p in fresh.benchmarks.items()
-    }
-    assert list(got) == list(want) and got == want
+    assert dict(fresh.benchmarks) == {}
     assert fresh.default_profile == BenchmarkProfile(difficulty_sd=1.5)
+    assert fresh.profile("anything") == fresh.default_profile
     assert fresh.to_dict() == PRESETS["paper"].to_dict()
+    assert all(dict(p.benchmarks) == {} for p in PRESETS.values())
+
+
+def test_get_preset_takes_the_callers_profiles_with_the_presets_rule() -> None:
+    quiz = BenchmarkProfile(difficulty_mean=1.0, difficulty_sd=2.0, legibility=0.7, inline=True)
+    paper = get_preset("paper", profiles={"quiz": quiz, "exam": BenchmarkProfile()})
+    assert list(paper.benchmarks) == ["quiz", "exam"] and paper.profile("quiz") == quiz
+    null = get_preset("null", profiles={"quiz": quiz}, individuated=0.2)
+    assert null.profile("quiz") == dataclasses.replace(quiz, legibility=0.0)
+    assert null.individuated == 0.2 and null.inline_rate == 0.0
+    assert null.default_profile.legibility == 0.0  # the same rule, already in the preset
+    assert get_preset("paper", profiles=None) == PRESETS["paper"]
+    with pytest.raises(ValueError) as err:
+        get_preset("paper", profiles={"quiz": quiz}, benchmarks={"quiz": quiz})
+    assert str(err.value) == "give the benchmark profiles as profiles= or benchmarks=, not both"
+    with pytest.raises(ValueError) as err:
+        get_preset("paper", profiles={"b": {"difficulty_sd": 1.0}, "a": quiz})  # type: ignore[dict-item]
+    assert str(err.value) == "get_preset: not a BenchmarkProfile for ['b']"
+    table = simulate_records(paper, n_models=2, items_per_benchmark=1)  # the profiled ones
+    assert table["benchmark"].unique().tolist() == ["quiz", "exam"]
 
 
 def _arrays_by_hand(params, profile, n_models, n_items, reps, seed, reasoning):
@@ -228,7 +243,7 @@ def _arrays_by_hand(params, profile, n_models, n_items, reps, seed, reasoning):
     ],
 )
 def test_batched_draws_follow_the_equations_written_out(preset, benchmark, overrides) -> None:
-    params = get_preset(preset, reasoning_fraction=0.3, **overrides)
+    params = _preset(preset, reasoning_fraction=0.3, **overrides)
     # reasoning_fraction 0.3 over models 1..4: floor(0.3 k) steps up at k = 4 only
     reasoning = np.array([False, False, False, True])
     got = simulate_arrays(params, 4, 6, 3, rng=9, benchmark=benchmark)
@@ -243,12 +258,18 @@ def test_batched_draws_follow_the_equations_written_out(preset, benchmark, overr
     assert got.conf.dtype == np.uint8 and got.perf.dtype == np.uint8
 
 
-def test_batched_draws_default_to_squad_and_accept_single_sizes() -> None:
+def test_batched_draws_default_to_the_default_profile_and_accept_single_sizes() -> None:
+    hard = BenchmarkProfile(difficulty_mean=3.0, difficulty_sd=1.5)
+    params = get_preset("paper", profiles={"hard": hard})
+    a = simulate_arrays(params, 1, 50, 1, rng=5)
+    b = simulate_arrays(params, 1, 50, 1, rng=5, benchmark="unprofiled")
+    c = simulate_arrays(params, 1, 50, 1, rng=5, benchmark="hard")
+    np.testing.assert_array_equal(a.conf, b.conf)
+    np.testing.assert_array_equal(a.perf, b.perf)
+    np.testing.assert_array_equal(a.ability, b.ability)
+    assert c.perf.sum() < a.perf.sum()  # the same draws against harder items
     params = get_preset("paper")
     a = simulate_arrays(params, 1, 1, 1, rng=5)
-    b = simulate_arrays(params, 1, 1, 1, rng=5, benchmark="squad")
-    np.testing.assert_array_equal(a.conf, b.conf)
-    np.testing.assert_array_equal(a.ability, b.ability)
     assert a.conf.shape == (1, 1, 1)
     for sizes in ((0, 3, 3), (3, 0, 3), (3, 3, 0)):
         with pytest.raises(ValueError) as err:
@@ -262,7 +283,7 @@ def test_profile_and_parameter_messages_and_the_plain_form() -> None:
     with pytest.raises(ValueError) as err:
         BenchmarkProfile(difficulty_sd=-1.0)
     assert str(err.value) == "difficulty_sd must be >= 0, got -1.0"
-    d = get_preset("paper").to_dict()
+    d = _preset("paper").to_dict()
     assert set(d) == {f.name for f in dataclasses.fields(SimulationParams)}
     assert d["default_profile"] == {"difficulty_mean": 0.0, "difficulty_sd": 1.5,
                                     "legibility": 1.0, "confidence_shift": 0.0,
@@ -291,14 +312,16 @@ def test_traits_and_records_of_a_subset_of_models_and_a_rerun() -> None:
 
 
 def test_simulate_records_checks_and_passes_on_its_arguments() -> None:
-    params = get_preset("paper")
+    params = _preset("paper")
     one = simulate_records(params, n_models=2, items_per_benchmark=1, benchmarks=["squad"])
     assert len(one) == 2 and one.index.tolist() == [0, 1]
     two = simulate_records(params, n_models=2, items_per_benchmark=1, benchmarks=["squad", "x"])
     assert two.index.tolist() == [0, 1, 2, 3]
     with pytest.raises(ValueError) as err:
         simulate_records(params, n_models=2, items_per_benchmark=2, benchmarks=[])
-    assert str(err.value) == "no benchmarks given"
+    assert str(err.value) == "no benchmarks given, and the parameters profile none"
+    with pytest.raises(ValueError, match="profile none"):
+        simulate_records(get_preset("paper"), n_models=2, items_per_benchmark=2)
     for probes, shown in ((("prospective", "retro"), "['retro']"), ((), "[]")):
         with pytest.raises(ValueError) as err:
             simulate_records(params, n_models=2, items_per_benchmark=2, probes=probes)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from metacog_metrics.simulate import Population, get_preset
+from metacog_metrics.simulate import Population
 from metacog_metrics.text_probes import (
     FEATURE_NAMES,
     FEATURE_SETS,
@@ -15,6 +15,7 @@ from metacog_metrics.text_probes import (
     fit_text_probes,
     text_features,
 )
+from metacog_tasks.sim import preset_params
 
 N_MODELS, SEED = 12, 1
 
@@ -54,7 +55,7 @@ def test_probes_recover_what_the_generative_model_implies(sim_records, sim_probe
     """The rationale follows the model's felt state (``LatentState.felt_uncertainty``): the M
     probe's AUROC should come close to that state's own AUROC for correctness and not exceed
     it (the text knows no more than the model), and beat chance."""
-    pop = Population(get_preset("paper"), N_MODELS, seed=SEED)
+    pop = Population(preset_params("paper"), N_MODELS, seed=SEED)
     implied = {}
     for bench, g in sim_records.groupby("benchmark"):
         st = pop.latent(bench, list(pd.unique(g["item_id"])))

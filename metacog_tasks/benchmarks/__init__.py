@@ -1,5 +1,9 @@
 """Benchmarks: loading, prompts, graders, shared by every harness adapter.
 
+Each benchmark is one module of this package (``squad.py`` ...) with its pack in
+``metacog_tasks/packs/<name>``; its class is the single record of the benchmark (see
+:class:`Benchmark`), and the registry finds it (:func:`benchmark_classes`).
+
 >>> from metacog_tasks.benchmarks import get_benchmark
 >>> bench = get_benchmark("mmlu_pro")
 >>> items = bench.load("bundled")
@@ -9,12 +13,24 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from metacog_tasks.benchmarks import _registry
 from metacog_tasks.benchmarks._data import DataFormatError, DataUnavailableError
 from metacog_tasks.benchmarks._prompts import PROBE_TEMPLATES, PromptError
-from metacog_tasks.benchmarks.base import PROBES, Benchmark, Grade, Item, ProbeKind
+from metacog_tasks.benchmarks._registry import UnknownBenchmarkError
+from metacog_tasks.benchmarks.base import (
+    PROBES,
+    Benchmark,
+    Grade,
+    Item,
+    ProbeKind,
+    SimWording,
+    TaskOption,
+)
+
+if TYPE_CHECKING:
+    from metacog_metrics import BenchmarkProfile
 
 __all__ = [
     "BENCHMARK_NAMES",
@@ -27,62 +43,53 @@ __all__ = [
     "Item",
     "ProbeKind",
     "PromptError",
+    "SimWording",
+    "TaskOption",
     "UnknownBenchmarkError",
     "benchmark_class",
+    "benchmark_classes",
     "get_benchmark",
+    "rlmf_family",
+    "simulation_profiles",
 ]
 
-#: The six benchmarks of the paper, in its order.
-BENCHMARK_NAMES: tuple[str, ...] = (
-    "squad",
-    "mmlu_pro",
-    "legalbench",
-    "mathbench",
-    "omni_math",
-    "scicode",
-)
 
-_CLASSES: dict[str, str] = {
-    "squad": "metacog_tasks.benchmarks.squad:SQuAD",
-    "mmlu_pro": "metacog_tasks.benchmarks.mmlu_pro:MMLUPro",
-    "legalbench": "metacog_tasks.benchmarks.legalbench:LegalBench",
-    "mathbench": "metacog_tasks.benchmarks.mathbench:MathBench",
-    "omni_math": "metacog_tasks.benchmarks.omni_math:OmniMath",
-    "scicode": "metacog_tasks.benchmarks.scicode:SciCode",
-}
-
-
-class UnknownBenchmarkError(ValueError, KeyError):
-    """No benchmark has that name."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
+def __getattr__(name: str) -> Any:
+    # BENCHMARK_NAMES: the registered benchmarks in order (the paper's six), found on first use.
+    if name == "BENCHMARK_NAMES":
+        return _registry.names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def benchmark_class(name: str) -> type[Benchmark]:
-    """The class registered under ``name``.
+    """The class registered under ``name`` (``-`` is read as ``_``).
+
+    >>> benchmark_class("mmlu-pro").title
+    'MMLU-Pro'
 
     Raises:
-        UnknownBenchmarkError: ``name`` is not one of :data:`BENCHMARK_NAMES`.
+        UnknownBenchmarkError: ``name`` is not one of ``BENCHMARK_NAMES``.
     """
-    key = str(name).strip().lower().replace("-", "_")
-    if key not in _CLASSES:
-        raise UnknownBenchmarkError(
-            f"unknown benchmark {name!r}; known: {', '.join(BENCHMARK_NAMES)}"
-        )
-    module, cls = _CLASSES[key].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return _registry.lookup(name)
+
+
+def benchmark_classes() -> tuple[type[Benchmark], ...]:
+    """Every registered benchmark class, in ``order`` (the paper's).
+
+    >>> [cls.name for cls in benchmark_classes()][:2]
+    ['squad', 'mmlu_pro']
+    """
+    return _registry.benchmark_classes()
 
 
 def get_benchmark(name: str, **options: Any) -> Benchmark:
     """Build a benchmark by name.
 
     Args:
-        name: One of :data:`BENCHMARK_NAMES` (``-`` is read as ``_``).
+        name: One of ``BENCHMARK_NAMES`` (``-`` is read as ``_``).
         **options: Benchmark options: ``prompts=`` (a mapping or YAML/JSON file overriding
-            templates) for all; SQuAD ``open_book``, ``version``; LegalBench ``tasks``;
-            MathBench ``circular``, ``languages``; Omni-MATH ``judge``; SciCode ``h5_path``,
-            ``timeout_s``, ``memory_mb``, ``with_background``.
+            templates) for all, and each benchmark's own (its constructor's keywords; the
+            ``task_options`` of its record are the ones the harness tasks name).
 
     Returns:
         The benchmark.
@@ -90,5 +97,35 @@ def get_benchmark(name: str, **options: Any) -> Benchmark:
     Raises:
         UnknownBenchmarkError: Unknown name (the message lists the known names).
         TypeError: An option the benchmark does not take.
+
+    Example:
+        >>> bench = get_benchmark("squad", open_book=True)
+        >>> item = bench.load("bundled", limit=1)[0]
+        >>> "Passage:" in bench.solve_prompt(item)
+        True
     """
     return benchmark_class(name)(**options)
+
+
+def simulation_profiles() -> dict[str, BenchmarkProfile]:
+    """Benchmark name -> the profile its items follow in the simulated population, in order.
+
+    The statistics package knows no benchmark: pass these to
+    :func:`metacog_metrics.simulate.get_preset` (``profiles=``).
+
+    >>> simulation_profiles()["omni_math"].inline
+    True
+    """
+    return {cls.name: cls.simulation for cls in benchmark_classes()}
+
+
+def rlmf_family(name: str) -> str:
+    """The RLMF family (verl's ``ability``) of a benchmark; the name itself if unregistered.
+
+    >>> rlmf_family("omni_math"), rlmf_family("my_private_set")
+    ('math', 'my_private_set')
+    """
+    try:
+        return benchmark_class(name).rlmf_family
+    except UnknownBenchmarkError:
+        return name

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from metacog_metrics import BenchmarkProfile
 from metacog_tasks.benchmarks._common import TemplatedBenchmark
 from metacog_tasks.benchmarks._data import (
     DataFormatError,
@@ -33,7 +34,7 @@ from metacog_tasks.benchmarks._data import (
     read_records,
     require_fields,
 )
-from metacog_tasks.benchmarks.base import Grade, Item
+from metacog_tasks.benchmarks.base import Grade, Item, SimWording, TaskOption
 
 __all__ = ["DEFAULT_TASKS", "TASKS", "LegalBench", "TaskSpec", "extract_answer", "normalize"]
 
@@ -303,6 +304,20 @@ class LegalBench(TemplatedBenchmark):
     """
 
     name = "legalbench"
+    title = "LegalBench"
+    summary = "legal reasoning tasks with the authors' per-task instructions and graders"
+    dataset = HF_ID
+    order = 3
+    simulation = BenchmarkProfile(difficulty_mean=-0.4, difficulty_sd=1.4, legibility=0.8)
+    wording = SimWording("legal", "applying the legal rule to these facts")
+    rlmf_family = "legal"
+    task_options = (
+        TaskOption(
+            "tasks", str, "Task names to run (``-T tasks=proa,hearsay``; default: all).", True
+        ),
+        TaskOption("fewshot", int, "In-context examples per prompt from each task's train split."),
+    )
+    solve_max_tokens = 256
     task_noun = "legal question"
     default_split = "test"
     PROMPTS = PROMPTS

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from metacog_metrics import BenchmarkProfile
 from metacog_tasks.benchmarks._common import TemplatedBenchmark
 from metacog_tasks.benchmarks._data import (
     DataFormatError,
@@ -29,8 +30,8 @@ from metacog_tasks.benchmarks._data import (
     read_records,
     require_fields,
 )
-from metacog_tasks.benchmarks._math import last_boxed, numbers_in, parse_number
-from metacog_tasks.benchmarks.base import Grade, Item
+from metacog_tasks.benchmarks._math import last_boxed, numbers_in, parse_number, verify_latex
+from metacog_tasks.benchmarks.base import Grade, Item, SimWording, TaskOption
 
 __all__ = [
     "APPLICATION_STAGES",
@@ -161,6 +162,20 @@ class MathBench(TemplatedBenchmark):
     """
 
     name = "mathbench"
+    title = "MathBench"
+    summary = "cloze and single-choice math, single choice under circular evaluation"
+    dataset = "opencompass/mathbench"
+    order = 4
+    simulation = BenchmarkProfile(
+        difficulty_mean=0.0, difficulty_sd=1.5, confidence_shift=0.1, inline=True
+    )
+    wording = SimWording("math", "carrying out the calculation exactly")
+    rlmf_family = "math"
+    task_options = (
+        TaskOption("circular", bool, "Circular evaluation of single-choice items (default on)."),
+        TaskOption("languages", str, "Languages to keep (``en``, ``cn``).", True),
+        TaskOption("stages", str, "Stages to keep (default: all).", True),
+    )
     task_noun = "math question"
     default_split = "test"
     PROMPTS = PROMPTS
@@ -297,6 +312,11 @@ class MathBench(TemplatedBenchmark):
             "rule": rule,
             "correct": float(correct),
         }
+
+    @classmethod
+    def same_answer(cls, a: str, b: str) -> bool:
+        """Equal after normalisation, or mathematically equal by math-verify."""
+        return super().same_answer(a, b) or verify_latex(a, b).verdict is True
 
     def grade(self, item: Item, response: str) -> Grade:
         """Grade one response to the unrotated prompt."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from metacog_metrics import BenchmarkProfile
 from metacog_tasks.benchmarks._common import TemplatedBenchmark
 from metacog_tasks.benchmarks._data import (
     DataFormatError,
@@ -23,7 +24,7 @@ from metacog_tasks.benchmarks._data import (
     read_records,
     require_fields,
 )
-from metacog_tasks.benchmarks.base import Grade, Item
+from metacog_tasks.benchmarks.base import Grade, Item, SimWording
 
 __all__ = ["LETTERS", "MMLUPro", "extract_choice"]
 
@@ -91,6 +92,14 @@ class MMLUPro(TemplatedBenchmark):
     """
 
     name = "mmlu_pro"
+    title = "MMLU-Pro"
+    summary = "ten-option questions with chain of thought; the probe shows no options"
+    dataset = HF_ID
+    order = 2
+    simulation = BenchmarkProfile(difficulty_mean=0.2, difficulty_sd=1.5)
+    wording = SimWording("{category}", "telling apart closely related options")
+    rlmf_family = "knowledge"
+    solve_stop = ("Question:",)
     task_noun = "multiple-choice question"
     default_split = "test"
     PROMPTS = PROMPTS

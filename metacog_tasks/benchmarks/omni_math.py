@@ -19,10 +19,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from metacog_metrics import BenchmarkProfile
 from metacog_tasks.benchmarks._common import TemplatedBenchmark, stable_hash
 from metacog_tasks.benchmarks._data import load_hf, read_records, require_fields
 from metacog_tasks.benchmarks._math import last_boxed, parse_number, verify_latex
-from metacog_tasks.benchmarks.base import Grade, Item
+from metacog_tasks.benchmarks.base import Grade, Item, SimWording, TaskOption
 
 __all__ = ["Judge", "OmniMath", "omni_math_id"]
 
@@ -65,6 +66,29 @@ class OmniMath(TemplatedBenchmark):
     """
 
     name = "omni_math"
+    title = "Omni-MATH"
+    summary = "olympiad problems graded by symbolic equivalence"
+    dataset = HF_ID
+    order = 5
+    simulation = BenchmarkProfile(
+        difficulty_mean=1.4, difficulty_sd=1.5, confidence_shift=-0.4, inline=True
+    )
+    wording = SimWording("competition math", "finding the right construction or invariant")
+    rlmf_family = "math"
+    task_options = (
+        TaskOption(
+            "judge_on",
+            str,
+            "When the judge grades: ``unsettled`` (rules cannot decide) or ``wrong`` too.",
+        ),
+        TaskOption("verify_timeout_s", int, "Seconds allowed to each math-verify step."),
+        TaskOption(
+            "judge",
+            str,
+            "A model that judges the answers math-verify cannot settle: an Inspect "
+            "model name (``openai/gpt-4o``) or ``role:<name>`` (``--model-role <name>=...``).",
+        ),
+    )
     task_noun = "competition math problem"
     default_split = "test"
     PROMPTS = PROMPTS
@@ -131,6 +155,11 @@ class OmniMath(TemplatedBenchmark):
         return self.prompts.render("solve", problem=item.question)
 
     # ------------------------------------------------------------------ grading
+    @classmethod
+    def same_answer(cls, a: str, b: str) -> bool:
+        """Equal after normalisation, or mathematically equal by math-verify."""
+        return super().same_answer(a, b) or verify_latex(a, b).verdict is True
+
     def grade(self, item: Item, response: str) -> Grade:
         """math-verify on the last ``\\boxed{}``; the judge settles what rules cannot."""
         extracted = last_boxed(response)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from metacog_metrics import BenchmarkProfile
 from metacog_tasks.benchmarks._common import TemplatedBenchmark
 from metacog_tasks.benchmarks._data import load_hf, read_records, require_fields
 from metacog_tasks.benchmarks._scicode_support import (
@@ -36,7 +37,7 @@ from metacog_tasks.benchmarks._scicode_support import (
     read_h5_targets,
     run_check,
 )
-from metacog_tasks.benchmarks.base import Grade, Item
+from metacog_tasks.benchmarks.base import Grade, Item, SimWording, TaskOption
 from metacog_tasks.sandbox import SandboxResult, run_python
 
 __all__ = [
@@ -205,6 +206,27 @@ class SciCode(TemplatedBenchmark):
     """
 
     name = "scicode"
+    title = "SciCode"
+    summary = "one sample per sub-step; the model's function runs against the step's tests"
+    dataset = HF_ID
+    order = 6
+    simulation = BenchmarkProfile(
+        difficulty_mean=1.8, difficulty_sd=1.2, legibility=0.8, confidence_shift=-0.5
+    )
+    wording = SimWording(
+        "scientific coding",
+        "implementing the numerical method without bugs",
+        sketch="Sketch: loop over the grid, then update x = x + dt * f(x).",
+    )
+    rlmf_family = "code"
+    task_options = (
+        TaskOption("with_background", bool, "Include the scientific background in the prompt."),
+        TaskOption("h5_path", str, "The ``test_data.h5`` (needed for the official test cases)."),
+        TaskOption("timeout_s", float, "Time limit of one test run."),
+        TaskOption("memory_mb", int, "Memory limit of one test run."),
+    )
+    runs_code = True
+    task_modes = ("step", "problem")
     task_noun = "scientific coding step"
     default_split = "validation"
     PROMPTS = PROMPTS

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import collections
 import re
-import string
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from metacog_metrics import BenchmarkProfile
 from metacog_tasks.benchmarks._common import TemplatedBenchmark
 from metacog_tasks.benchmarks._data import (
     DataFormatError,
@@ -30,7 +30,7 @@ from metacog_tasks.benchmarks._data import (
     read_records,
     require_fields,
 )
-from metacog_tasks.benchmarks.base import Grade, Item
+from metacog_tasks.benchmarks.base import Grade, Item, SimWording, TaskOption, normalize_answer
 
 __all__ = [
     "SQuAD",
@@ -81,17 +81,8 @@ NO_ANSWER = frozenset(
         "unknown",
     }
 )
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_DROP_PUNCT = str.maketrans("", "", string.punctuation)  # what the official per-char filter drops
 _ANSWER_LINE = re.compile(r"(?:final\s+)?answer\s*[:：]\s*(.*)", re.IGNORECASE)
 _STRIP = " \t*_`\"'“”‘’"
-
-
-def normalize_answer(text: str) -> str:
-    """The official SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = str(text).lower().translate(_DROP_PUNCT)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 def _tokens(text: str) -> list[str]:
@@ -168,6 +159,18 @@ class SQuAD(TemplatedBenchmark):
     """
 
     name = "squad"
+    title = "SQuAD"
+    summary = "reading-comprehension questions, asked closed-book by default, graded by EM"
+    dataset = HF_IDS["1.1"][0]
+    order = 1
+    simulation = BenchmarkProfile(difficulty_mean=0.0, difficulty_sd=1.5)
+    wording = SimWording("factual", "recalling a specific detail of the passage's subject")
+    rlmf_family = "qa"
+    task_options = (
+        TaskOption("open_book", bool, "Show the context passage in the solve prompt."),
+        TaskOption("version", str, "SQuAD version, 1.1 or 2.0 (benchmark default when unset)."),
+    )
+    solve_max_tokens = 256
     task_noun = "general-knowledge question"
     default_split = "validation"
     PROMPTS = PROMPTS

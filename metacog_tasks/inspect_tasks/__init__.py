@@ -3,7 +3,9 @@
 Per item, a probe in its own fresh conversation (will you answer this correctly?), then the
 solve in another; scorers pair the probe's confidence with the graded solve and report accuracy,
 yes-rate, AUROC, Brier, ECE, tetrachoric correlation and the unparseable rate. The simulated
-population is the model provider ``metacog-sim`` (``--model metacog-sim/m01``).
+population is the model provider ``metacog-sim`` (``--model metacog-sim/m01``). Each registered
+benchmark's task function is also an attribute of this package under the benchmark's name
+(``from metacog_tasks.inspect_tasks import mmlu_pro``).
 """
 
 from metacog_tasks.inspect_tasks.dataset import (
@@ -39,13 +41,10 @@ from metacog_tasks.inspect_tasks.solvers import (
     store_solve,
 )
 from metacog_tasks.inspect_tasks.tasks import (
-    legalbench,
-    mathbench,
+    benchmark_task,
+    benchmark_tasks,
+    metacog,
     metacog_task,
-    mmlu_pro,
-    omni_math,
-    scicode,
-    squad,
 )
 
 __all__ = [
@@ -60,29 +59,31 @@ __all__ = [
     "accuracy",
     "auroc",
     "benchmark_dataset",
+    "benchmark_task",
+    "benchmark_tasks",
     "brier",
     "default_metrics",
     "ece",
     "grade_sample",
     "item_sample",
-    "legalbench",
     "load_benchmark_items",
-    "mathbench",
+    "metacog",
     "metacog_probe",
     "metacog_scorer",
     "metacog_solve",
     "metacog_task",
-    "mmlu_pro",
-    "omni_math",
     "probe_key",
     "probe_plan",
     "probe_then_solve",
-    "scicode",
     "solve_replies",
-    "squad",
     "stderr",
     "store_solve",
     "tetrachoric",
     "unparseable_rate",
     "yes_rate",
 ]
+
+# Each benchmark's task under its name, as a package attribute (set here, after the submodule
+# imports, so that the task, not a same-named submodule such as ``scicode``, is what it names).
+globals().update(benchmark_tasks())
+__all__ += list(benchmark_tasks())

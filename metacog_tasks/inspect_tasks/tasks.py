@@ -1,4 +1,4 @@
-"""The Inspect tasks: ``inspect eval metacog_tasks/<benchmark>``, one per benchmark.
+"""The Inspect tasks: ``inspect eval metacog_tasks/<benchmark>``, one per registered benchmark.
 
 Every task asks, per item, the metacognitive probe in a fresh conversation and then the solve
 prompt(s) in another, grades the solve through the benchmark layer and scores each (probe,
@@ -19,20 +19,28 @@ confidence) pair. Task arguments (``-T key=value``):
 ``options``               any other benchmark option, as a mapping
 ========================  ==============================================================
 
-plus the benchmark's own options (``open_book``, ``tasks``, ``circular``, ...). Generation runs
-at temperature 0 unless ``--temperature`` says otherwise; ``--epochs`` works (the calibration
-metrics see every epoch's pair). Sample ids are the benchmark's item ids, identical to the lm-eval
-tasks', so ``--sample-id`` selects items and logs join across harnesses.
+plus the benchmark's own options (its record's ``task_options``), ``sandbox`` for a benchmark
+whose answers are code, and ``mode`` where it has several. Generation runs at temperature 0
+unless ``--temperature`` says otherwise; ``--epochs`` works (the calibration metrics see every
+epoch's pair). Sample ids are the benchmark's item ids, identical to the lm-eval tasks', so
+``--sample-id`` selects items and logs join across harnesses.
+
+One factory, :func:`benchmark_task`, makes every benchmark's ``@task`` from its record when this
+module is imported (the package's Inspect entry point imports it); ``metacog_tasks/metacog``
+(``-T benchmark=<name>``) is the same task with the benchmark as an argument, and the one that
+``inspect list tasks`` finds in the source.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
+from metacog_tasks.benchmarks import Benchmark, benchmark_classes
 from metacog_tasks.inspect_tasks._naming import qualified
 from metacog_tasks.inspect_tasks.dataset import benchmark_dataset, load_benchmark_items
 from metacog_tasks.inspect_tasks.sandbox import scicode_sandbox
@@ -47,15 +55,7 @@ from metacog_tasks.inspect_tasks.solvers import (
     probe_then_solve,
 )
 
-__all__ = [
-    "legalbench",
-    "mathbench",
-    "metacog_task",
-    "mmlu_pro",
-    "omni_math",
-    "scicode",
-    "squad",
-]
+__all__ = ["benchmark_task", "benchmark_tasks", "metacog", "metacog_task"]
 
 _TASK_VERSION = 1
 
@@ -67,14 +67,6 @@ def _options(options: Mapping[str, Any] | None, **named: Any) -> dict[str, Any]:
     out = dict(options or {})
     out.update({k: v for k, v in named.items() if v is not None})
     return out
-
-
-def _names(value: str | Sequence[str] | None) -> list[str] | None:
-    """A name list from ``-T x=a,b`` (Inspect splits it), ``-T x=a`` or a list."""
-    if value is None:
-        return None
-    parts = [value] if isinstance(value, str) else list(value)
-    return [p.strip() for part in parts for p in str(part).split(",") if p.strip()]
 
 
 def metacog_task(
@@ -105,10 +97,11 @@ def metacog_task(
         data: ``None`` (Hugging Face), ``"bundled"`` or a local path.
         split: Dataset split.
         options: Benchmark options for ``get_benchmark``.
-        sandbox: Inspect sandbox for model code (SciCode only), e.g. ``"docker"``.
-        mode: ``step`` (one sample per item) or, for SciCode, ``problem`` (one sample per main
-            problem, its sub-steps solved in one conversation; see
-            :mod:`metacog_tasks.inspect_tasks.scicode`).
+        sandbox: Inspect sandbox for model code (benchmarks whose record ``runs_code``), e.g.
+            ``"docker"``.
+        mode: ``step`` (one sample per item) or, where the record's ``task_modes`` has it,
+            ``problem`` (one sample per main problem, its sub-steps solved in one conversation;
+            see :mod:`metacog_tasks.inspect_tasks.scicode`).
 
     Returns:
         The task; one scorer per (probe, confidence) pair.
@@ -123,10 +116,12 @@ def metacog_task(
     plan = probe_plan(probes, methods)
     opts = dict(options or {})
     loaded = load_benchmark_items(benchmark, data=data, split=split, options=opts)
-    bench_name = loaded.benchmark.name
-    if sandbox is not None and bench_name != "scicode":
-        raise ValueError(f"{bench_name}: an Inspect sandbox is only used by scicode")
-    allowed = ("step", "problem") if bench_name == "scicode" else ("step",)
+    record = loaded.benchmark
+    bench_name = record.name
+    if sandbox is not None and not record.runs_code:
+        users = ", ".join(cls.name for cls in benchmark_classes() if cls.runs_code)
+        raise ValueError(f"{bench_name}: an Inspect sandbox is only used by {users}")
+    allowed = tuple(record.task_modes)
     if mode not in allowed:
         raise ValueError(f"{bench_name}: mode must be one of {allowed}, got {mode!r}")
     common: dict[str, Any] = {"data": data, "split": split, "options": opts}
@@ -169,8 +164,9 @@ def metacog_task(
     )
 
 
-@task(name=qualified("squad"))
-def squad(
+@task(name=qualified("metacog"))
+def metacog(
+    benchmark: str,
     probe: str | list[str] = "prospective",
     confidence: str | list[str] = "verbal",
     k: int = 10,
@@ -181,12 +177,16 @@ def squad(
     split: str | None = None,
     prompts: str | dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
-    open_book: bool | None = None,
-    version: str | None = None,
+    sandbox: str | None = None,
+    mode: str = "step",
 ) -> Task:
-    """SQuAD (closed-book by default): will the model answer this question correctly?
+    """Any registered benchmark's task, named by ``-T benchmark=<name>``.
+
+    ``metacog_tasks/<benchmark>`` is the same task with the benchmark's own options as named
+    arguments; here they go in ``options``. The arguments are in the module's table.
 
     Args:
+        benchmark: Benchmark name (``squad``, ``mmlu_pro``, ...).
         probe: ``prospective`` and/or ``counterfactual``.
         confidence: ``verbal``, ``sampled`` and/or ``numeric``.
         k: Replies per item for ``sampled``.
@@ -197,58 +197,14 @@ def squad(
         split: Dataset split.
         prompts: Prompt-template overrides (YAML/JSON file).
         options: Other benchmark options (a mapping).
-        open_book: Show the context passage in the solve prompt.
-        version: SQuAD version (benchmark default when unset).
+        sandbox: Run model code in this Inspect sandbox (benchmarks whose answers are code).
+        mode: ``step``, or ``problem`` where the benchmark has it.
 
     Returns:
         The task.
     """
     return metacog_task(
-        "squad",
-        probe=probe,
-        confidence=confidence,
-        k=k,
-        temperature=temperature,
-        probe_max_tokens=probe_max_tokens,
-        seed=seed,
-        data=data,
-        split=split,
-        options=_options(options, prompts=prompts, open_book=open_book, version=version),
-    )
-
-
-@task(name=qualified("mmlu_pro"))
-def mmlu_pro(
-    probe: str | list[str] = "prospective",
-    confidence: str | list[str] = "verbal",
-    k: int = 10,
-    temperature: float = 1.0,
-    probe_max_tokens: int = 256,
-    seed: int | None = 0,
-    data: str | None = None,
-    split: str | None = None,
-    prompts: str | dict[str, str] | None = None,
-    options: dict[str, Any] | None = None,
-) -> Task:
-    """MMLU-Pro: the probe shows the question without its ten options.
-
-    Args:
-        probe: ``prospective`` and/or ``counterfactual``.
-        confidence: ``verbal``, ``sampled`` and/or ``numeric``.
-        k: Replies per item for ``sampled``.
-        temperature: Sampling temperature for ``sampled``.
-        probe_max_tokens: Token budget of a probe reply.
-        seed: Base seed of the sampled replies.
-        data: ``bundled``, a local path, or unset for the Hugging Face dataset.
-        split: Dataset split.
-        prompts: Prompt-template overrides (YAML/JSON file).
-        options: Other benchmark options (a mapping).
-
-    Returns:
-        The task.
-    """
-    return metacog_task(
-        "mmlu_pro",
+        benchmark,
         probe=probe,
         confidence=confidence,
         k=k,
@@ -258,233 +214,99 @@ def mmlu_pro(
         data=data,
         split=split,
         options=_options(options, prompts=prompts),
-    )
-
-
-@task(name=qualified("legalbench"))
-def legalbench(
-    probe: str | list[str] = "prospective",
-    confidence: str | list[str] = "verbal",
-    k: int = 10,
-    temperature: float = 1.0,
-    probe_max_tokens: int = 256,
-    seed: int | None = 0,
-    data: str | None = None,
-    split: str | None = None,
-    prompts: str | dict[str, str] | None = None,
-    options: dict[str, Any] | None = None,
-    tasks: str | list[str] | None = None,
-    fewshot: int | None = None,
-) -> Task:
-    """LegalBench: per-task instructions and graders.
-
-    Args:
-        probe: ``prospective`` and/or ``counterfactual``.
-        confidence: ``verbal``, ``sampled`` and/or ``numeric``.
-        k: Replies per item for ``sampled``.
-        temperature: Sampling temperature for ``sampled``.
-        probe_max_tokens: Token budget of a probe reply.
-        seed: Base seed of the sampled replies.
-        data: ``bundled``, a local path, or unset for the Hugging Face dataset.
-        split: Dataset split.
-        prompts: Prompt-template overrides (YAML/JSON file).
-        options: Other benchmark options (a mapping).
-        tasks: LegalBench task names to run (``-T tasks=proa,hearsay``; default: all).
-        fewshot: In-context examples per prompt from each task's train split (default 0).
-
-    Returns:
-        The task.
-    """
-    return metacog_task(
-        "legalbench",
-        probe=probe,
-        confidence=confidence,
-        k=k,
-        temperature=temperature,
-        probe_max_tokens=probe_max_tokens,
-        seed=seed,
-        data=data,
-        split=split,
-        options=_options(options, prompts=prompts, tasks=_names(tasks), fewshot=fewshot),
-    )
-
-
-@task(name=qualified("mathbench"))
-def mathbench(
-    probe: str | list[str] = "prospective",
-    confidence: str | list[str] = "verbal",
-    k: int = 10,
-    temperature: float = 1.0,
-    probe_max_tokens: int = 256,
-    seed: int | None = 0,
-    data: str | None = None,
-    split: str | None = None,
-    prompts: str | dict[str, str] | None = None,
-    options: dict[str, Any] | None = None,
-    circular: bool | None = None,
-    languages: str | list[str] | None = None,
-    stages: str | list[str] | None = None,
-) -> Task:
-    """MathBench: single-choice items under circular evaluation, each rotation its own solve.
-
-    Args:
-        probe: ``prospective`` and/or ``counterfactual``.
-        confidence: ``verbal``, ``sampled`` and/or ``numeric``.
-        k: Replies per item for ``sampled``.
-        temperature: Sampling temperature for ``sampled``.
-        probe_max_tokens: Token budget of a probe reply.
-        seed: Base seed of the sampled replies.
-        data: ``bundled``, a local path, or unset for the Hugging Face dataset.
-        split: Dataset split.
-        prompts: Prompt-template overrides (YAML/JSON file).
-        options: Other benchmark options (a mapping).
-        circular: Circular evaluation of single-choice items (benchmark default when unset).
-        languages: Languages to keep (``en``, ``cn``).
-        stages: MathBench stages to keep (default: all).
-
-    Returns:
-        The task.
-    """
-    return metacog_task(
-        "mathbench",
-        probe=probe,
-        confidence=confidence,
-        k=k,
-        temperature=temperature,
-        probe_max_tokens=probe_max_tokens,
-        seed=seed,
-        data=data,
-        split=split,
-        options=_options(
-            options,
-            prompts=prompts,
-            circular=circular,
-            languages=_names(languages),
-            stages=_names(stages),
-        ),
-    )
-
-
-@task(name=qualified("omni_math"))
-def omni_math(
-    probe: str | list[str] = "prospective",
-    confidence: str | list[str] = "verbal",
-    k: int = 10,
-    temperature: float = 1.0,
-    probe_max_tokens: int = 256,
-    seed: int | None = 0,
-    data: str | None = None,
-    split: str | None = None,
-    prompts: str | dict[str, str] | None = None,
-    options: dict[str, Any] | None = None,
-    judge_on: str | None = None,
-    verify_timeout_s: int | None = None,
-    judge: str | None = None,
-) -> Task:
-    """Omni-MATH: olympiad problems graded by symbolic equivalence.
-
-    Args:
-        probe: ``prospective`` and/or ``counterfactual``.
-        confidence: ``verbal``, ``sampled`` and/or ``numeric``.
-        k: Replies per item for ``sampled``.
-        temperature: Sampling temperature for ``sampled``.
-        probe_max_tokens: Token budget of a probe reply.
-        seed: Base seed of the sampled replies.
-        data: ``bundled``, a local path, or unset for the Hugging Face dataset.
-        split: Dataset split.
-        prompts: Prompt-template overrides (YAML/JSON file).
-        options: Other benchmark options (a mapping).
-        judge: A model that judges the answers math-verify cannot settle: an Inspect model
-            name (``openai/gpt-4o``) or ``role:<name>`` (``--model-role <name>=...``).
-        judge_on: When the judge grades: ``unsettled`` (rules cannot decide) or ``wrong`` too.
-        verify_timeout_s: Seconds allowed to each math-verify step.
-
-    Returns:
-        The task.
-    """
-    return metacog_task(
-        "omni_math",
-        probe=probe,
-        confidence=confidence,
-        k=k,
-        temperature=temperature,
-        probe_max_tokens=probe_max_tokens,
-        seed=seed,
-        data=data,
-        split=split,
-        options=_options(
-            options,
-            prompts=prompts,
-            judge=judge,
-            judge_on=judge_on,
-            verify_timeout_s=verify_timeout_s,
-        ),
-    )
-
-
-@task(name=qualified("scicode"))
-def scicode(
-    probe: str | list[str] = "prospective",
-    confidence: str | list[str] = "verbal",
-    k: int = 10,
-    temperature: float = 1.0,
-    probe_max_tokens: int = 256,
-    seed: int | None = 0,
-    data: str | None = None,
-    split: str | None = None,
-    prompts: str | dict[str, str] | None = None,
-    options: dict[str, Any] | None = None,
-    with_background: bool | None = None,
-    h5_path: str | None = None,
-    timeout_s: float | None = None,
-    memory_mb: int | None = None,
-    sandbox: str | None = None,
-    mode: str = "step",
-) -> Task:
-    """SciCode: one sample per sub-step; the model's function runs against the step's tests.
-
-    Args:
-        probe: ``prospective`` and/or ``counterfactual``.
-        confidence: ``verbal``, ``sampled`` and/or ``numeric``.
-        k: Replies per item for ``sampled``.
-        temperature: Sampling temperature for ``sampled``.
-        probe_max_tokens: Token budget of a probe reply.
-        seed: Base seed of the sampled replies.
-        data: ``bundled``, a local path, or unset for the Hugging Face dataset.
-        split: Dataset split.
-        prompts: Prompt-template overrides (YAML/JSON file).
-        options: Other benchmark options (a mapping).
-        with_background: Include the scientific background in the solve prompt.
-        h5_path: SciCode's ``test_data.h5`` (needed for the official test cases).
-        timeout_s: Time limit of one test run.
-        memory_mb: Memory limit of one test run.
-        sandbox: Run the tests in this Inspect sandbox (``docker``, ``docker:<compose.yaml>``,
-            another provider) instead of the project's sandbox.
-        mode: ``step`` (default: one sample per sub-step, previous steps shown with gold code,
-            as in lm-eval) or ``problem`` (one sample per main problem, sub-steps solved in one
-            conversation on the model's own earlier code, each probed first).
-
-    Returns:
-        The task.
-    """
-    return metacog_task(
-        "scicode",
-        probe=probe,
-        confidence=confidence,
-        k=k,
-        temperature=temperature,
-        probe_max_tokens=probe_max_tokens,
-        seed=seed,
-        data=data,
-        split=split,
-        options=_options(
-            options,
-            prompts=prompts,
-            with_background=with_background,
-            h5_path=h5_path,
-            timeout_s=timeout_s,
-            memory_mb=memory_mb,
-        ),
         sandbox=sandbox,
         mode=mode,
     )
+
+
+#: The generic task's parameters, which every benchmark's task shares (its options go between
+#: ``options`` and ``sandbox``).
+_GENERIC = inspect.signature(metacog, eval_str=True).parameters
+_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+def _signature(record: type[Benchmark]) -> inspect.Signature:
+    """A benchmark task's parameters: the shared ones, its options, then sandbox and mode."""
+    shared = [p for name, p in _GENERIC.items() if name not in ("benchmark", "sandbox", "mode")]
+    own = [
+        inspect.Parameter(o.name, _KEYWORD, default=None, annotation=o.annotation)
+        for o in record.task_options
+    ]
+    if record.runs_code:
+        own.append(_GENERIC["sandbox"])
+    if len(record.task_modes) > 1:
+        own.append(_GENERIC["mode"].replace(default=record.task_modes[0]))
+    return inspect.Signature([*shared, *own], return_annotation=Task)
+
+
+def _docstring(record: type[Benchmark]) -> str:
+    args = [f"        {o.name}: {o.help}" for o in record.task_options]
+    if record.runs_code:
+        args.append("        sandbox: Run the tests in this Inspect sandbox (``docker``, ...).")
+    if len(record.task_modes) > 1:
+        args.append(f"        mode: One of {', '.join(record.task_modes)}.")
+    own = ("\n\n    Args:\n" + "\n".join(args)) if args else ""
+    return (
+        f"{record.title}: {record.summary}.\n\n"
+        f"    The shared arguments (``probe``, ``confidence``, ``data``, ...) are in\n"
+        f"    :mod:`metacog_tasks.inspect_tasks.tasks`; the dataset is {record.dataset}.{own}"
+        "\n\n    Returns:\n        The task.\n    "
+    )
+
+
+def benchmark_task(record: type[Benchmark]) -> Callable[..., Task]:
+    """Make and register the Inspect task ``metacog_tasks/<name>`` of one benchmark record.
+
+    Args:
+        record: The benchmark class (its ``task_options``, ``runs_code`` and ``task_modes``
+            add parameters to the shared ones).
+
+    Returns:
+        The registered task function (Inspect's ``@task`` wrapper).
+    """
+    signature = _signature(record)
+    own = {o.name: o for o in record.task_options}
+
+    def build(*args: Any, **kwargs: Any) -> Task:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = dict(bound.arguments)
+        named = {name: option.convert(a[name]) for name, option in own.items()}
+        return metacog_task(
+            record.name,
+            probe=a["probe"],
+            confidence=a["confidence"],
+            k=a["k"],
+            temperature=a["temperature"],
+            probe_max_tokens=a["probe_max_tokens"],
+            seed=a["seed"],
+            data=a["data"],
+            split=a["split"],
+            options=_options(a["options"], prompts=a["prompts"], **named),
+            sandbox=a.get("sandbox"),
+            mode=a.get("mode", "step"),
+        )
+
+    build.__signature__ = signature  # type: ignore[attr-defined]  # what Inspect reads
+    build.__name__ = build.__qualname__ = record.name
+    build.__doc__ = _docstring(record)
+    return task(name=qualified(record.name))(build)
+
+
+def _register_all() -> dict[str, Callable[..., Task]]:
+    return {cls.name: benchmark_task(cls) for cls in benchmark_classes()}
+
+
+_TASKS = _register_all()
+
+
+def benchmark_tasks() -> dict[str, Callable[..., Task]]:
+    """Benchmark name -> its registered Inspect task function, in the registry's order."""
+    return dict(_TASKS)
+
+
+def __getattr__(name: str) -> Callable[..., Task]:
+    # `from metacog_tasks.inspect_tasks.tasks import squad`: the benchmark's task function.
+    if name in _TASKS:
+        return _TASKS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

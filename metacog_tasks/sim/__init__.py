@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from metacog_tasks.sim._index import Entry, Match, PromptIndex, conversation_text, normalise
 from metacog_tasks.sim._wording import numeric_reply, probe_reply, topic_of
+from metacog_tasks.sim.presets import preset_params, simulate_benchmarks
 from metacog_tasks.sim.responder import (
     FALLBACK_REPLY,
     UNKNOWN_LOGLIK,
@@ -36,7 +37,9 @@ __all__ = [
     "conversation_text",
     "normalise",
     "numeric_reply",
+    "preset_params",
     "probe_reply",
+    "simulate_benchmarks",
     "simulate_text_records",
     "topic_of",
 ]

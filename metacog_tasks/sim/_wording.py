@@ -4,7 +4,8 @@ The text analyses (surface features of the rationale, inline-solving detection) 
 which the signal is where real models put it: unsure models hedge, say "wait" and call the
 item tricky or obscure; sure ones call it standard and write less; reasoning models that solve
 inline show derivation steps with operators and converge on a result. Every choice draws from a
-Generator fixed by the (item, model) cell, so a rationale is reproducible.
+Generator fixed by the (item, model) cell, so a rationale is reproducible. The words that belong
+to a benchmark (its topic, what its items hinge on) come from its record's ``wording``.
 """
 
 from __future__ import annotations
@@ -13,18 +14,13 @@ import re
 
 import numpy as np
 
-from metacog_tasks.benchmarks.base import Item
+from metacog_tasks.benchmarks import UnknownBenchmarkError, benchmark_class
+from metacog_tasks.benchmarks.base import Item, SimWording
 
-__all__ = ["numeric_reply", "probe_reply", "topic_of"]
+__all__ = ["numeric_reply", "probe_reply", "topic_of", "wording_of"]
 
-_TOPICS = {
-    "squad": "factual",
-    "mmlu_pro": "{category}",
-    "legalbench": "legal",
-    "mathbench": "math",
-    "omni_math": "competition math",
-    "scicode": "scientific coding",
-}
+#: The wording of an item whose benchmark is not registered.
+_UNKNOWN = SimWording(topic="")
 
 #: Both lists start with consonants, so "a {word}" reads right.
 _EASY_WORDS = ("standard", "well-known", "basic", "familiar", "routine", "straightforward")
@@ -93,20 +89,20 @@ _CAUSAL = (
     "since the answer hinges on {what}",
     "as it requires {what}",
 )
-_WHAT = {
-    "squad": "recalling a specific detail of the passage's subject",
-    "mmlu_pro": "telling apart closely related options",
-    "legalbench": "applying the legal rule to these facts",
-    "mathbench": "carrying out the calculation exactly",
-    "omni_math": "finding the right construction or invariant",
-    "scicode": "implementing the numerical method without bugs",
-}
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 
 
+def wording_of(item: Item) -> SimWording:
+    """The wording of an item's benchmark (its record's ``wording``)."""
+    try:
+        return benchmark_class(item.benchmark).wording
+    except UnknownBenchmarkError:
+        return _UNKNOWN
+
+
 def topic_of(item: Item) -> str:
-    """A short topic phrase for an item (its MMLU-Pro category, "math", "legal", ...)."""
-    template = _TOPICS.get(item.benchmark, "")
+    """A short topic phrase for an item (its category, "math", "legal", ...)."""
+    template = wording_of(item).topic
     category = str(item.meta.get("category") or item.meta.get("subject") or "").strip()
     if "{category}" in template:
         return category.replace("_", " ") or "general"
@@ -165,8 +161,9 @@ def _derivation(item: Item, rng: np.random.Generator, checks_out: bool) -> str:
         f"Step 1: {_fmt(a)} {op} {_fmt(b)} = {_fmt(first)}.",
         f"Step 2: {_fmt(first)} {joiner} {_fmt(c)} = {_fmt(second)}.",
     ]
-    if item.benchmark == "scicode":
-        steps.insert(1, "Sketch: loop over the grid, then update x = x + dt * f(x).")
+    sketch = wording_of(item).sketch
+    if sketch:
+        steps.insert(1, sketch)
     if checks_out:
         steps.append(f"Therefore the result is {_fmt(second)}, and checking it confirms it.")
     else:
@@ -196,7 +193,7 @@ def _body(
     if inline:
         sentences.append(_derivation(item, rng, checks_out=u < 0.5))
     if rng.random() < 0.3 + 0.5 * u or reasoning:
-        what = _WHAT.get(item.benchmark, "knowing the specific detail asked")
+        what = wording_of(item).crux
         clause = _pick(rng, _CAUSAL).format(what=what)
         sentences.append(f"It is {'hard' if u >= 0.5 else 'manageable'} {clause}.")
     # Self-correction is most frequent when the model is torn; it turns towards the verdict.

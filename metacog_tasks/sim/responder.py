@@ -19,7 +19,6 @@ from metacog_metrics import (
     Population,
     Result,
     SimulationParams,
-    get_preset,
     model_index,
     model_names,
 )
@@ -28,10 +27,11 @@ from metacog_tasks.benchmarks._data import DataUnavailableError
 from metacog_tasks.benchmarks.base import Benchmark
 from metacog_tasks.sim._index import Entry, PromptIndex, conversation_text
 from metacog_tasks.sim._rlmf import asks_rlmf_format, rewrite_request, rlmf_tail, sim_rewrite
+from metacog_tasks.sim._wording import numeric_reply, probe_reply
+from metacog_tasks.sim.presets import preset_params
 
 if TYPE_CHECKING:
     import pandas as pd
-from metacog_tasks.sim._wording import numeric_reply, probe_reply
 
 __all__ = [
     "FALLBACK_REPLY",
@@ -175,12 +175,13 @@ class SimResponder:
 
     Args:
         model_name: ``m01``, ``m02``, ... (a ``metacog-sim/`` prefix is accepted).
-        preset: Preset name (see :data:`metacog_metrics.simulate.PRESETS`).
+        preset: Preset name (see :data:`metacog_metrics.simulate.PRESETS`), with every
+            benchmark's own simulation profile.
         seed: Population seed; all harnesses must use the same seed to get the same model.
         sources: Where the items come from: ``"bundled"`` (default), ``"hf"``, a local path,
             or a mapping of benchmark name to one of these.
         benchmarks: Benchmarks to answer (default every registered one that loads).
-        params: Full parameters, instead of ``preset``.
+        params: Full parameters, instead of ``preset`` (their benchmark profiles as given).
         overrides: :class:`SimulationParams` fields replacing the preset's
             (``{"individuated": 0.2}``).
         benchmark_options: Benchmark name -> ``get_benchmark`` options (prompt overrides);
@@ -209,7 +210,7 @@ class SimResponder:
         name = str(model_name).strip().rsplit("/", 1)[-1]
         self.index_number = model_index(name)
         self.model = name
-        self.params = params if params is not None else get_preset(preset, **(overrides or {}))
+        self.params = params if params is not None else preset_params(preset, **(overrides or {}))
         if params is not None and overrides:
             self.params = dataclasses.replace(params, **overrides)
         self.preset = preset if params is None else "custom"
