@@ -832,21 +832,52 @@ def test_aggregate_by_hand() -> None:
     items.append(_item("2", "2.2"))
     grades = [Grade(1.0), Grade(0.0), Grade(1.0), Grade(math.nan), Grade(1.0)]
     assert bench.aggregate(items, grades) == {
-        "subproblem_accuracy": 3 / 4,
-        "main_problem_accuracy": 1 / 2,  # problem 1 fails a step, problem 2 solves both
+        "subproblem_accuracy": 3 / 5,  # the ungraded step 3.1 counts wrong
+        "main_problem_accuracy": 1 / 3,  # problem 1 fails a step, 3 is ungraded, 2 solved
+        "subproblem_accuracy_graded": 3 / 4,
+        "main_problem_accuracy_graded": 1 / 2,  # problem 3 has no graded step
         "steps_graded": 4.0,
         "steps_ungraded": 1.0,
-        "problems": 2.0,  # problem 3 has no graded step
+        "problems": 3.0,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "Mean of empty slice" from an empty summary
         empty = bench.aggregate([_item("3", "3.1")], [Grade(math.nan)])
-    assert math.isnan(empty["subproblem_accuracy"]) and math.isnan(empty["main_problem_accuracy"])
-    assert (empty["steps_graded"], empty["steps_ungraded"], empty["problems"]) == (0.0, 1.0, 0.0)
+    assert empty["subproblem_accuracy"] == 0.0 and empty["main_problem_accuracy"] == 0.0
+    assert math.isnan(empty["subproblem_accuracy_graded"])
+    assert math.isnan(empty["main_problem_accuracy_graded"])
+    assert (empty["steps_graded"], empty["steps_ungraded"], empty["problems"]) == (0.0, 1.0, 1.0)
+    none = bench.aggregate([], [])
+    assert math.isnan(none["subproblem_accuracy"]) and none["problems"] == 0.0
     with pytest.raises(ValueError, match="scicode: 2 items but 1 grades"):
         bench.aggregate(items[:2], grades[:1])
     all_right = bench.aggregate(items[2:3], grades[2:3])
     assert all_right["main_problem_accuracy"] == 1.0 and all_right["subproblem_accuracy"] == 1.0
+
+
+def test_ungraded_steps_cannot_raise_the_headline() -> None:
+    """The review's case: one right step and seven the grader could not grade scored 100%
+    when ungraded steps were left out. Counted wrong, they score 1/8; the graded-only figure
+    stands beside it, with the count."""
+    bench = get_benchmark("scicode")
+    items = [_item("1", f"1.{k}") for k in range(1, 9)]
+    grades = [Grade(1.0)] + [Grade(math.nan, "grader_error")] * 7
+    agg = bench.aggregate(items, grades)
+    assert agg["subproblem_accuracy"] == 1 / 8 and agg["main_problem_accuracy"] == 0.0
+    assert agg["subproblem_accuracy_graded"] == 1.0 and agg["main_problem_accuracy_graded"] == 1.0
+    assert agg["steps_ungraded"] == 7.0
+
+
+def test_the_default_aggregate_counts_ungraded_items_wrong() -> None:
+    from metacog_tasks.benchmarks.base import Benchmark
+
+    items = [_item("1", f"1.{k}") for k in range(4)]
+    grades = [Grade(1.0), Grade(0.0), Grade(math.nan), Grade(1.0)]
+    agg = Benchmark.aggregate(get_benchmark("scicode"), items, grades)
+    assert agg == {"accuracy": 0.5, "accuracy_graded": 2 / 3, "ungraded": 1.0}
+    empty = Benchmark.aggregate(get_benchmark("scicode"), [], [])
+    assert math.isnan(empty["accuracy"]) and math.isnan(empty["accuracy_graded"])
+    assert empty["ungraded"] == 0.0
 
 
 def test_a_step_without_test_cases_has_no_score(monkeypatch, items) -> None:

@@ -136,6 +136,13 @@ class Benchmark(abc.ABC):
         """
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
-        """The benchmark's own headline figures (default: accuracy over graded items)."""
-        values = [g.correct for g in grades if g.graded]
-        return {"accuracy": float(np.mean(values)) if values else float("nan")}
+        """The benchmark's own headline figures (default: ``accuracy`` over all items, an
+        ungraded one counted wrong; ``accuracy_graded`` over the graded items only; and
+        ``ungraded``, their number)."""
+        values = [g.correct if g.graded else 0.0 for g in grades]
+        graded = [g.correct for g in grades if g.graded]
+        return {
+            "accuracy": float(np.mean(values)) if values else float("nan"),
+            "accuracy_graded": float(np.mean(graded)) if graded else float("nan"),
+            "ungraded": float(len(values) - len(graded)),
+        }

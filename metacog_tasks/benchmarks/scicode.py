@@ -508,23 +508,33 @@ class SciCode(TemplatedBenchmark):
         )
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
-        """Sub-step accuracy and main-problem accuracy (a problem is solved when all of its
-        loaded, gradable steps are), as in the authors' summary."""
+        """Sub-step and main-problem accuracy, as in the authors' summary, over every loaded
+        step: an ungraded step counts wrong (a problem is solved when all of its loaded steps
+        are). The ``_graded`` figures beside them leave ungraded steps out (a problem is then
+        solved when all of its graded steps are), and ``steps_ungraded`` counts them."""
         if len(items) != len(grades):
             raise ValueError(f"scicode: {len(items)} items but {len(grades)} grades")
-        graded = [(it, g) for it, g in zip(items, grades) if g.graded]
-        by_problem: dict[str, list[float]] = defaultdict(list)
-        for it, g in graded:
-            by_problem[it.meta["problem_id"]].append(g.correct)
-        steps = [g.correct for _, g in graded]
+        every: dict[str, list[float]] = defaultdict(list)
+        graded: dict[str, list[float]] = defaultdict(list)
+        for it, g in zip(items, grades):
+            every[it.meta["problem_id"]].append(g.correct if g.graded else 0.0)
+            if g.graded:
+                graded[it.meta["problem_id"]].append(g.correct)
+        steps = [v for vs in every.values() for v in vs]
+        steps_graded = [v for vs in graded.values() for v in vs]
+
+        def mean(values: Sequence[float]) -> float:
+            return float(np.mean(values)) if len(values) else float("nan")
+
+        def solved(by_problem: dict[str, list[float]]) -> float:
+            return mean([all(v == 1.0 for v in vs) for vs in by_problem.values()])
+
         return {
-            "subproblem_accuracy": float(np.mean(steps)) if steps else float("nan"),
-            "main_problem_accuracy": float(
-                np.mean([all(v == 1.0 for v in vs) for vs in by_problem.values()])
-            )
-            if by_problem
-            else float("nan"),
-            "steps_graded": float(len(steps)),
-            "steps_ungraded": float(len(items) - len(steps)),
-            "problems": float(len(by_problem)),
+            "subproblem_accuracy": mean(steps),
+            "main_problem_accuracy": solved(every),
+            "subproblem_accuracy_graded": mean(steps_graded),
+            "main_problem_accuracy_graded": solved(graded),
+            "steps_graded": float(len(steps_graded)),
+            "steps_ungraded": float(len(steps) - len(steps_graded)),
+            "problems": float(len(every)),
         }
