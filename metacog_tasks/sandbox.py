@@ -1048,13 +1048,16 @@ def _run(
             reason = "file_size"  # Python ignores SIGXFSZ; 28: the tmpfs is full
         collected: dict[str, str] = {}
         for k, name in enumerate(collect):
-            if bwrap:
-                data = None if streams[2 + k].over else bytes(streams[2 + k].data)
+            data: bytes | bytearray | None
+            if bwrap:  # decoded from the stream's own buffer, which is then let go (no copy)
+                stream = streams[2 + k]
+                data, stream.data = (None if stream.over else stream.data), bytearray()
             else:
                 assert root is not None
                 data = _read_regular(root / name, collect_cap)
             if data:  # an empty or missing file reads as missing
                 collected[name] = data.decode("utf-8", "replace")
+            data = None
         return SandboxResult(rc, stdout, stderr, timed_out, reason, duration, isolation, collected)
     finally:
         for fd in fds:

@@ -488,6 +488,18 @@ def test_indexed_checks_hold_each_part_and_the_count() -> None:
         "part 0: " + _WRONG.format("number of shape (0, 1, 1)", "number")
     )
     assert plan_mismatch(plan, [1.0, np.ones(2)], (1.0,)) == "the target has no part 1"
+    # parts unpacked from the target (a test-split case: "s, v = target") are held alike
+    unpacked = check_plan(
+        "Z = f(X)\ns, v = target\nassert test_identity(np.cov(Z)) == s and np.allclose(Z, v)"
+    )
+    assert unpacked.checks == ("__out[0] == target[0] and np.allclose(__out[1], target[1])",)
+    assert plan_mismatch(unpacked, [True, np.ones((2, 3))], (False, np.zeros((2, 3)))) is None
+    assert plan_mismatch(unpacked, [1, np.ones((2, 3))], (True, np.zeros((2, 3)))) == (
+        "part 0: a number where the target is a bool"
+    )
+    assert plan_mismatch(unpacked, [True, np.ones((0, 1, 1))], (True, np.zeros((2, 3)))) == (
+        "part 1: a number of shape (0, 1, 1) where the target is a number of shape (2, 3)"
+    )
     # run_check refuses the same entries before the check runs
     ns: dict[str, Any] = {"np": np}
     exec(CMP_SOURCE, ns)

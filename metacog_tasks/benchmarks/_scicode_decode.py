@@ -262,7 +262,8 @@ class _Decoder:
         for idx, n in ((row, shape[0]), (col, shape[1])):
             if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
                 raise OutputsRejected("sparse coordinates outside the shape")
-        coo = sp.coo_matrix((data, (row.astype(np.int64), col.astype(np.int64))), shape=shape)
+        rows, cols = row.astype(np.int64, copy=False), col.astype(np.int64, copy=False)
+        coo = sp.coo_matrix((data, (rows, cols)), shape=shape)
         # csr and csc come back as such (the forms SciCode's targets take); every other form in
         # coordinates: dia and dok built from arbitrary entries can be far larger than the
         # entries (one diagonal per offset, one dict entry each), and the comparison densifies.

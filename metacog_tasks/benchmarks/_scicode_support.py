@@ -467,10 +467,10 @@ def _numeric_view(value: Any) -> tuple[str, tuple[int, ...]] | None:
     return None
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, view: tuple[str, tuple[int, ...]] | None) -> str:
+    """What a value is, for a message (``view``: its :func:`_numeric_view`)."""
     import numpy as np
 
-    view = _numeric_view(value)
     if view is not None:
         kind, shape = view
         return f"{kind} of shape {shape}" if shape else kind
@@ -515,10 +515,21 @@ def mismatch(out: Any, target: Any, depth: int = 0) -> str | None:
 
     if depth > _MAX_PARTS_DEPTH:
         return "output nested too deeply"
-    wrong = f"a {_describe(out)} where the target is a {_describe(target)}"
+    views: dict[int, tuple[str, tuple[int, ...]] | None] = {}
+
+    def view(value: Any) -> tuple[str, tuple[int, ...]] | None:  # numpy reads each once
+        if id(value) not in views:
+            views[id(value)] = _numeric_view(value)
+        return views[id(value)]
+
+    def wrong() -> str:  # the message, built only for an output that fails
+        return (
+            f"a {_describe(out, view(out))} where the target is a {_describe(target, view(target))}"
+        )
+
     if isinstance(target, dict) or isinstance(out, dict):
         if not (isinstance(target, dict) and isinstance(out, dict)):
-            return wrong
+            return wrong()
         keys_out = {_dict_key(k): v for k, v in out.items()}
         keys_target = {_dict_key(k): v for k, v in target.items()}
         if len(keys_out) != len(out) or keys_out.keys() != keys_target.keys():
@@ -530,34 +541,32 @@ def mismatch(out: Any, target: Any, depth: int = 0) -> str | None:
         return None
     if _is_sparse(target) or _is_sparse(out):
         ok = _is_sparse(target) and _is_sparse(out) and out.shape == target.shape
-        return None if ok else wrong
-    view_target = _numeric_view(target)
-    if view_target is not None:
-        return None if _numeric_view(out) == view_target else wrong
+        return None if ok else wrong()
+    if view(target) is not None:
+        return None if view(out) == view(target) else wrong()
     if isinstance(target, (str, bytes, np.str_)):
-        return None if isinstance(out, (str, bytes, np.str_)) else wrong
+        return None if isinstance(out, (str, bytes, np.str_)) else wrong()
     if target is None:
-        return None if out is None else wrong
+        return None if out is None else wrong()
     if isinstance(target, (set, frozenset)):
         ok = isinstance(out, (set, frozenset)) and len(out) == len(target)
-        return None if ok else wrong
+        return None if ok else wrong()
     if isinstance(target, (list, tuple, np.ndarray)):
         if isinstance(target, np.ndarray) and target.ndim == 0:
-            target = target.item()
-            return mismatch(out, target, depth + 1)
+            return mismatch(out, target.item(), depth + 1)
         if not isinstance(out, (list, tuple, np.ndarray)):
-            return wrong
+            return wrong()
         if isinstance(out, np.ndarray) and out.ndim == 0:
-            return wrong
+            return wrong()
         both_arrays = isinstance(out, np.ndarray) and isinstance(target, np.ndarray)
         if (both_arrays and out.shape != target.shape) or len(out) != len(target):
-            return wrong
+            return wrong()
         for a, b in zip(out, target):
             why = mismatch(a, b, depth + 1)
             if why:
                 return why
         return None
-    return None if type(out) is type(target) else wrong
+    return None if type(out) is type(target) else wrong()
 
 
 def compared_parts(check: str) -> tuple[int, ...] | None:
@@ -591,7 +600,7 @@ def _parts_mismatch(check: str, out: Any, target: Any) -> str | None:
         return mismatch(out, target)
     n = max(parts) + 1
     if not isinstance(out, (list, tuple)) or len(out) != n:
-        return f"a {_describe(out)} where the check compares {n} parts"
+        return f"a {_describe(out, _numeric_view(out))} where the check compares {n} parts"
     for k in parts:
         try:
             part = target[k]
