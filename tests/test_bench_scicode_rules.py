@@ -502,17 +502,20 @@ def test_check_namespace_has_the_dependencies_and_the_helpers(monkeypatch, items
     ]
 
 
-def test_unsplittable_test_case_fails(monkeypatch, items) -> None:
+def test_a_test_case_the_grader_cannot_split_leaves_the_step_ungraded(monkeypatch, items) -> None:
+    """Its check cannot be moved out of the sandbox: the grader's limit, not the model's
+    fault, so the step is ungraded (NaN, counted wrong in the headline accuracy) and the
+    model's code is not run."""
     item = items[0]
-    odd = Item(**{**item.__dict__, "meta": {**item.meta, "test_cases": ["assert target.any()"]}})
-    canned = Canned(_ok(1.0), _ok(1.0))
+    cases = [item.meta["test_cases"][0], "assert target.any()"]
+    odd = Item(**{**item.__dict__, "meta": {**item.meta, "test_cases": cases}})
+    canned = Canned(_ok(1.0, 1.0), _ok(1.0, 1.0))
     monkeypatch.setattr(sc, "run_python", canned)
     bench = get_benchmark("scicode")
     g = bench.grade(odd, bench.reference_response(odd))
-    assert g.details["tests"] == [
-        {"index": 0, "passed": False, "message": "test case cannot be graded outside the sandbox"}
-    ]
-    assert g.correct == 0.0
+    assert math.isnan(g.correct) and g.status == "ungradable_test_case"
+    assert g.details == {"reason": "test cases [1] cannot be graded outside the sandbox"}
+    assert [kw["collect"] for _, kw in canned.calls] == [("targets_out.json",)]  # no model run
 
 
 # ----------------------------------------------------------------------- targets

@@ -426,6 +426,14 @@ class SciCode(TemplatedBenchmark):
         code = extract_code(response)
         if code is None:
             return Grade(0.0, "unextractable", None, details={"tests": []})
+        unsplit = [i for i, t in enumerate(item.meta["test_cases"]) if check_plan(t) is None]
+        if unsplit:  # the grader cannot check these outside the sandbox: its side, not the model's
+            return Grade(
+                math.nan,
+                "ungradable_test_case",
+                code,
+                details={"reason": f"test cases {unsplit} cannot be graded outside the sandbox"},
+            )
         prior = self._prior_gold(item) or ""
         res = self.run_script(build_test_script(item, code, prior), collect=(OUTPUTS,))
         if res.killed_reason == "start_failed":  # before any model code ran: the grader's
