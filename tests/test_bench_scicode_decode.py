@@ -111,8 +111,7 @@ _LENGTHS = "sparse coordinates and data differ in length"
         ({"__set__": [[1], [2]]}, None),  # lists become tuples: hashable
         ({"__set__": [{"__set__": [1]}]}, "an unhashable set as a key"),
         ({"__dict__": [[1]]}, "bad dict entry"),
-        ({"__set__": list(range(1025))}, "a set or dict of 1025 entries (at most 1024 each, "
-         "16384 in all)"),
+        ({"__set__": list(range(1025))}, "a set or dict of 1025 entries (at most 1024)"),
         ({"__tuple__": 1}, "bad tuple"),
         ({"__repr__": 1}, "bad repr"),
         ({"a": 1}, "unknown tag 'a'"),
@@ -173,9 +172,9 @@ def test_limits_are_exact() -> None:
         load_values("[1, 2, 345]", small)
     entries = DecodeLimits(max_entries=3, max_entries_total=5)
     assert load_values(dump([{1, 2, 3}, {"a": 1, "b": 2}]), entries)
-    with pytest.raises(OutputsRejected, match="entries"):
+    with pytest.raises(OutputsRejected, match=r"^more than 5 set and dict entries in all$"):
         load_values(dump([{1, 2, 3}, {"a": 1, "b": 2, "c": 3}]), entries)  # 6 in all
-    with pytest.raises(OutputsRejected, match="entries"):
+    with pytest.raises(OutputsRejected, match=r"^a set or dict of 4 entries \(at most 3\)$"):
         load_values(dump([{1, 2, 3, 4}]), entries)
     with pytest.raises(OutputsRejected, match=r"^not a list|^outputs must be text"):
         load_values(b"[]")  # type: ignore[arg-type]

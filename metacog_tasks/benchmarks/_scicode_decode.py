@@ -291,10 +291,13 @@ class _Decoder:
 
     def _count_entries(self, n: int) -> None:
         self.entries += n
-        if n > self.limits.max_entries or self.entries > self.limits.max_entries_total:
+        if n > self.limits.max_entries:
             raise OutputsRejected(
-                f"a set or dict of {n} entries (at most {self.limits.max_entries} each, "
-                f"{self.limits.max_entries_total} in all)"
+                f"a set or dict of {n} entries (at most {self.limits.max_entries})"
+            )
+        if self.entries > self.limits.max_entries_total:
+            raise OutputsRejected(
+                f"more than {self.limits.max_entries_total} set and dict entries in all"
             )
 
     @staticmethod
