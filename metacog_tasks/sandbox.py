@@ -18,8 +18,10 @@ bubblewrap (``bwrap``), and reports what was active in ``SandboxResult.isolation
   output, standard error and the files named in ``collect`` leave through pipes that the caller
   drains with a cap: nothing the run writes lands on the host's disk.
 * **System calls** (when libseccomp is present): a seccomp filter denies namespace creation,
-  ``mount`` and friends, ``ptrace``, keyrings, ``bpf``, ``perf_event_open``, ``userfaultfd``,
-  ``io_uring``, ``memfd_create``, SysV shared memory, kernel modules and similar calls.
+  ``mount`` and friends, ``ptrace`` and other calls on other processes, keyrings, ``bpf``,
+  ``perf_event_open``, ``userfaultfd``, ``io_uring`` and AIO, ``memfd_create``, SysV IPC and
+  POSIX message queues, NUMA placement, ``cachestat``, landlock, kernel modules and similar
+  calls (:data:`_DENIED`, each with its reason), and sockets of any family but ``AF_UNIX``.
 * **Limits**: ``setrlimit`` (CPU seconds, address space per process, file size, open files,
   processes, no core files); a pids and a memory cgroup where one is writable (the memory
   cgroup also bounds tmpfs pages and kernel memory); the wall-clock timeout kills bwrap, whose
@@ -395,55 +397,87 @@ def _user_process_count(uid: int) -> int:
 
 
 # ---------------------------------------------------------------------- seccomp
-_DENIED_SYSCALLS = (
-    "unshare",
-    "setns",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "move_mount",
-    "open_tree",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-    "mount_setattr",
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "kcmp",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "kexec_load",
-    "kexec_file_load",
-    "open_by_handle_at",
-    "name_to_handle_at",
-    "acct",
-    "swapon",
-    "swapoff",
-    "reboot",
-    "quotactl",
-    "syslog",
-    "iopl",
-    "ioperm",
-    "personality",
-    "lookup_dcookie",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
-    # memory outside RLIMIT_AS and the tmpfs caps: anonymous files and SysV segments
-    "memfd_create",
-    "memfd_secret",
-    "shmget",
-)
+#: System calls the filter denies (``EPERM``), each with the reason; the threat model in
+#: docs/benchmarks.md lists them too. Ones a kernel lacks are skipped.
+_DENIED: dict[str, str] = {
+    # namespaces and mounts: the boundary's own walls
+    **dict.fromkeys(
+        ("unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount"),
+        "namespaces and mounts",
+    ),
+    **dict.fromkeys(
+        ("open_tree", "open_tree_attr", "fsopen", "fsconfig", "fsmount", "fspick"),
+        "namespaces and mounts",
+    ),
+    **dict.fromkeys(("mount_setattr", "statmount", "listmount"), "namespaces and mounts"),
+    # other processes' memory, descriptors and state
+    **dict.fromkeys(
+        ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd"),
+        "other processes",
+    ),
+    **dict.fromkeys(("process_madvise", "process_mrelease"), "other processes"),
+    # kernel objects shared beyond the run: keyrings, eBPF, perf, fanotify, LSM state
+    **dict.fromkeys(("keyctl", "add_key", "request_key"), "kernel keyrings"),
+    "bpf": "eBPF programs",
+    "perf_event_open": "perf counters (side channels, kernel attack surface)",
+    "userfaultfd": "stalls kernel page faults (exploit primitive)",
+    "fanotify_init": "file system event monitoring",
+    **dict.fromkeys(
+        ("lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules"), "security modules"
+    ),
+    **dict.fromkeys(
+        ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"),
+        "landlock: kernel attack surface, nothing the code needs",
+    ),
+    # the machine itself
+    **dict.fromkeys(
+        ("init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load"),
+        "kernel modules and kexec",
+    ),
+    **dict.fromkeys(("open_by_handle_at", "name_to_handle_at"), "file handles bypass paths"),
+    **dict.fromkeys(
+        ("acct", "swapon", "swapoff", "reboot", "quotactl", "quotactl_fd", "syslog"),
+        "machine administration",
+    ),
+    **dict.fromkeys(("iopl", "ioperm", "modify_ldt"), "hardware ports, segment tables"),
+    "personality": "turns off address randomisation",
+    "lookup_dcookie": "kernel profiling",
+    "uselib": "obsolete loader",
+    "remap_file_pages": "deprecated, emulated mapping",
+    # asynchronous I/O: io_uring, and AIO contexts (a machine-wide limit, fs.aio-max-nr)
+    **dict.fromkeys(("io_uring_setup", "io_uring_enter", "io_uring_register"), "io_uring"),
+    **dict.fromkeys(
+        ("io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents"),
+        "AIO contexts drain the machine-wide fs.aio-max-nr",
+    ),
+    # memory outside RLIMIT_AS and the tmpfs caps, and NUMA placement of memory
+    **dict.fromkeys(("memfd_create", "memfd_secret"), "anonymous files outside RLIMIT_AS"),
+    **dict.fromkeys(("shmget", "shmat", "shmctl", "shmdt"), "SysV shared memory"),
+    **dict.fromkeys(
+        ("mbind", "set_mempolicy", "set_mempolicy_home_node", "migrate_pages", "move_pages"),
+        "NUMA memory placement (and other processes' pages)",
+    ),
+    "cachestat": "page cache residency of files (a side channel)",
+    # message queues and semaphores kept by the kernel (limits per user and per namespace)
+    **dict.fromkeys(
+        ("msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl", "semtimedop"),
+        "SysV message queues and semaphores",
+    ),
+    **dict.fromkeys(
+        ("mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify"),
+        "POSIX message queues",
+    ),
+    **dict.fromkeys(("mq_getsetattr",), "POSIX message queues"),
+    # socketcall multiplexes every socket call (32-bit ABIs): its family cannot be filtered
+    "socketcall": "socket calls whose family the filter cannot see",
+}
+_DENIED_SYSCALLS = tuple(_DENIED)
+#: The only socket family allowed (``socket`` and ``socketpair`` of any other fail with
+#: ``EPERM``, an answer the kernel itself gives none of the families below): local pipes
+#: between the run's own processes. No AF_INET/AF_INET6 (an empty
+#: network namespace anyway), no AF_VSOCK (its port space is the VM's, shared with the caller),
+#: no AF_NETLINK, AF_PACKET, AF_ALG, AF_BLUETOOTH or any family a kernel may add.
+_SOCKET_FAMILY = 1  # AF_UNIX
 _CLONE_NS_FLAGS = (
     0x00020000,
     0x02000000,
@@ -465,12 +499,25 @@ class _ArgCmp(ctypes.Structure):
     ]
 
 
+_SECCOMP_UNKNOWN: list[str] = []  # denied calls the installed libseccomp cannot name
+
+
+def _seccomp_description() -> str:
+    """``isolation["seccomp"]``: the filter, and the denied calls it could not include."""
+    if _seccomp_filter() is None:
+        return "none (no libseccomp)"
+    if not _SECCOMP_UNKNOWN:
+        return "libseccomp filter"
+    unknown = ", ".join(_SECCOMP_UNKNOWN)
+    return f"libseccomp filter (unknown to this libseccomp, not filtered: {unknown})"
+
+
 @functools.cache
 def _seccomp_filter() -> bytes | None:
-    """A BPF program (built with libseccomp) denying :data:`_DENIED_SYSCALLS` and ``clone``
-    with namespace flags (``clone3`` answers ``ENOSYS`` so libc falls back to ``clone``);
-    system calls of another ABI (i386, x32) kill the thread (libseccomp's default);
-    ``None`` when libseccomp is not installed."""
+    """A BPF program (built with libseccomp) denying :data:`_DENIED_SYSCALLS`, ``clone``
+    with namespace flags (``clone3`` answers ``ENOSYS`` so libc falls back to ``clone``) and
+    sockets of any family but ``AF_UNIX``; system calls of another ABI (i386, x32) kill the
+    thread (libseccomp's default); ``None`` when libseccomp is not installed."""
     try:
         lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
     except OSError:
@@ -495,14 +542,18 @@ def _seccomp_filter() -> bytes | None:
 
         def rule(action: int, name: str, cmps: list[_ArgCmp] | None = None) -> None:
             nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr == -1:  # a call newer than this libseccomp: left unfiltered, and said so
+                _SECCOMP_UNKNOWN.append(name)
             if nr < 0:
-                return  # not on this architecture
+                return  # not on this architecture (a pseudo number), or unknown
             arr = (_ArgCmp * len(cmps))(*cmps) if cmps else None
             if lib.seccomp_rule_add_array(ctx, action, nr, len(cmps or ()), arr) != 0:
                 raise OSError(f"seccomp: cannot add a rule for {name}")
 
         for name in _DENIED_SYSCALLS:
             rule(eperm, name)
+        for name in ("socket", "socketpair"):  # SCMP_CMP_NE (1) on the family (arg 0)
+            rule(eperm, name, [_ArgCmp(0, 1, _SOCKET_FAMILY, 0)])
         rule(enosys, "clone3")
         for flag in _CLONE_NS_FLAGS:  # SCMP_CMP_MASKED_EQ (7) on clone's flags (arg 0)
             rule(eperm, "clone", [_ArgCmp(0, 7, flag, flag)])
@@ -646,7 +697,7 @@ def isolation_support() -> dict[str, str]:
     parents = _cgroup_parents()
     return {
         "boundary": "bwrap" if problem is None else f"NONE ({problem})",
-        "seccomp": "libseccomp filter" if _seccomp_filter() is not None else "none (no libseccomp)",
+        "seccomp": _seccomp_description(),
         "processes": "cgroup+rlimit" if parents else "rlimit",
         "memory": "cgroup" if ("memory" in parents or "v2" in parents) else "rlimit",
     }
@@ -955,7 +1006,7 @@ def _run(
                 "bwrap (user/mount/pid/net/ipc/uts/cgroup namespaces, no capabilities, "
                 f"no_new_privs; {host}, uid 65534 inside)"
             )
-            isolation["seccomp"] = "libseccomp filter" if _seccomp_filter() else "none"
+            isolation["seccomp"] = _seccomp_description()
             isolation["filesystem"] = (
                 "read-only new root: /usr, the interpreter, read-only /proc/sys and /dev; "
                 f"private tmpfs work dir and /tmp ({limits.disk_mb} MB each)"
@@ -997,13 +1048,16 @@ def _run(
             reason = "file_size"  # Python ignores SIGXFSZ; 28: the tmpfs is full
         collected: dict[str, str] = {}
         for k, name in enumerate(collect):
-            if bwrap:
-                data = None if streams[2 + k].over else bytes(streams[2 + k].data)
+            data: bytes | bytearray | None
+            if bwrap:  # decoded from the stream's own buffer, which is then let go (no copy)
+                stream = streams[2 + k]
+                data, stream.data = (None if stream.over else stream.data), bytearray()
             else:
                 assert root is not None
                 data = _read_regular(root / name, collect_cap)
             if data:  # an empty or missing file reads as missing
                 collected[name] = data.decode("utf-8", "replace")
+            data = None
         return SandboxResult(rc, stdout, stderr, timed_out, reason, duration, isolation, collected)
     finally:
         for fd in fds:

@@ -311,10 +311,15 @@ def test_base_contract_defaults() -> None:
             toy.grade_responses(item, responses)
         assert str(err.value) == f"toy item a: expected 1 solve response, got {len(responses)}"
     grades = [Grade(1.0), Grade(0.0), Grade(math.nan), Grade(1.0)]
-    assert toy.aggregate([item] * 4, grades) == {"accuracy": 2 / 3}
+    # the ungraded item counts wrong in the headline; the graded-only figure beside it
+    assert toy.aggregate([item] * 4, grades) == {
+        "accuracy": 2 / 4,
+        "accuracy_graded": 2 / 3,
+        "ungraded": 1.0,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "Mean of empty slice" when nothing is graded
-        assert math.isnan(toy.aggregate([item], [Grade(math.nan)])["accuracy"])
+        assert math.isnan(toy.aggregate([item], [Grade(math.nan)])["accuracy_graded"])
     assert Grade(0.0).graded and not Grade(math.nan).graded
     g = Grade(1.0)
     assert (g.status, g.extracted, g.score, dict(g.details)) == ("ok", None, None, {})

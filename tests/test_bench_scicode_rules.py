@@ -379,47 +379,62 @@ def test_timeout_is_its_own_status(monkeypatch, items) -> None:
     assert (g.correct, g.status, g.score) == (0.0, "timeout", 1.0)
 
 
+_ERR = "unreadable outputs: "
+
+
 @pytest.mark.parametrize(
-    ("raw", "messages"),
+    ("raw", "messages", "status"),
     [
         # hand-written tagged JSON of what the capture script writes
-        (_ok(3.0, 4.5), ["", ""]),
-        (_ok(3.0000001, 4.5), ["", ""]),  # np.allclose's official tolerance
-        (_ok(3.1, 4.5), ["AssertionError", ""]),
+        (_ok(3.0, 4.5), ["", ""], "ok"),
+        (_ok(3.0000001, 4.5), ["", ""], "ok"),  # np.allclose's official tolerance
+        (_ok(3.1, 4.5), ["AssertionError", ""], "ok"),
         (
             json.dumps([{"__tuple__": ["error", "ValueError: boom"]}, {"__tuple__": ["ok", 4.5]}]),
             ["ValueError: boom", ""],
+            "ok",
         ),
         (
             json.dumps([{"__tuple__": ["error", "y" * 400]}, {"__tuple__": ["ok", 4.5]}]),
             ["y" * 300, ""],
+            "ok",
         ),
-        # not ("ok" | "error", value) tuples
+        # not ("ok" | "error", value) tuples: wrong, and not comparable
         (
             json.dumps([["ok", 3.0], {"__tuple__": ["done", 4.5]}]),
             ["malformed output entry", "malformed output entry"],
+            "incomparable",
         ),
         (
             json.dumps([{"__tuple__": ["ok", 3.0, 1]}, {"__tuple__": ["ok"]}]),
             ["malformed output entry", "malformed output entry"],
+            "incomparable",
         ),
-        (json.dumps([3.0, 4.5]), ["malformed output entry", "malformed output entry"]),
-        (None, ["no outputs", "no outputs"]),
+        (json.dumps([3.0, 4.5]), ["malformed output entry"] * 2, "incomparable"),
+        # a tag that is an array made the old grader raise (and the step ungraded)
         (
-            _ok(3.0),
-            ["unreadable outputs: ValueError: 2 test cases but 1 outputs"] * 2,
+            json.dumps([{"__tuple__": [{"__ndarray__": {"dtype": "<f8", "shape": [2],
+            "b64": "AAAAAAAAAAAAAAAAAAAAAA=="}}, 3.0]}, {"__tuple__": ["ok", 4.5]}]),
+            ["malformed output entry", ""],
+            "incomparable",
         ),
+        # the values the target does not have: a list, a dict, an empty array
         (
-            _ok(3.0, 4.5, 1.0),
-            ["unreadable outputs: ValueError: 2 test cases but 3 outputs"] * 2,
+            _ok([3.0], {"__dict__": [[0, 4.5]]}),
+            ["a number of shape (1,) where the target is a number",
+             "a dict where the target is a number"],
+            "incomparable",
         ),
-        (
-            '[{"__float__": 1}, 2]',
-            ["unreadable outputs: ValueError: bad float"] * 2,
-        ),
+        (None, ["no outputs", "no outputs"], "no_outputs"),
+        (_ok(3.0), ["2 test cases but 1 outputs"] * 2, "unreadable_outputs"),
+        (_ok(3.0, 4.5, 1.0), ["2 test cases but 3 outputs"] * 2, "unreadable_outputs"),
+        ('[{"__float__": 1}, 2]', [_ERR + "bad non-finite float"] * 2, "unreadable_outputs"),
+        ('{"a": 1}', [_ERR + "a JSON dict, not a list of values"] * 2, "unreadable_outputs"),
     ],
-)
-def test_reading_the_outputs(monkeypatch, items, raw: str | None, messages: list[str]) -> None:
+)  # fmt: skip
+def test_reading_the_outputs(
+    monkeypatch, items, raw: str | None, messages: list[str], status: str
+) -> None:
     canned = Canned(_ok(3.0, 4.5), raw)
     monkeypatch.setattr(sc, "run_python", canned)
     bench = get_benchmark("scicode")
@@ -429,7 +444,19 @@ def test_reading_the_outputs(monkeypatch, items, raw: str | None, messages: list
     assert [t["index"] for t in g.details["tests"]] == [0, 1]
     passed = messages.count("")
     assert g.correct == float(passed == 2) and g.score == passed / 2
-    assert g.status == "ok"
+    assert g.status == status and g.graded
+
+
+def test_a_run_that_never_started_is_ungraded(monkeypatch, items) -> None:
+    """The sandbox failed before any model code ran: the grader's side, not a wrong answer."""
+    canned = Canned(
+        _ok(3.0, 4.5), None, returncode=None, killed_reason="start_failed", stderr="no fork"
+    )
+    monkeypatch.setattr(sc, "run_python", canned)
+    bench = get_benchmark("scicode")
+    g = bench.grade(items[0], bench.reference_response(items[0]))
+    assert math.isnan(g.correct) and g.status == "sandbox_error" and not g.graded
+    assert g.details == {"reason": "no fork"}
 
 
 def test_unreadable_outputs_message_is_cut_to_300(monkeypatch, items) -> None:
@@ -437,14 +464,19 @@ def test_unreadable_outputs_message_is_cut_to_300(monkeypatch, items) -> None:
     monkeypatch.setattr(sc, "run_python", canned)
     bench = get_benchmark("scicode")
     g = bench.grade(items[0], bench.reference_response(items[0]))
-    assert g.details["tests"][0]["message"].startswith("unreadable outputs: JSONDecodeError: ")
-    # numpy's error names the 400-character dtype: the message stops at 300 characters
-    spec = {"__ndarray__": {"dtype": "q" * 400, "shape": [1], "b64": ""}}
+    assert g.details["tests"][0]["message"].startswith("unreadable outputs: not JSON: ")
+    # a 400-character tag is named by its first 40 characters
+    spec = {"q" * 400: 1}
     canned = Canned(_ok(3.0, 4.5), json.dumps([spec, spec]))
     monkeypatch.setattr(sc, "run_python", canned)
     g = get_benchmark("scicode").grade(items[0], bench.reference_response(items[0]))
     msg = g.details["tests"][1]["message"]
-    assert msg == ("unreadable outputs: TypeError: data type '" + "q" * 400)[:300]
+    assert msg == "unreadable outputs: unknown tag " + repr("q" * 40)
+    # a JSON error message that runs long stops at 300 characters
+    canned = Canned(_ok(3.0, 4.5), '["' + "\\x" * 200)
+    monkeypatch.setattr(sc, "run_python", canned)
+    g = get_benchmark("scicode").grade(items[0], bench.reference_response(items[0]))
+    assert len(g.details["tests"][0]["message"]) <= 300
 
 
 def test_check_namespace_has_the_dependencies_and_the_helpers(monkeypatch, items) -> None:
@@ -470,17 +502,20 @@ def test_check_namespace_has_the_dependencies_and_the_helpers(monkeypatch, items
     ]
 
 
-def test_unsplittable_test_case_fails(monkeypatch, items) -> None:
+def test_a_test_case_the_grader_cannot_split_leaves_the_step_ungraded(monkeypatch, items) -> None:
+    """Its check cannot be moved out of the sandbox: the grader's limit, not the model's
+    fault, so the step is ungraded (NaN, counted wrong in the headline accuracy) and the
+    model's code is not run."""
     item = items[0]
-    odd = Item(**{**item.__dict__, "meta": {**item.meta, "test_cases": ["assert target.any()"]}})
-    canned = Canned(_ok(1.0), _ok(1.0))
+    cases = [item.meta["test_cases"][0], "assert target.any()"]
+    odd = Item(**{**item.__dict__, "meta": {**item.meta, "test_cases": cases}})
+    canned = Canned(_ok(1.0, 1.0), _ok(1.0, 1.0))
     monkeypatch.setattr(sc, "run_python", canned)
     bench = get_benchmark("scicode")
     g = bench.grade(odd, bench.reference_response(odd))
-    assert g.details["tests"] == [
-        {"index": 0, "passed": False, "message": "test case cannot be graded outside the sandbox"}
-    ]
-    assert g.correct == 0.0
+    assert math.isnan(g.correct) and g.status == "ungradable_test_case"
+    assert g.details == {"reason": "test cases [1] cannot be graded outside the sandbox"}
+    assert [kw["collect"] for _, kw in canned.calls] == [("targets_out.json",)]  # no model run
 
 
 # ----------------------------------------------------------------------- targets
@@ -800,21 +835,52 @@ def test_aggregate_by_hand() -> None:
     items.append(_item("2", "2.2"))
     grades = [Grade(1.0), Grade(0.0), Grade(1.0), Grade(math.nan), Grade(1.0)]
     assert bench.aggregate(items, grades) == {
-        "subproblem_accuracy": 3 / 4,
-        "main_problem_accuracy": 1 / 2,  # problem 1 fails a step, problem 2 solves both
+        "subproblem_accuracy": 3 / 5,  # the ungraded step 3.1 counts wrong
+        "main_problem_accuracy": 1 / 3,  # problem 1 fails a step, 3 is ungraded, 2 solved
+        "subproblem_accuracy_graded": 3 / 4,
+        "main_problem_accuracy_graded": 1 / 2,  # problem 3 has no graded step
         "steps_graded": 4.0,
         "steps_ungraded": 1.0,
-        "problems": 2.0,  # problem 3 has no graded step
+        "problems": 3.0,
     }
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "Mean of empty slice" from an empty summary
         empty = bench.aggregate([_item("3", "3.1")], [Grade(math.nan)])
-    assert math.isnan(empty["subproblem_accuracy"]) and math.isnan(empty["main_problem_accuracy"])
-    assert (empty["steps_graded"], empty["steps_ungraded"], empty["problems"]) == (0.0, 1.0, 0.0)
+    assert empty["subproblem_accuracy"] == 0.0 and empty["main_problem_accuracy"] == 0.0
+    assert math.isnan(empty["subproblem_accuracy_graded"])
+    assert math.isnan(empty["main_problem_accuracy_graded"])
+    assert (empty["steps_graded"], empty["steps_ungraded"], empty["problems"]) == (0.0, 1.0, 1.0)
+    none = bench.aggregate([], [])
+    assert math.isnan(none["subproblem_accuracy"]) and none["problems"] == 0.0
     with pytest.raises(ValueError, match="scicode: 2 items but 1 grades"):
         bench.aggregate(items[:2], grades[:1])
     all_right = bench.aggregate(items[2:3], grades[2:3])
     assert all_right["main_problem_accuracy"] == 1.0 and all_right["subproblem_accuracy"] == 1.0
+
+
+def test_ungraded_steps_cannot_raise_the_headline() -> None:
+    """The review's case: one right step and seven the grader could not grade scored 100%
+    when ungraded steps were left out. Counted wrong, they score 1/8; the graded-only figure
+    stands beside it, with the count."""
+    bench = get_benchmark("scicode")
+    items = [_item("1", f"1.{k}") for k in range(1, 9)]
+    grades = [Grade(1.0)] + [Grade(math.nan, "grader_error")] * 7
+    agg = bench.aggregate(items, grades)
+    assert agg["subproblem_accuracy"] == 1 / 8 and agg["main_problem_accuracy"] == 0.0
+    assert agg["subproblem_accuracy_graded"] == 1.0 and agg["main_problem_accuracy_graded"] == 1.0
+    assert agg["steps_ungraded"] == 7.0
+
+
+def test_the_default_aggregate_counts_ungraded_items_wrong() -> None:
+    from metacog_tasks.benchmarks.base import Benchmark
+
+    items = [_item("1", f"1.{k}") for k in range(4)]
+    grades = [Grade(1.0), Grade(0.0), Grade(math.nan), Grade(1.0)]
+    agg = Benchmark.aggregate(get_benchmark("scicode"), items, grades)
+    assert agg == {"accuracy": 0.5, "accuracy_graded": 2 / 3, "ungraded": 1.0}
+    empty = Benchmark.aggregate(get_benchmark("scicode"), [], [])
+    assert math.isnan(empty["accuracy"]) and math.isnan(empty["accuracy_graded"])
+    assert empty["ungraded"] == 0.0
 
 
 def test_a_step_without_test_cases_has_no_score(monkeypatch, items) -> None:

@@ -22,9 +22,11 @@ from metacog_tasks.benchmarks._scicode_support import (
     _partners,
     capture_targets_source,
     check_plan,
+    compared_parts,
+    mismatch,
+    plan_mismatch,
     read_h5_targets,
     run_check,
-    structure_problem,
 )
 from tests.availability import unavailable
 
@@ -295,12 +297,11 @@ def test_self_check_in_a_function_and_at_the_top() -> None:
 
 
 # ----------------------------------------------------------------------- structure
-def _empty(a: str, b: str) -> str:
-    return f"an output of shape {a} cannot match a target of shape {b}"
-
-
-def _wide(a: str, b: str) -> str:
-    return f"an output of shape {a} broadcasts against a target of {b}"
+def _nest(k: int) -> Any:
+    value: Any = 1.0
+    for _ in range(k):
+        value = {"a": value}
+    return value
 
 
 def _nest_lists(k: int) -> Any:
@@ -311,71 +312,198 @@ def _nest_lists(k: int) -> Any:
     return value
 
 
-def _nest(k: int) -> Any:
-    value: Any = 1.0
-    for _ in range(k):
-        value = {"a": value}
-    return value
+def _sparse(shape: tuple[int, int]) -> Any:
+    import scipy.sparse as sp
+
+    return sp.csr_matrix(np.ones(shape))
+
+
+_WRONG = "a {} where the target is a {}"
 
 
 @pytest.mark.parametrize(
     ("out", "target", "why"),
     [
-        (np.array([]), 1.0, "an output of shape (0,) cannot match a target of shape ()"),
-        ([], np.ones(2), "an output of shape (0,) cannot match a target of shape (2,)"),
-        (1.0, np.zeros((2, 0)), "an output of shape () cannot match a target of shape (2, 0)"),
+        # numeric values: the same kind and exactly the same shape, no broadcasting
+        (np.array([]), 1.0, _WRONG.format("number of shape (0,)", "number")),
+        ([], np.ones(2), _WRONG.format("number of shape (0,)", "number of shape (2,)")),
+        (1.0, np.zeros((2, 0)), _WRONG.format("number", "number of shape (2, 0)")),
         (np.array([]), np.array([]), None),
-        (np.ones((3, 1)), np.ones(3), _wide("(3, 1)", "(3,)")),
-        (np.ones(3), np.ones((3, 1)), _wide("(3,)", "(3, 1)")),
-        (np.ones(1), np.ones(3), None),
-        (np.ones((1, 3)), np.ones(3), None),
-        (np.ones(3), np.ones(2), None),
+        (np.zeros((3, 0)), np.zeros((3, 0)), None),
+        (
+            np.ones((3, 1)),
+            np.ones(3),
+            _WRONG.format("number of shape (3, 1)", "number of shape (3,)"),
+        ),
+        (np.ones(1), np.ones(3), _WRONG.format("number of shape (1,)", "number of shape (3,)")),
+        (2.5, np.full(4, 2.5), _WRONG.format("number", "number of shape (4,)")),
+        (
+            np.zeros((0, 1, 1)),
+            np.ones(3),
+            _WRONG.format("number of shape (0, 1, 1)", "number of shape (3,)"),
+        ),
         (3, 2.5, None),
-        (True, np.float64(1.0), None),
         (1 + 2j, np.complex128(1), None),
-        ("ab", np.ones(2), None),
-        (np.ones(2), b"ab", None),
-        (None, np.ones(2), None),
-        (np.ones(2), None, None),
-        ({"a": np.array([]), "b": 1}, {"a": 1.0}, _empty("(0,)", "()")),
-        ({"b": np.array([])}, {"a": 1.0}, None),
-        ({"a": np.array([])}, [1.0], None),
-        ([np.array([]), 1.0], [5.0, 1.0], _empty("(0,)", "()")),
-        ([1.0, np.array([])], (5.0, 1.0), _empty("(0,)", "()")),
-        ([[1.0], [2.0, 3.0]], [[1.0], np.ones((2, 1))], _wide("(2,)", "(2, 1)")),
-        ([[1.0], np.array([])], [[1.0], np.ones((2, 1)), 3], None),  # lengths differ
-        ([], [[1, 2], [3]], "an empty output cannot match a non-empty target"),
-        ([[1, 2], [3]], (), "an empty output cannot match a non-empty target"),
-        ({1, 2}, [[1, 2], [3]], None),
-        ([[1, 2], [3]], np.array([1, "x"], dtype=object), None),
-        (np.array([np.array([]), 1.0], dtype=object), [[1, 2], [3]], _empty("(0,)", "(2,)")),
-        ([[1, 2], [3]], np.array([np.array([]), 1.0], dtype=object), _empty("(2,)", "(0,)")),
-        ([["a", 1], [2]], [[np.array([]), 1], [2]], None),  # a string is never refused
+        (np.float32(1.0), 2, None),
+        ([1, 2.5], np.array([0.0, 0.0]), None),  # a list of numbers is a numeric array
+        ((1.0, 2.0), [3.0, 4.0], None),
+        (np.array([[1, 2], [3, 4]]), [(1, 2), (3, 4)], None),
+        # the kind: booleans and numbers are not interchangeable
+        (True, np.float64(1.0), _WRONG.format("bool", "number")),
+        (1, True, _WRONG.format("number", "bool")),
+        (
+            np.array([True]),
+            np.array([1.0]),
+            _WRONG.format("bool of shape (1,)", "number of shape (1,)"),
+        ),
+        (np.bool_(False), False, None),
+        # text, None, sets
+        ("ab", np.ones(2), _WRONG.format("str", "number of shape (2,)")),
+        (np.ones(2), "ab", _WRONG.format("number of shape (2,)", "str")),
+        ("ab", "cd", None),
+        (None, np.ones(2), _WRONG.format("None", "number of shape (2,)")),
+        (np.ones(2), None, _WRONG.format("number of shape (2,)", "None")),
+        (None, None, None),
+        ({1, 2}, {3, 4}, None),
+        ({1}, {3, 4}, _WRONG.format("set", "set")),
+        ([1, 2], {1, 2}, _WRONG.format("number of shape (2,)", "set")),
+        # dicts only for dicts, with the same keys (numbers compared as floats)
+        (
+            {0: np.zeros((0, 1, 1)), 1: np.zeros((0, 1, 1))},
+            (1.0, np.ones(2)),
+            _WRONG.format("dict", "tuple of 2"),
+        ),
+        ({"a": 1.0}, [1.0], _WRONG.format("dict", "number of shape (1,)")),
+        ([1.0], {"a": 1.0}, _WRONG.format("number of shape (1,)", "dict")),
+        (
+            {"a": np.array([]), "b": 1},
+            {"a": 1.0, "b": 1},
+            _WRONG.format("number of shape (0,)", "number"),
+        ),
+        ({"b": 1.0}, {"a": 1.0}, "a dict whose keys differ from the target's"),
+        ({"a": 1.0, "b": 2.0}, {"a": 1.0}, "a dict whose keys differ from the target's"),
+        ({1: 2.0, "1.0": 3.0}, {1.0: 2.0, 2.0: 3.0}, "a dict whose keys differ from the target's"),
+        ({1: 2.0}, {1.0: 5.0}, None),
+        ({"x": [1.0, 2.0]}, {"x": np.ones(2)}, None),
+        # sparse matrices only for sparse matrices, of the same shape
+        (_sparse((2, 2)), _sparse((2, 2)), None),
+        (
+            _sparse((2, 3)),
+            _sparse((2, 2)),
+            _WRONG.format("sparse matrix of shape (2, 3)", "sparse matrix of shape (2, 2)"),
+        ),
+        (
+            np.ones((2, 2)),
+            _sparse((2, 2)),
+            _WRONG.format("number of shape (2, 2)", "sparse matrix of shape (2, 2)"),
+        ),
+        (
+            _sparse((2, 2)),
+            np.ones((2, 2)),
+            _WRONG.format("sparse matrix of shape (2, 2)", "number of shape (2, 2)"),
+        ),
+        # other sequences: the same length, part by part
+        (
+            [np.array([]), 1.0],
+            [np.ones(2), 1.0],
+            _WRONG.format("number of shape (0,)", "number of shape (2,)"),
+        ),
+        ([1.0, np.ones(3), 7], (1.0, np.ones(3)), _WRONG.format("list of 3", "tuple of 2")),
+        ([1.0, np.ones(3)], (2.0, np.zeros(3)), None),
+        (
+            (np.zeros((0, 1, 1)),) * 3,
+            (np.ones(3), 5.0),
+            _WRONG.format("number of shape (3, 0, 1, 1)", "tuple of 2"),
+        ),
+        ([[1, 2], [3]], [[1, 2], [3]], None),
+        (
+            [[1, 2], [3, 4]],
+            [[1, 2], [3]],
+            _WRONG.format("number of shape (2,)", "number of shape (1,)"),
+        ),
+        ([[1, 2], [3]], (), _WRONG.format("list of 2", "number of shape (0,)")),
+        ([], [[1, 2], [3]], _WRONG.format("number of shape (0,)", "list of 2")),
+        ([None, None], [None, None], None),
+        ([None, None], [[], []], _WRONG.format("list of 2", "number of shape (2, 0)")),
+        ([[1, 2], [3]], 5.0, _WRONG.format("list of 2", "number")),
+        (["a", 1], ["b", 2], None),
+        ([["a", 1], [2]], [[np.array([]), 1], [2]], _WRONG.format("str", "number of shape (0,)")),
         (_nest(32), _nest(32), None),
         (_nest(33), _nest(33), "output nested too deeply"),
         (_nest_lists(32), _nest_lists(32), None),
         (_nest_lists(33), _nest_lists(33), "output nested too deeply"),
-        # a list holding None is compared part by part, not as one object array
-        ([None, None], [[], []], None),
-        # a ragged output against a scalar: nothing to line up
-        ([[1, 2], [3]], 5.0, None),
+        # anything else: the same type
+        (Path("a"), Path("b"), None),
+        ("a", Path("a"), _WRONG.format("str", "PosixPath")),
     ],
-)  # fmt: skip
-def test_structure_problem(out: Any, target: Any, why: str | None) -> None:
-    assert structure_problem(out, target) == why
+)
+def test_mismatch(out: Any, target: Any, why: str | None) -> None:
+    assert mismatch(out, target) == why
 
 
-def test_object_array_parts_are_compared_element_by_element() -> None:
-    out = np.empty(2, dtype=object)
-    out[:] = [[1.0, 2.0], [3.0]]
+def test_object_arrays_are_compared_part_by_part() -> None:
     target = np.empty(2, dtype=object)
     target[:] = [[1.0, 2.0], []]
-    # an object array is one numeric value to _size_shape (size 2): nothing to refuse
-    assert structure_problem(out, target) is None
-    ragged_out = [[1.0, 2.0], [3.0]]
-    assert structure_problem(ragged_out, target) == (
-        "an output of shape (1,) cannot match a target of shape (0,)"
+    out = np.empty(2, dtype=object)
+    out[:] = [[1.0, 2.0], [3.0]]
+    assert mismatch(out, target) == _WRONG.format("number of shape (1,)", "number of shape (0,)")
+    assert mismatch([[5.0, 6.0], []], target) is None
+    assert mismatch(np.empty((1, 2), dtype=object), target) == _WRONG.format(
+        "object array of shape (1, 2)", "object array of shape (2,)"
     )
+    zero_d = np.empty((), dtype=object)
+    zero_d[()] = "x"
+    assert mismatch("y", zero_d) is None and mismatch(1.0, zero_d) is not None
+
+
+@pytest.mark.parametrize(
+    ("check", "parts"),
+    [
+        ("np.allclose(__out, target)", None),
+        ("np.allclose(__out[0], target[0]) and np.allclose(__out[1], target[1])", (0, 1)),
+        ("np.allclose(__out[1], target[1])", (1,)),
+        ("np.allclose(__out[0], target[0]) and __out == target", None),
+        ("np.allclose(__out[-1], target[-1])", None),
+        ("f(__out[i], target)", None),
+        ("True", None),
+    ],
+)
+def test_compared_parts(check: str, parts) -> None:
+    assert compared_parts(check) == parts
+
+
+def test_indexed_checks_hold_each_part_and_the_count() -> None:
+    plan = check_plan("assert np.allclose(d(c)[0], target[0]) and np.allclose(d(c)[1], target[1])")
+    target = (1.0, np.ones(2), "third part the test never compares")
+    assert plan_mismatch(plan, [2.0, np.zeros(2)], target) is None
+    # an extra part of empty arrays: the old vacuous np.allclose
+    forged = [np.zeros((0, 1, 1))] * 3
+    assert plan_mismatch(plan, forged, target) == (
+        "a number of shape (3, 0, 1, 1) where the check compares 2 parts"
+    )
+    assert plan_mismatch(plan, {0: forged[0], 1: forged[0]}, target) == (
+        "a dict where the check compares 2 parts"
+    )
+    assert plan_mismatch(plan, [np.zeros((0, 1, 1)), np.zeros((0, 1, 1))], target) == (
+        "part 0: " + _WRONG.format("number of shape (0, 1, 1)", "number")
+    )
+    assert plan_mismatch(plan, [1.0, np.ones(2)], (1.0,)) == "the target has no part 1"
+    # parts unpacked from the target (a test-split case: "s, v = target") are held alike
+    unpacked = check_plan(
+        "Z = f(X)\ns, v = target\nassert test_identity(np.cov(Z)) == s and np.allclose(Z, v)"
+    )
+    assert unpacked.checks == ("__out[0] == target[0] and np.allclose(__out[1], target[1])",)
+    assert plan_mismatch(unpacked, [True, np.ones((2, 3))], (False, np.zeros((2, 3)))) is None
+    assert plan_mismatch(unpacked, [1, np.ones((2, 3))], (True, np.zeros((2, 3)))) == (
+        "part 0: a number where the target is a bool"
+    )
+    assert plan_mismatch(unpacked, [True, np.ones((0, 1, 1))], (True, np.zeros((2, 3)))) == (
+        "part 1: a number of shape (0, 1, 1) where the target is a number of shape (2, 3)"
+    )
+    # run_check refuses the same entries before the check runs
+    ns: dict[str, Any] = {"np": np}
+    exec(CMP_SOURCE, ns)
+    assert run_check(plan, ns, forged, target) == plan_mismatch(plan, forged, target)
 
 
 # ----------------------------------------------------------------------- checks in the caller
@@ -384,16 +512,22 @@ def test_run_check_plain(ns) -> None:
     assert run_check(plan, ns, 1.0005, 1.0) is None
     assert run_check(plan, ns, 1.01, 1.0) == "AssertionError"
     assert run_check(plan, ns, np.array([]), 1.0) == (
-        "an output of shape (0,) cannot match a target of shape ()"
+        "a number of shape (0,) where the target is a number"
     )
-    msg = run_check(plan, ns, [1.0, 2.0, 3.0], [1.0, 2.0])
-    assert msg.startswith("ValueError: operands could not be broadcast together")
+    assert run_check(plan, ns, [1.0, 2.0, 3.0], [1.0, 2.0]) == (
+        "a number of shape (3,) where the target is a number of shape (2,)"
+    )
+    # a check that raises on comparable values fails with the error
+    plan_raises = CheckPlan("", ("np.allclose(__out @ np.ones(3), target)",))
+    assert run_check(plan_raises, ns, np.ones(2), np.ones(2)).startswith("ValueError: matmul")
     plan = check_plan("assert f(1) == target or g(1) == target")
     assert run_check(plan, ns, 1, 1) == "check reads ['g'] computed beside the model code"
     plan = check_plan("assert np.allclose(d(c)[0], target[0]) and np.allclose(d(c)[1], target[1])")
     assert run_check(plan, ns, [1.0, np.ones(2)], (1.0, np.ones(2))) is None
     assert run_check(plan, ns, [1.0, np.zeros(2)], (1.0, np.ones(2))) == "AssertionError"
-    assert run_check(plan, ns, [1.0], (1.0, np.ones(2))).startswith("IndexError: ")
+    assert run_check(plan, ns, [1.0], (1.0, np.ones(2))) == (
+        "a number of shape (1,) where the check compares 2 parts"
+    )
     # the comparison helpers of the namespace
     plan = check_plan("assert cmp_tuple_or_list(f(1), target)")
     assert run_check(plan, ns, (1.0, [2.0, 3.0]), (1.0, [2.0, 3.0])) is None
@@ -418,7 +552,8 @@ def test_run_check_never_raises(ns) -> None:
     plan = CheckPlan("", ("[][0] if __out else 0",))
     assert run_check(plan, ns, 1, 1) == "IndexError: list index out of range"
     plan = CheckPlan("", ("__out['" + "k" * 400 + "']",))
-    assert run_check(plan, ns, {}, 1) == ("KeyError: '" + "k" * 400 + "'")[:300]
+    assert run_check(plan, ns, {}, {}) == ("KeyError: '" + "k" * 400 + "'")[:300]
+    assert run_check(plan, ns, {}, 1) == "a dict where the target is a number"
 
 
 def test_run_check_self_checking(ns) -> None:
@@ -436,11 +571,12 @@ def test_run_check_self_checking(ns) -> None:
     assert run_check(plan, ns, [[1.0]], gold) == missing
     assert run_check(plan, ns, [{"out": 1.0}], [[1.0]]) == missing
     assert run_check(plan, ns, [{"e": 1.0}], gold) == "value 'out' not captured"
+    assert run_check(plan, ns, [{"out": 1.0}], [{"out": 1.0}]) == "value 'e' not captured"
     assert run_check(plan, ns, [{"out": np.array([1.0])}], [{"out": 1.0}]) == (
-        "value 'e' not captured"
+        "out: a number of shape (1,) where the target is a number"
     )
     assert run_check(plan, ns, [{"out": np.array([])}], gold) == (
-        "an output of shape (0,) cannot match a target of shape (1,)"
+        "out: a number of shape (0,) where the target is a number of shape (1,)"
     )
     # a model value the gold run did not capture is not compared for structure
     assert run_check(plan, ns, [{"out": np.array([1.0])}], [{"e": np.array([1.0])}]) is None

@@ -20,7 +20,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import metacog_tasks.sandbox as sandbox
@@ -297,13 +296,13 @@ def attempt(name, fn):
         print('DENIED', name, type(exc).__name__)
 attempt('loopback', lambda: socket.create_connection(('127.0.0.1', {port}), timeout=2))
 attempt('dns', lambda: socket.getaddrinfo('pypi.org', 443))
-udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-attempt('udp', lambda: udp.sendto(b'x', ('1.1.1.1', 53)))
+udp = lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+attempt('udp', lambda: udp().sendto(b'x', ('1.1.1.1', 53)))
 libc = ctypes.CDLL(None, use_errno=True)
 fd = os.open('/proc/1/ns/net', os.O_RDONLY)
 print('setns', libc.setns(fd, 0x40000000), ctypes.get_errno())
 print('unshare', libc.unshare(0x40000000 | 0x10000000), ctypes.get_errno())
-print('ifaces', sorted(n for _, n in socket.if_nameindex()))
+print('ifaces', sorted(ln.split(':')[0].strip() for ln in open('/proc/net/dev') if ':' in ln))
 """
     try:
         r = _run(code)
@@ -401,6 +400,115 @@ except OSError as exc:
         assert line.split()[1] == "-1", line
     assert "nnp 1" in r.stdout and "seccomp 2" in r.stdout
     assert "caps 0000000000000000" in r.stdout and "uid_map" in r.stdout
+
+
+def _syscall_numbers(names: list[str]) -> dict[str, int]:
+    """This machine's numbers of ``names`` (libseccomp's table: the filter's own), leaving out
+    calls that do not exist on this architecture."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2")
+    except OSError:
+        unavailable("libseccomp is not installed: no system call filter to test")
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    numbers = {n: lib.seccomp_syscall_resolve_name(n.encode()) for n in names}
+    return {n: nr for n, nr in numbers.items() if nr >= 0}
+
+
+# Each gap, with arguments the kernel itself would accept or refuse with another errno than
+# EPERM, so that EPERM shows the filter stopped it. The marker line comes first: a probe that
+# died before its call leaves "TRY" without an answer, and the test fails.
+_GAPS = {
+    "io_setup": "(8, ctypes.byref(ctx))",
+    "io_destroy": "(0,)",
+    "io_submit": "(0, 0, None)",
+    "cachestat": "(os.open('main.py', os.O_RDONLY), ctypes.byref(rng), ctypes.byref(stat), 0)",
+    "pidfd_getfd": "(-1, 0, 0)",
+    "process_madvise": "(-1, None, 0, 0, 0)",
+    "process_mrelease": "(-1, 0)",
+    "move_pages": "(0, 0, None, None, None, 0)",
+    "migrate_pages": "(0, 8, None, None)",
+    "set_mempolicy": "(0, None, 0)",
+    "set_mempolicy_home_node": "(0, 0, 0, 0)",
+    "mbind": "(0, 0, 0, None, 0, 0)",
+    "msgget": "(0, 0o1600)",
+    "semget": "(0, 1, 0o1600)",
+    "shmat": "(-1, None, 0)",
+    "mq_open": "(b'metacog-q', os.O_CREAT | os.O_RDWR, 0o600, None)",
+    "landlock_create_ruleset": "(None, 0, 1)",
+    "landlock_add_rule": "(-1, 1, None, 0)",
+    "landlock_restrict_self": "(-1, 0)",
+    "modify_ldt": "(0, ctypes.create_string_buffer(16), 16)",
+    "memfd_secret": "(0,)",
+}
+
+
+def test_closed_gaps_fail_from_inside() -> None:
+    """Every call the review found reachable, made from inside: each ran and got EPERM."""
+    support = isolation_support()
+    if not support["seccomp"].startswith("libseccomp filter"):
+        unavailable(f"no seccomp filter here: {support['seccomp']}")
+    numbers = _syscall_numbers(list(_GAPS))
+    assert {"io_setup", "cachestat", "pidfd_getfd", "process_madvise", "move_pages"} <= set(
+        numbers
+    ), numbers  # the issue's list exists on every architecture the project runs on
+    lines = [
+        "import ctypes, errno, os",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "ctx = ctypes.c_ulong(0)",
+        "rng, stat = (ctypes.c_uint64 * 2)(0, 4096), (ctypes.c_uint64 * 5)()",
+    ]
+    for name, nr in numbers.items():
+        lines += [
+            f"print('TRY {name}', flush=True)",
+            f"rc = libc.syscall({nr}, *{_GAPS[name]})",
+            f"print('{name}', rc, errno.errorcode.get(ctypes.get_errno(), '-'), flush=True)",
+        ]
+    r = _run("\n".join(lines))
+    assert r.ok, r.stderr
+    out = r.stdout.splitlines()
+    for name in numbers:
+        assert f"TRY {name}" in out, (name, r.stdout)  # the attempt was made
+        answer = out[out.index(f"TRY {name}") + 1]
+        assert answer == f"{name} -1 EPERM", answer  # and the filter refused it
+
+
+@pytest.mark.parametrize(
+    "family",
+    ["AF_VSOCK", "AF_INET", "AF_INET6", "AF_NETLINK", "AF_PACKET", "AF_ALG", "45"],
+)
+def test_socket_families_are_an_allowlist(family: str) -> None:
+    """Only AF_UNIX: AF_VSOCK shares the VM's port space with the caller, the others reach
+    kernel code the run does not need (the network namespace is empty anyway)."""
+    support = isolation_support()
+    if not support["seccomp"].startswith("libseccomp filter"):
+        unavailable(f"no seccomp filter here: {support['seccomp']}")
+    fam = f"getattr(socket, {family!r}, None) or {family}" if family != "45" else "45"
+    code = f"""
+import errno, socket
+fam = {fam}
+print('TRY socket', flush=True)
+try:
+    socket.socket(fam, socket.SOCK_DGRAM if fam != socket.AF_VSOCK else socket.SOCK_STREAM)
+    print('socket OK')
+except OSError as exc:
+    print('socket', errno.errorcode.get(exc.errno))
+print('TRY socketpair', flush=True)
+try:
+    socket.socketpair(fam, socket.SOCK_STREAM)
+    print('socketpair OK')
+except OSError as exc:
+    print('socketpair', errno.errorcode.get(exc.errno))
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+a.sendall(b'local pipes still work')
+print('unix', b.recv(64).decode())
+"""
+    r = _run(code)
+    assert r.ok, r.stderr
+    out = r.stdout.splitlines()
+    assert out[:4] == ["TRY socket", "socket EPERM", "TRY socketpair", "socketpair EPERM"], out
+    assert out[4] == "unix local pipes still work"
 
 
 def test_system_calls_that_widen_the_boundary() -> None:
@@ -596,178 +704,6 @@ def test_memory_disk_processes_and_output_are_capped() -> None:
     assert len(r.stdout) <= 1_000_000 and not r.ok  # 64 MB file cap, 1 MB read back
 
 
-# ----------------------------------------------------------------------------- forging
-# Each forgery answers step 901.1 (three scalar targets) or 903.2 (a tuple target compared with
-# cmp_tuple_or_list, then a scalar) with a wrong function body.
-FORGERIES = {
-    "print PASS lines and exit 0": (
-        0,
-        "    import sys\n"
-        "    for i in range(10):\n"
-        "        print('__METACOG_SCICODE_TEST__ %d PASS' % i)\n"
-        "    sys.exit(0)\n",
-    ),
-    "exit 0 from the C level": (0, "    import os\n    os._exit(0)\n"),
-    "patch numpy and builtins": (
-        0,
-        "    import builtins, numpy\n"
-        "    numpy.allclose = lambda *a, **k: True\n"
-        "    builtins.AssertionError = type('Never', (Exception,), {})\n"
-        "    return 0.0\n",
-    ),
-    "forge outputs.json": (
-        0,
-        "    import json, os, atexit\n"
-        "    def forge():\n"
-        "        open('outputs.json', 'w').write(json.dumps([['__tuple__', ['ok', 1.0]]] * 3))\n"
-        "    atexit.register(forge)\n"
-        "    return {'__ndarray__': 'x'}\n",
-    ),
-    "read the targets": (
-        0,
-        "    import glob\n"
-        "    found = [open(p).read() for p in glob.glob('/**/targets*.json', recursive=True)]\n"
-        "    return float(found[0]) if found else -1.0\n",
-    ),
-    "crash the interpreter": (0, "    import ctypes\n    ctypes.string_at(0)\n"),
-    "kill the wrapper": (0, "    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n"),
-    "kill the namespace's init": (0, "    import os, signal\n    os.kill(1, signal.SIGKILL)\n"),
-    # np.allclose and np.all are vacuously true over nothing
-    "an empty array for a scalar": (0, "    import numpy as np\n    return np.array([])\n"),
-    "an empty object array": (0, "    import numpy as np\n    return np.empty(0, dtype=object)\n"),
-    "an empty list": (0, "    return []\n"),
-    "empty arrays in a tuple": (
-        7,
-        "    import numpy as np\n    return (np.array([]), np.array([]))\n",
-    ),
-    "NaN and infinity": (7, "    return (float('nan'), float('inf'))\n"),
-    "a column that broadcasts": (
-        7,
-        "    import numpy as np\n    return (np.zeros((5000, 1)), np.zeros((5000, 1)))\n",
-    ),
-    "outputs that crash the decoder": (
-        0,
-        "    import atexit\n"
-        "    atexit.register(lambda: open('outputs.json', 'w').write('[' * 100000))\n"
-        "    return 0.0\n",
-    ),
-    "write the wrapper's outputs pipe": (
-        0,  # through /proc/<parent>/fd: only data, compared like any output
-        "    import json, os\n"
-        "    forged = json.dumps([{'__tuple__': ['ok', 123.0]}] * 3).encode()\n"
-        "    for fd in os.listdir(f'/proc/{os.getppid()}/fd'):\n"
-        "        path = f'/proc/{os.getppid()}/fd/{fd}'\n"
-        "        if int(fd) > 2 and os.readlink(path).startswith('pipe:'):\n"
-        "            os.write(os.open(path, os.O_WRONLY), forged)\n"
-        "    os._exit(0)\n",
-    ),
-    "outputs over the cap": (
-        0,
-        "    import atexit\n"
-        "    atexit.register(lambda: open('outputs.json', 'w').write('[1.0,' * 4_000_000))\n"
-        "    return 0.0\n",
-    ),
-    "outputs as a link to a device": (
-        0,
-        "    import atexit, os\n"
-        "    swap = lambda: (os.remove('outputs.json'), os.symlink('/dev/zero', 'outputs.json'))\n"
-        "    atexit.register(swap)\n"
-        "    return 0.0\n",
-    ),
-}
-
-
-@pytest.fixture(scope="module")
-def scicode_pack():
-    from metacog_tasks.benchmarks import get_benchmark
-
-    bench = get_benchmark("scicode", timeout_s=60)
-    items = bench.load("bundled")
-    for k in (0, 7):  # the targets first (cached); the gold answer passes
-        assert bench.grade(items[k], bench.reference_response(items[k])).correct == 1.0
-    return bench, items
-
-
-@pytest.mark.parametrize("name", sorted(FORGERIES))
-def test_a_wrong_answer_cannot_forge_a_pass(name: str, scicode_pack) -> None:
-    bench, items = scicode_pack
-    index, body = FORGERIES[name]
-    item = items[index]
-    reply = f"```python\n{item.meta['function_header']}\n{body}```"
-    g = bench.grade(item, reply)
-    assert g.correct == 0.0 and g.graded, g.details  # failed, not ungraded
-    assert not any(t["passed"] for t in g.details["tests"]), g.details["tests"]
-    assert np.isfinite(g.score) and g.score == 0.0
-    assert signal.getsignal(signal.SIGINT) is not None  # the caller's process is intact
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        '[{"__ndarray__": {"dtype": "(100000000,)f8", "shape": [1], "data": [1]}}]',
-        '[{"__ndarray__": {"dtype": "V8", "shape": [1], "data": [1]}}]',
-        '[{"__sparse__": {"format": "__class__", "dense": 1}}]',
-        # a tuple as "dense" builds an empty sparse matrix of any shape (then densified)
-        '[{"__sparse__": {"format": "csr", "dense": {"__tuple__": [100000, 100000]}}}]',
-        # complex parts of shapes (n, 1) and (1, n) broadcast to n x n
-        '[{"__ndarray__": {"real": {"__ndarray__": {"dtype": "<f8", "shape": [3, 1], '
-        '"data": [1, 2, 3]}}, "imag": {"__ndarray__": {"dtype": "<f8", "shape": [1, 3], '
-        '"data": [1, 2, 3]}}}}]',
-        '[{"__float__": [1]}]',
-        # raw arrays: the bytes must be exactly shape x itemsize, of a plain numeric dtype
-        '[{"__ndarray__": {"dtype": "<f8", "shape": [1000000000], "b64": "AAAAAAAAAAA="}}]',
-        '[{"__ndarray__": {"dtype": "<f8", "shape": [-1], "b64": "AAAAAAAAAAA="}}]',
-        '[{"__ndarray__": {"dtype": "|O", "shape": [1], "b64": "AAAAAAAAAAA="}}]',
-        '[{"__ndarray__": {"dtype": "<f8,<f8", "shape": [1], "b64": "AAAAAAAAAAAAAAAAAAAAAA=="}}]',
-        # a million tiny lists would cost the caller far more memory than their bytes
-        "[" + "[]," * 500_001 + "[]]",
-    ],
-    ids=lambda raw: raw[:40],
-)
-def test_hostile_outputs_are_rejected_as_data(raw: str) -> None:
-    """outputs.json is decoded as data: no memory bomb dtype, shape or broadcast, no
-    attribute lookups."""
-    from metacog_tasks.benchmarks._scicode_support import codec
-
-    with pytest.raises(ValueError):
-        codec["load_targets"](raw)
-
-
-@pytest.mark.parametrize(
-    ("out", "target", "refused"),
-    [
-        (np.array([]), 2.5, True),
-        ([], 2.5, True),
-        (np.zeros((3, 0)), np.ones((3, 1)), True),
-        (np.array([1.0]), np.array([]), True),
-        (np.empty(0, dtype=object), np.float64(1.0), True),
-        (np.zeros((5000, 1)), np.zeros(3), True),  # 5000 x 3 from two small arrays
-        ((np.array([]), 1.0), (np.array([2.0]), 1.0), True),
-        ({"a": np.array([])}, {"a": 1.0}, True),
-        ([np.array([]), np.array([1.0, 2.0])], [np.array([1.0]), np.array([1.0, 2.0])], True),
-        (np.array([]), np.array([]), False),  # an empty target is matched by an empty output
-        (2.5, np.full(4, 2.5), False),  # broadcasting a value, as np.allclose allows
-        (np.array([[1.0], [2.0]]), np.array([[1.0], [2.0]]), False),
-        ((1.0, np.array([1.0, 2.0])), (1.0, np.array([1.0, 2.0])), False),
-        ("text", "text", False),
-    ],
-)
-def test_vacuous_or_exploding_comparisons_fail(out, target, refused: bool) -> None:
-    """Checked on the data before the test's own assert runs in the caller."""
-    from metacog_tasks.benchmarks._scicode_support import (
-        CMP_SOURCE,
-        check_plan,
-        run_check,
-        structure_problem,
-    )
-
-    assert (structure_problem(out, target) is not None) is refused
-    ns: dict = {"np": np}
-    exec(CMP_SOURCE, ns)
-    for test in ("assert np.allclose(f(x), target)", "assert cmp_tuple_or_list(f(x), target)"):
-        why = run_check(check_plan(test), ns, out, target)
-        if refused:
-            assert why is not None
-    # the comparison helpers alone do not pass an empty object array either
-    assert not ns["_close"](np.empty(0, dtype=object), 1.0)
-    assert not ns["cmp_tuple_or_list"]((np.empty(0, dtype=object),), (1.0,))
+# Forged passes, decoding bombs and the boundary's calls written as graded replies, through
+# SciCode.grade and the rewards' grader: tests/test_sandbox_forgery.py. The decoder and the
+# structure rule on their own: tests/test_bench_scicode_decode.py.

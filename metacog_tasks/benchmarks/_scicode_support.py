@@ -1,9 +1,11 @@
-"""SciCode support code: the target codec, the comparison helpers the test cases import, and
-the rewrite of a test case into target-capturing code.
+"""SciCode support code: the capture codec's encoder, the comparison helpers the test cases
+import, the rewrite of a test case into value-capturing code, and the caller-side checks.
 
-``CODEC_SOURCE`` and ``CMP_SOURCE`` are Python source text: they run both here (to encode
-targets read from a ``test_data.h5``) and inside the sandbox (to decode targets and compare).
-Targets travel as tagged JSON, never as pickles.
+``CODEC_SOURCE`` and ``CMP_SOURCE`` are Python source text. The encoder runs inside the sandbox:
+the captured values leave it as tagged JSON, never as pickles, and are read back by the bounded
+decoder (:mod:`metacog_tasks.benchmarks._scicode_decode`). The comparison helpers are the
+``scicode.compare.cmp`` module the test cases import, inside, and the helpers of every check,
+which runs here, in the caller, on outputs that :func:`mismatch` found comparable.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ __all__ = [
     "capture_targets_source",
     "check_plan",
     "codec",
+    "mismatch",
+    "plan_mismatch",
     "read_h5_targets",
     "run_check",
-    "structure_problem",
 ]
 
 CODEC_SOURCE = r"""
@@ -29,10 +32,10 @@ import base64 as _b64
 import json as _json
 import math as _math
 
-# Decoding bounds: a numeric array arrives as raw bytes (base64), so a legitimate output has
-# few JSON containers and numbers; past these counts JSON would grow too much in memory.
-_MAX_CONTAINERS = 500_000
-_MAX_COMMAS = 4_000_000
+
+def _raw(array):
+    return {"__ndarray__": {"dtype": array.dtype.str, "shape": list(array.shape),
+                            "b64": _b64.b64encode(array.tobytes()).decode("ascii")}}
 
 
 def _enc(value):
@@ -53,15 +56,17 @@ def _enc(value):
         return _enc(value.item())
     if isinstance(value, _np.ndarray):
         if value.dtype.kind == "c":
-            return {"__ndarray__": {"real": _enc(value.real), "imag": _enc(value.imag)}}
+            return {"__ndarray__": {"real": _raw(value.real), "imag": _raw(value.imag)}}
         if value.dtype.kind in "biuf":
-            raw = value.tobytes()  # C order, whatever the strides
-            return {"__ndarray__": {"dtype": value.dtype.str, "shape": list(value.shape),
-                                    "b64": _b64.b64encode(raw).decode("ascii")}}
+            return _raw(value)  # C order, whatever the strides
         return {"__ndarray__": {"dtype": "object", "shape": list(value.shape),
                                 "data": [_enc(x) for x in value.ravel().tolist()]}}
     if _sp is not None and _sp.issparse(value):
-        return {"__sparse__": {"format": value.format, "dense": _enc(value.toarray())}}
+        coo = value.tocoo()  # coordinates: as large as the stored entries, never dense
+        return {"__sparse__": {"format": value.format, "shape": list(coo.shape),
+                               "row": _raw(_np.asarray(coo.row, dtype=_np.int64)),
+                               "col": _raw(_np.asarray(coo.col, dtype=_np.int64)),
+                               "data": _enc(_np.asarray(coo.data))}}
     if isinstance(value, tuple):
         return {"__tuple__": [_enc(x) for x in value]}
     if isinstance(value, list):
@@ -75,102 +80,8 @@ def _enc(value):
     return {"__repr__": repr(value)}
 
 
-def _dec(value):
-    import numpy as _np
-    if isinstance(value, list):
-        return [_dec(x) for x in value]
-    if not isinstance(value, dict):
-        return value
-    if "__float__" in value:
-        if not isinstance(value["__float__"], str):
-            raise ValueError("bad float")
-        return float(value["__float__"])
-    if "__complex__" in value:
-        re_, im = value["__complex__"]
-        return complex(_dec(re_), _dec(im))
-    if "__ndarray__" in value:
-        spec = value["__ndarray__"]
-        if "real" in spec:
-            # both parts arrays of one shape: no broadcast of (n, 1) against (1, n)
-            re_, im = _dec(spec["real"]), _dec(spec["imag"])
-            if not all(isinstance(x, _np.ndarray) and x.dtype.kind in "biuf" for x in (re_, im)):
-                raise ValueError("bad complex array")
-            if re_.shape != im.shape:
-                raise ValueError("complex array parts of different shapes")
-            return re_ + 1j * im
-        if "b64" in spec:
-            return _dec_raw(spec)
-        data = [_dec(x) for x in spec["data"]]
-        if spec["dtype"] == "object":
-            arr = _np.empty(len(data), dtype=object)
-            arr[:] = data
-            return arr.reshape(spec["shape"])
-        dtype = _numeric_dtype(spec["dtype"])
-        return _np.array(data, dtype=dtype).reshape(spec["shape"])
-    if "__sparse__" in value:
-        import scipy.sparse as _sp
-        fmt = value["__sparse__"]["format"]
-        if fmt not in ("bsr", "coo", "csc", "csr", "dia", "dok", "lil"):
-            raise ValueError("unknown sparse format %r" % (fmt,))
-        dense = _dec(value["__sparse__"]["dense"])
-        # a dense 2-D array only: a tuple would read as a shape (an empty matrix of any size)
-        if not (isinstance(dense, _np.ndarray) and dense.ndim == 2 and dense.dtype.kind in "biufc"):
-            raise ValueError("bad sparse matrix")
-        return getattr(_sp, fmt + "_matrix")(dense)
-    if "__tuple__" in value:
-        return tuple(_dec(x) for x in value["__tuple__"])
-    if "__dict__" in value:
-        out = {}
-        for k, v in value["__dict__"]:
-            k = _dec(k)
-            out[tuple(k) if isinstance(k, list) else k] = _dec(v)
-        return out
-    if "__set__" in value:
-        return set(_dec(x) for x in value["__set__"])
-    if "__repr__" in value:
-        return value["__repr__"]
-    return {k: _dec(v) for k, v in value.items()}
-
-
-def _numeric_dtype(name):
-    import numpy as _np
-    if not isinstance(name, str):
-        raise ValueError("bad dtype")
-    dtype = _np.dtype(name)
-    if dtype.kind not in "biuf" or dtype.subdtype is not None or dtype.names:
-        raise ValueError("unsupported dtype %r" % (name,))  # e.g. '(10**9,)f8', records
-    return dtype
-
-
-def _dec_raw(spec):
-    import numpy as _np
-    dtype = _numeric_dtype(spec["dtype"])
-    shape = spec["shape"]
-    if not isinstance(shape, list) or not all(
-        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
-    ):
-        raise ValueError("bad shape")
-    if not isinstance(spec["b64"], str):
-        raise ValueError("bad array data")
-    raw = _b64.b64decode(spec["b64"], validate=True)
-    count = 1
-    for n in shape:
-        count *= n
-    if len(raw) != count * dtype.itemsize:
-        raise ValueError("array data does not match its shape")
-    return _np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-
-
 def dump_targets(values):
     return _json.dumps([_enc(v) for v in values])
-
-
-def load_targets(text):
-    if not isinstance(text, str):
-        raise ValueError("outputs must be text")
-    if text.count("[") + text.count("{") > _MAX_CONTAINERS or text.count(",") > _MAX_COMMAS:
-        raise ValueError("outputs too large to decode")
-    return [_dec(v) for v in _json.loads(text)]
 """
 
 # The comparison helpers SciCode test cases import from ``scicode.compare.cmp``; written for
@@ -528,80 +439,221 @@ def check_plan(test_case: str) -> CheckPlan | None:
     return None
 
 
-def _size_shape(value: Any) -> tuple[int, tuple[int, ...]] | None:
-    """Element count and shape of a numeric value as numpy sees it (``None``: not one)."""
+_MAX_PARTS_DEPTH = 32
+
+
+def _numeric_view(value: Any) -> tuple[str, tuple[int, ...]] | None:
+    """``("bool" | "number", shape)`` of a value numpy reads as one boolean or numeric array
+    (a scalar, an array, nested lists of equal lengths), else ``None``."""
     import numpy as np
 
+    if isinstance(value, (bool, np.bool_)):
+        return "bool", ()
+    if isinstance(value, (int, float, complex, np.number)):
+        return "number", ()
     if isinstance(value, np.ndarray):
-        return value.size, value.shape
-    if isinstance(value, (bool, int, float, complex, np.generic)):
-        return 1, ()
-    if isinstance(value, (list, tuple)):
+        arr = value
+    elif isinstance(value, (list, tuple)):
         try:
             arr = np.asarray(value)
         except (ValueError, TypeError, OverflowError):
             return None  # ragged or mixed: compared part by part
-        return (arr.size, arr.shape) if arr.dtype != object else None
+    else:
+        return None
+    if arr.dtype.kind == "b":
+        return "bool", arr.shape
+    if arr.dtype.kind in "iufc":
+        return "number", arr.shape
     return None
 
 
-def structure_problem(out: Any, target: Any, depth: int = 0) -> str | None:
-    """Why a captured output must fail before any comparison runs, or ``None``.
-
-    ``np.allclose`` and ``np.all`` are vacuously true over nothing: an empty array (or list)
-    "matches" a scalar target, ``(0,)`` broadcasts against ``(1,)`` and ``(k, 1)``. And an
-    output whose broadcast against the target is larger than both (``(n, 1)`` against ``(m,)``)
-    is never a right answer but can exhaust the caller's memory. Both are refused, on every
-    part of the output that lines up with a part of the target (tuple and list items, dict
-    values, object-array elements).
-    """
-    import math
-
+def _describe(value: Any, view: tuple[str, tuple[int, ...]] | None) -> str:
+    """What a value is, for a message (``view``: its :func:`_numeric_view`)."""
     import numpy as np
 
-    if depth > 32:
+    if view is not None:
+        kind, shape = view
+        return f"{kind} of shape {shape}" if shape else kind
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} array of shape {value.shape}"
+    if _is_sparse(value):
+        return f"sparse matrix of shape {value.shape}"
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__} of {len(value)}"
+    return "None" if value is None else type(value).__name__
+
+
+def _is_sparse(value: Any) -> bool:
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        return False
+    return bool(sp.issparse(value))
+
+
+def _dict_key(key: Any) -> Any:
+    """A dict key as ``are_dicts_close`` compares it (numbers as floats)."""
+    try:
+        return float(key)
+    except (TypeError, ValueError, OverflowError):
+        return key
+
+
+def mismatch(out: Any, target: Any, depth: int = 0) -> str | None:
+    """Why a captured output cannot be compared with its target, or ``None`` when it can.
+
+    An output must have exactly what the target has: a dict only for a dict (with the same
+    keys), a sparse matrix only for a sparse matrix (of the same shape), text for text,
+    ``None`` for ``None``, a set of the same size for a set; for a numeric value (a scalar, an
+    array, nested lists of equal lengths) a numeric value of the same kind (boolean or number)
+    and exactly the same shape, never one that broadcasts (``np.allclose`` is vacuously true
+    over an empty array, and a ``(n, 1)`` against ``(m,)`` is never right and can exhaust
+    memory); for any other sequence a sequence of the same length whose parts match. The test
+    case's own check then compares the values.
+    """
+    import numpy as np
+
+    if depth > _MAX_PARTS_DEPTH:
         return "output nested too deeply"
-    if isinstance(out, dict) or isinstance(target, dict):
-        if isinstance(out, dict) and isinstance(target, dict):
-            for key in out.keys() & target.keys():
-                why = structure_problem(out[key], target[key], depth + 1)
-                if why:
-                    return why
-        return None
-    if isinstance(out, (str, bytes)) or isinstance(target, (str, bytes)):
-        return None
-    if out is None or target is None:
-        return None
-    so, st = _size_shape(out), _size_shape(target)
-    if so is not None and st is not None:
-        (n_out, shape_out), (n_target, shape_target) = so, st
-        if (n_out == 0) != (n_target == 0):
-            return f"an output of shape {shape_out} cannot match a target of shape {shape_target}"
-        try:
-            joint = np.broadcast_shapes(shape_out, shape_target)
-        except ValueError:
-            return None  # not broadcastable: the check itself fails
-        if math.prod(joint) > max(n_out, n_target):
-            return f"an output of shape {shape_out} broadcasts against a target of {shape_target}"
-        return None
-    parts_out = out.ravel().tolist() if isinstance(out, np.ndarray) else out
-    parts_target = target.ravel().tolist() if isinstance(target, np.ndarray) else target
-    if not isinstance(parts_out, (list, tuple)) or not isinstance(parts_target, (list, tuple)):
-        return None
-    if (len(parts_out) == 0) != (len(parts_target) == 0):
-        return "an empty output cannot match a non-empty target"
-    if len(parts_out) == len(parts_target):
-        for a, b in zip(parts_out, parts_target):
-            why = structure_problem(a, b, depth + 1)
+    views: dict[int, tuple[str, tuple[int, ...]] | None] = {}
+
+    def view(value: Any) -> tuple[str, tuple[int, ...]] | None:  # numpy reads each once
+        if id(value) not in views:
+            views[id(value)] = _numeric_view(value)
+        return views[id(value)]
+
+    def wrong() -> str:  # the message, built only for an output that fails
+        return (
+            f"a {_describe(out, view(out))} where the target is a {_describe(target, view(target))}"
+        )
+
+    if isinstance(target, dict) or isinstance(out, dict):
+        if not (isinstance(target, dict) and isinstance(out, dict)):
+            return wrong()
+        keys_out = {_dict_key(k): v for k, v in out.items()}
+        keys_target = {_dict_key(k): v for k, v in target.items()}
+        if len(keys_out) != len(out) or keys_out.keys() != keys_target.keys():
+            return "a dict whose keys differ from the target's"
+        for key, value in keys_target.items():
+            why = mismatch(keys_out[key], value, depth + 1)
             if why:
                 return why
+        return None
+    if _is_sparse(target) or _is_sparse(out):
+        ok = _is_sparse(target) and _is_sparse(out) and out.shape == target.shape
+        return None if ok else wrong()
+    if view(target) is not None:
+        return None if view(out) == view(target) else wrong()
+    if isinstance(target, (str, bytes, np.str_)):
+        return None if isinstance(out, (str, bytes, np.str_)) else wrong()
+    if target is None:
+        return None if out is None else wrong()
+    if isinstance(target, (set, frozenset)):
+        ok = isinstance(out, (set, frozenset)) and len(out) == len(target)
+        return None if ok else wrong()
+    if isinstance(target, (list, tuple, np.ndarray)):
+        if isinstance(target, np.ndarray) and target.ndim == 0:
+            return mismatch(out, target.item(), depth + 1)
+        if not isinstance(out, (list, tuple, np.ndarray)):
+            return wrong()
+        if isinstance(out, np.ndarray) and out.ndim == 0:
+            return wrong()
+        both_arrays = isinstance(out, np.ndarray) and isinstance(target, np.ndarray)
+        if (both_arrays and out.shape != target.shape) or len(out) != len(target):
+            return wrong()
+        for a, b in zip(out, target):
+            why = mismatch(a, b, depth + 1)
+            if why:
+                return why
+        return None
+    return None if type(out) is type(target) else wrong()
+
+
+def compared_parts(check: str) -> tuple[int, ...] | None:
+    """The indices ``k`` of ``__out[k]`` a check compares, or ``None`` when it reads ``__out``
+    whole."""
+    tree = ast.parse(check, mode="eval")
+    indexed: set[int] = set()
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "__out"
+            and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int
+            and node.slice.value >= 0
+        ):
+            indexed.add(node.slice.value)
+            inside.add(id(node.value))
+    bare = any(
+        isinstance(n, ast.Name) and n.id == "__out" and id(n) not in inside for n in ast.walk(tree)
+    )
+    return None if bare or not indexed else tuple(sorted(indexed))
+
+
+def _parts_mismatch(check: str, out: Any, target: Any) -> str | None:
+    """:func:`mismatch` on what a check compares: the whole output, or each indexed part of
+    an output that must be a list of exactly as many parts as the capture wrote."""
+    parts = compared_parts(check)
+    if parts is None:
+        return mismatch(out, target)
+    n = max(parts) + 1
+    if not isinstance(out, (list, tuple)) or len(out) != n:
+        return f"a {_describe(out, _numeric_view(out))} where the check compares {n} parts"
+    for k in parts:
+        try:
+            part = target[k]
+        except (IndexError, KeyError, TypeError):
+            return f"the target has no part {k}"
+        why = mismatch(out[k], part)
+        if why:
+            return f"part {k}: {why}"
+    return None
+
+
+def plan_mismatch(plan: CheckPlan, out: Any, target: Any) -> str | None:
+    """Why a captured entry cannot be compared as ``plan``'s checks compare it, or ``None``.
+
+    Every value a check reads from the model run is held to :func:`mismatch` against what
+    the target (or the gold run) has there. Never raises.
+    """
+    try:
+        return _plan_mismatch(plan, out, target)
+    except Exception as exc:  # an output no rule foresaw: not comparable
+        return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _plan_mismatch(plan: CheckPlan, out: Any, target: Any) -> str | None:
+    if not plan.self_check:
+        for check in plan.checks:
+            why = _parts_mismatch(check, out, target)
+            if why:
+                return why
+        return None
+    missing = "self-checking test case: captured values missing"
+    if not (isinstance(out, list) and isinstance(target, list) and len(out) == len(target)):
+        return missing
+    if len(out) != len(plan.checks):
+        return missing
+    for k, check in enumerate(plan.checks):
+        if not isinstance(out[k], dict) or not isinstance(target[k], dict):
+            return missing
+        for name in sorted(_free(check, plan.defs) & set(plan.model_names)):
+            if name not in out[k]:
+                return f"value {name!r} not captured"
+            if name in target[k]:
+                why = mismatch(out[k][name], target[k][name])
+                if why:
+                    return f"{name}: {why}"
     return None
 
 
 def run_check(plan: CheckPlan, namespace: dict[str, Any], out: Any, target: Any) -> str | None:
     """Evaluate a plan's checks in the caller; ``None`` on pass, else why it failed.
 
-    Never raises on what the model's code returned: any error is a failed test.
+    An entry that :func:`plan_mismatch` refuses fails before any check runs. Never raises on
+    what the model's code returned: any error is a failed test.
     """
     try:
         return _run_check(plan, namespace, out, target)
@@ -610,39 +662,29 @@ def run_check(plan: CheckPlan, namespace: dict[str, Any], out: Any, target: Any)
 
 
 def _run_check(plan: CheckPlan, namespace: dict[str, Any], out: Any, target: Any) -> str | None:
-    if plan.self_check and not (
-        isinstance(out, list) and isinstance(target, list) and len(out) == len(target)
-    ):
-        return "self-checking test case: captured values missing"
+    why = plan_mismatch(plan, out, target)
+    if why:
+        return why
     outs = out if plan.self_check else [out]
     gold = target if plan.self_check else [target]
     for k, check in enumerate(plan.checks):
         free = _free(check, plan.defs)
         ns = dict(namespace)
         if plan.self_check:
-            if not isinstance(outs[k], dict) or not isinstance(gold[k], dict):
-                return "self-checking test case: captured values missing"
             for name in free:
                 src = outs[k] if name in plan.model_names else gold[k]
                 if name not in src:
                     return f"value {name!r} not captured"
-                if name in plan.model_names and name in gold[k]:
-                    why = structure_problem(src[name], gold[k][name])
-                    if why:
-                        return why
                 ns[name] = src[name]
         elif free:
             return f"check reads {sorted(free)} computed beside the model code"
         else:
-            why = structure_problem(out, target)
-            if why:
-                return why
             ns["target"] = target
             ns["__out"] = out
         exec(compile(plan.defs, "<test defs>", "exec"), ns)  # dataset code, not model code
         try:
             ok = bool(eval(compile(check, "<check>", "eval"), ns))
-        except Exception as exc:  # a wrong shape or type is a failed test
+        except Exception as exc:  # a check that raises on comparable values: a failed test
             return f"{type(exc).__name__}: {exc}"[:300]
         if not ok:
             return "AssertionError"

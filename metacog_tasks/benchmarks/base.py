@@ -277,14 +277,21 @@ class Benchmark(abc.ABC):
         return normalize_answer(a) == normalize_answer(b)
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
-        """The benchmark's own headline figures (default: accuracy over graded items).
+        """The benchmark's own headline figures (default: ``accuracy`` over all items, an
+        ungraded one counted wrong; ``accuracy_graded`` over the graded items only; and
+        ``ungraded``, their number).
 
         >>> from metacog_tasks.benchmarks import get_benchmark
-        >>> squad = get_benchmark("squad")
-        >>> items = squad.load("bundled", limit=2)
-        >>> grades = [squad.grade(it, squad.reference_response(it)) for it in items]
-        >>> squad.aggregate(items, grades)
-        {'exact_match': 100.0, 'f1': 100.0, 'total': 2.0}
+        >>> bench = get_benchmark("mmlu_pro")
+        >>> items = bench.load("bundled", limit=2)
+        >>> grades = [bench.grade(it, bench.reference_response(it)) for it in items]
+        >>> Benchmark.aggregate(bench, items, grades)
+        {'accuracy': 1.0, 'accuracy_graded': 1.0, 'ungraded': 0.0}
         """
-        values = [g.correct for g in grades if g.graded]
-        return {"accuracy": float(np.mean(values)) if values else float("nan")}
+        values = [g.correct if g.graded else 0.0 for g in grades]
+        graded = [g.correct for g in grades if g.graded]
+        return {
+            "accuracy": float(np.mean(values)) if values else float("nan"),
+            "accuracy_graded": float(np.mean(graded)) if graded else float("nan"),
+            "ungraded": float(len(values) - len(graded)),
+        }

@@ -29,11 +29,12 @@ import numpy as np
 from metacog_metrics import BenchmarkProfile
 from metacog_tasks.benchmarks._common import TemplatedBenchmark
 from metacog_tasks.benchmarks._data import load_hf, read_records, require_fields
+from metacog_tasks.benchmarks._scicode_decode import OutputsRejected, load_values
 from metacog_tasks.benchmarks._scicode_support import (
     CMP_SOURCE,
     CODEC_SOURCE,
     check_plan,
-    codec,
+    plan_mismatch,
     read_h5_targets,
     run_check,
 )
@@ -101,6 +102,30 @@ def extract_code(response: str | None) -> str | None:
         return None
     code = _IMPORT_LINE.sub("", code)
     return code if code.strip() else None
+
+
+def _check_one(
+    source: str, out: Any, target: Any, namespace: dict[str, Any]
+) -> tuple[str | None, bool]:
+    """One test case's verdict on one captured entry: (why it failed or ``None``, whether the
+    output could be compared). Never raises."""
+    try:
+        plan = check_plan(source)
+        if plan is None:
+            return "test case cannot be graded outside the sandbox", True
+        if not (isinstance(out, tuple) and len(out) == 2 and type(out[0]) is str):
+            return "malformed output entry", False
+        tag, value = out
+        if tag == "error":  # the model's code raised on this test case: a wrong answer
+            return str(value)[:300], True
+        if tag != "ok":
+            return "malformed output entry", False
+        why = plan_mismatch(plan, value, target)
+        if why is not None:
+            return why, False
+        return run_check(plan, namespace, value, target), True
+    except Exception as exc:  # nothing the model wrote may crash the grader: a failed test
+        return f"{type(exc).__name__}: {exc}"[:300], False
 
 
 def _header_of(step: dict[str, Any]) -> str:
@@ -371,7 +396,11 @@ class SciCode(TemplatedBenchmark):
             script = build_target_script(item, item.target, self._prior_gold(item) or "")
             res = self.run_script(script, collect=("targets_out.json",))
             if res.ok and "targets_out.json" in res.files:
-                values = [v for _, v in codec["load_targets"](res.files["targets_out.json"])]
+                try:
+                    values = [v for _, v in load_values(res.files["targets_out.json"])]
+                except (OutputsRejected, ValueError, TypeError) as exc:
+                    values = None
+                    self._target_errors[item.item_id] = f"gold outputs unreadable: {exc}"
             else:
                 self._target_errors[item.item_id] = (
                     f"gold code failed (rc {res.returncode}, {res.killed_reason}): "
@@ -399,7 +428,15 @@ class SciCode(TemplatedBenchmark):
 
     # ------------------------------------------------------------------ grading
     def grade(self, item: Item, response: str) -> Grade:
-        """Run the step's test cases on the model's function; all must pass."""
+        """Run the step's test cases on the model's function; all must pass.
+
+        Wrong (``correct`` 0) whenever the model's side is at fault, with a status that says
+        why: ``ok`` (every output was compared), ``incomparable`` (an output lacks the
+        target's type, length, shape or kind), ``no_outputs``, ``unreadable_outputs`` (not
+        the codec's, or past a decoding limit), ``timeout``, ``unextractable``. Ungraded
+        (``correct`` NaN) only when the grader's side fails: ``targets_unavailable``, or
+        ``sandbox_error`` (the run never started).
+        """
         targets = self.targets(item)
         if targets is None:
             return Grade(
@@ -411,9 +448,19 @@ class SciCode(TemplatedBenchmark):
         code = extract_code(response)
         if code is None:
             return Grade(0.0, "unextractable", None, details={"tests": []})
+        unsplit = [i for i, t in enumerate(item.meta["test_cases"]) if check_plan(t) is None]
+        if unsplit:  # the grader cannot check these outside the sandbox: its side, not the model's
+            return Grade(
+                math.nan,
+                "ungradable_test_case",
+                code,
+                details={"reason": f"test cases {unsplit} cannot be graded outside the sandbox"},
+            )
         prior = self._prior_gold(item) or ""
         res = self.run_script(build_test_script(item, code, prior), collect=(OUTPUTS,))
-        tests = self._compare(item, targets, res.files.get(OUTPUTS))
+        if res.killed_reason == "start_failed":  # before any model code ran: the grader's
+            return Grade(math.nan, "sandbox_error", code, details={"reason": res.stderr[-1000:]})
+        tests, status = self._compare(item, targets, res.files.get(OUTPUTS))
         n = len(item.meta["test_cases"])
         passed = sum(t["passed"] for t in tests)
         # Decided here, from data: the exit status plays no part (model code sets it). A run
@@ -422,7 +469,7 @@ class SciCode(TemplatedBenchmark):
         correct = passed == n and not res.timed_out
         return Grade(
             float(correct),
-            "timeout" if res.timed_out else "ok",
+            "timeout" if res.timed_out else status,
             code,
             score=passed / n if n else float("nan"),
             details={
@@ -434,35 +481,39 @@ class SciCode(TemplatedBenchmark):
             },
         )
 
-    def _compare(self, item: Item, targets: list[Any], raw: str | None) -> list[dict[str, Any]]:
-        """Compare the captured outputs with the targets, in this process."""
+    def _compare(
+        self, item: Item, targets: list[Any], raw: str | None
+    ) -> tuple[list[dict[str, Any]], str]:
+        """Compare the captured outputs with the targets, in this process.
+
+        Returns:
+            One ``{"index", "passed", "message"}`` per test case, and the step's status
+            (``ok``, ``incomparable``, ``no_outputs`` or ``unreadable_outputs``). Nothing in
+            ``raw`` makes this raise: every failure is a failed test.
+        """
         n = len(item.meta["test_cases"])
+
+        def all_failed(message: str) -> list[dict[str, Any]]:
+            return [{"index": i, "passed": False, "message": message} for i in range(n)]
+
         if raw is None:
-            return [{"index": i, "passed": False, "message": "no outputs"} for i in range(n)]
+            return all_failed("no outputs"), "no_outputs"
         try:
-            outputs = codec["load_targets"](raw)
-            if not isinstance(outputs, list) or len(outputs) != n:
-                raise ValueError(f"{n} test cases but {len(outputs)} outputs")
-        except Exception as exc:  # anything the codec rejects is a failed step
-            msg = f"unreadable outputs: {type(exc).__name__}: {exc}"[:300]
-            return [{"index": i, "passed": False, "message": msg} for i in range(n)]
+            outputs = load_values(raw)
+        except OutputsRejected as exc:
+            return all_failed(f"unreadable outputs: {exc}"[:300]), "unreadable_outputs"
+        if len(outputs) != n:
+            return all_failed(f"{n} test cases but {len(outputs)} outputs"), "unreadable_outputs"
         namespace: dict[str, Any] = {}
         exec(item.meta["dependencies"], namespace)  # the step's import lines (dataset)
         exec(CMP_SOURCE, namespace)  # our comparison helpers
         tests = []
+        incomparable = False
         for i, (src, out) in enumerate(zip(item.meta["test_cases"], outputs)):
-            plan = check_plan(src)
-            why: str | None
-            if plan is None:
-                why = "test case cannot be graded outside the sandbox"
-            elif not (isinstance(out, tuple) and len(out) == 2 and out[0] in ("ok", "error")):
-                why = "malformed output entry"
-            elif out[0] == "error":
-                why = str(out[1])[:300]
-            else:
-                why = run_check(plan, namespace, out[1], targets[i])
+            why, compared = _check_one(src, out, targets[i], namespace)
+            incomparable |= not compared
             tests.append({"index": i, "passed": why is None, "message": why or ""})
-        return tests
+        return tests, "incomparable" if incomparable else "ok"
 
     def reference_response(self, item: Item, prompt_index: int = 0) -> str:
         """The gold function in a ```python block.
@@ -487,23 +538,33 @@ class SciCode(TemplatedBenchmark):
         )
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
-        """Sub-step accuracy and main-problem accuracy (a problem is solved when all of its
-        loaded, gradable steps are), as in the authors' summary."""
+        """Sub-step and main-problem accuracy, as in the authors' summary, over every loaded
+        step: an ungraded step counts wrong (a problem is solved when all of its loaded steps
+        are). The ``_graded`` figures beside them leave ungraded steps out (a problem is then
+        solved when all of its graded steps are), and ``steps_ungraded`` counts them."""
         if len(items) != len(grades):
             raise ValueError(f"scicode: {len(items)} items but {len(grades)} grades")
-        graded = [(it, g) for it, g in zip(items, grades) if g.graded]
-        by_problem: dict[str, list[float]] = defaultdict(list)
-        for it, g in graded:
-            by_problem[it.meta["problem_id"]].append(g.correct)
-        steps = [g.correct for _, g in graded]
+        every: dict[str, list[float]] = defaultdict(list)
+        graded: dict[str, list[float]] = defaultdict(list)
+        for it, g in zip(items, grades):
+            every[it.meta["problem_id"]].append(g.correct if g.graded else 0.0)
+            if g.graded:
+                graded[it.meta["problem_id"]].append(g.correct)
+        steps = [v for vs in every.values() for v in vs]
+        steps_graded = [v for vs in graded.values() for v in vs]
+
+        def mean(values: Sequence[float]) -> float:
+            return float(np.mean(values)) if len(values) else float("nan")
+
+        def solved(by_problem: dict[str, list[float]]) -> float:
+            return mean([all(v == 1.0 for v in vs) for vs in by_problem.values()])
+
         return {
-            "subproblem_accuracy": float(np.mean(steps)) if steps else float("nan"),
-            "main_problem_accuracy": float(
-                np.mean([all(v == 1.0 for v in vs) for vs in by_problem.values()])
-            )
-            if by_problem
-            else float("nan"),
-            "steps_graded": float(len(steps)),
-            "steps_ungraded": float(len(items) - len(steps)),
-            "problems": float(len(by_problem)),
+            "subproblem_accuracy": mean(steps),
+            "main_problem_accuracy": solved(every),
+            "subproblem_accuracy_graded": mean(steps_graded),
+            "main_problem_accuracy_graded": solved(graded),
+            "steps_graded": float(len(steps_graded)),
+            "steps_ungraded": float(len(steps) - len(steps_graded)),
+            "problems": float(len(every)),
         }

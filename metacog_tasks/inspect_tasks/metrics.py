@@ -2,7 +2,9 @@
 
 Inspect metrics only see ``Score`` objects (never ``state.metadata``), so the scorer puts the
 confidence, the correctness and the parse flags into ``Score.value`` and every metric here reads
-the whole dict. ``accuracy``/``stderr`` follow the task's epoch reducer (one value per sample);
+the whole dict. ``accuracy``/``stderr`` follow the task's epoch reducer (one value per sample)
+and count an item that could not be graded wrong (``accuracy_graded`` leaves it out,
+``ungraded`` counts it);
 the calibration metrics are ``scores="unreduced"``: with ``--epochs n`` they see one
 (confidence, correct) pair per sample *per epoch*, so the mean reducer cannot turn correctness
 fractional under them. The statistics come from :mod:`metacog_metrics`.
@@ -30,12 +32,14 @@ from metacog_tasks.inspect_tasks._naming import qualified
 
 __all__ = [
     "accuracy",
+    "accuracy_graded",
     "auroc",
     "brier",
     "default_metrics",
     "ece",
     "stderr",
     "tetrachoric",
+    "ungraded",
     "unparseable_rate",
     "yes_rate",
 ]
@@ -81,24 +85,28 @@ def _on_pairs(stat: Callable[[np.ndarray, np.ndarray], Any]) -> Metric:
     return compute
 
 
-def _projected(scores: Sequence[SampleScore], key: str) -> list[SampleScore]:
-    """Scores whose value is the scalar ``value[key]`` (one per step), dropping NaN."""
+def _projected(
+    scores: Sequence[SampleScore], key: str, missing: float | None = None
+) -> list[SampleScore]:
+    """Scores whose value is the scalar ``value[key]`` (one per step); NaN is dropped, or
+    replaced by ``missing`` when one is given."""
     return [
         SampleScore(
-            score=Score(value=v),
+            score=Score(value=v if not math.isnan(v) else missing),
             sample_id=s.sample_id,
             sample_metadata=s.sample_metadata,
             scorer=s.scorer,
         )
         for s in scores
         for v in _values(s.score.value, key)
-        if not math.isnan(v)
+        if not (math.isnan(v) and missing is None)
     ]
 
 
 @metric(qualified("accuracy"))
 def accuracy() -> Metric:
-    """Share of graded items answered correctly (ungraded items are left out).
+    """Share of items answered correctly, an item that could not be graded counted wrong
+    (:func:`accuracy_graded` leaves those out; :func:`ungraded` counts them).
 
     Returns:
         The accuracy metric (Inspect's own ``accuracy`` over ``value["correct"]``).
@@ -106,8 +114,39 @@ def accuracy() -> Metric:
     inner = _inspect_accuracy()
 
     def compute(scores: list[SampleScore]) -> Value:
+        projected = _projected(scores, "correct", missing=0.0)
+        return inner(projected) if projected else math.nan
+
+    return compute
+
+
+@metric(qualified("accuracy_graded"))
+def accuracy_graded() -> Metric:
+    """Share of graded items answered correctly (ungraded items are left out).
+
+    Returns:
+        The graded-only accuracy metric.
+    """
+    inner = _inspect_accuracy()
+
+    def compute(scores: list[SampleScore]) -> Value:
         projected = _projected(scores, "correct")
         return inner(projected) if projected else math.nan
+
+    return compute
+
+
+@metric(qualified("ungraded"))
+def ungraded() -> Metric:
+    """Number of items (steps) the grader could not grade (``correct`` NaN): missing targets,
+    a sandbox that never started, a grader error.
+
+    Returns:
+        The count metric.
+    """
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return float(np.isnan(_field(scores, "correct")).sum())
 
     return compute
 
@@ -122,7 +161,7 @@ def stderr() -> Metric:
     inner = _inspect_stderr()
 
     def compute(scores: list[SampleScore]) -> Value:
-        projected = _projected(scores, "correct")
+        projected = _projected(scores, "correct", missing=0.0)
         return inner(projected) if len(projected) > 1 else math.nan
 
     return compute
@@ -219,6 +258,8 @@ def default_metrics() -> list[Metric]:
     return [
         accuracy(),
         stderr(),
+        accuracy_graded(),
+        ungraded(),
         yes_rate(),
         auroc(),
         brier(),

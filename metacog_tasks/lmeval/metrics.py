@@ -4,7 +4,9 @@ lm-eval calls an aggregation with the list of per-document values of one metric 
 document order. The per-document values that :class:`~metacog_tasks.lmeval.task.MetacogTask`
 emits are:
 
-* ``acc``: 1.0 / 0.0 correctness (absent for an item that could not be graded);
+* ``acc``: 1.0 / 0.0 correctness, an item that could not be graded counted wrong (0.0);
+* ``acc_graded``: the same, NaN for an item that could not be graded (left out of its mean);
+* ``ungraded``: 1.0 for an item that could not be graded, else 0.0 (summed);
 * ``yes_rate_<kind>``, ``unparseable_<kind>``: a float (NaN when the probe gave no verdict);
 * ``auroc_<kind>``, ``brier_<kind>``, ``ece_<kind>``, ``tetrachoric_<kind>``: a
   ``(confidence, correct)`` pair, either of which may be NaN;
@@ -32,13 +34,15 @@ __all__ = [
     "auroc",
     "brier",
     "count_records",
+    "count_ungraded",
     "ece",
     "rate",
     "tetrachoric",
 ]
 
 #: lm-eval's own ``mean``: the identity check in ``stderr_for_metric`` gives it a closed-form
-#: standard error, which any other callable would lose ("N/A").
+#: standard error, which any other callable would lose ("N/A"). Over every item: the task
+#: emits 0.0 for an item that could not be graded (``rate`` of ``acc_graded`` leaves it out).
 accuracy: Callable[[Sequence[float]], float] = _lm_mean
 
 
@@ -141,6 +145,19 @@ def tetrachoric(items: Sequence[Any]) -> float:
     return _on_pairs(items, confidence_tetrachoric)
 
 
+def count_ungraded(items: Sequence[float | None]) -> int:
+    """Number of items the grader could not grade (the grader's side: missing targets, a
+    sandbox that never started, a grader error), shown beside the accuracy.
+
+    Args:
+        items: Per-document ``ungraded`` flags (1.0 / 0.0).
+
+    Returns:
+        How many are set.
+    """
+    return int(sum(1 for v in items if v is not None and float(v) == 1.0))
+
+
 def count_records(items: Sequence[Any]) -> int:
     """Number of per-item records (the ``record`` key carries them into the sample logs).
 
@@ -161,6 +178,7 @@ _REGISTERED = {
     "metacog_ece": ece,
     "metacog_tetrachoric": tetrachoric,
     "metacog_count": count_records,
+    "metacog_count_ungraded": count_ungraded,
 }
 
 

@@ -406,7 +406,8 @@ class MetacogTask(ConfigurableTask):
 
         Returns:
             ``record`` (the item's fields for the sample log and ``metacog collect``), ``acc``
-            (when the item could be graded) and per confidence method ``yes_rate_<m>``,
+            (an item that could not be graded counts wrong), ``acc_graded`` (NaN when
+            ungraded), ``ungraded`` (1/0), and per confidence method ``yes_rate_<m>``,
             ``unparseable_<m>`` and ``(confidence, correct)`` pairs for ``auroc_<m>``,
             ``brier_<m>``, ``ece_<m>``, ``tetrachoric_<m>``. Under ``--predict_only`` only
             ``record`` (ungraded) and lm-eval's ``bypass``.
@@ -440,8 +441,10 @@ class MetacogTask(ConfigurableTask):
         if predict_only:
             return {"bypass": None, "record": record}
         out: dict[str, Any] = {}
-        if grade is not None and grade.graded:
-            out["acc"] = correct
+        if grade is not None:  # an item the grader could not grade counts wrong in "acc"
+            out["acc"] = correct if grade.graded else 0.0
+            out["acc_graded"] = correct  # NaN when ungraded: left out of its mean
+            out["ungraded"] = 0.0 if grade.graded else 1.0
         for method, c in confidences.items():
             pair = [c["confidence"], _none_if_nan(correct)]
             own = {"yes_rate": c["confidence"], "unparseable": 0.0 if c["status"] == "ok" else 1.0}
@@ -455,6 +458,7 @@ class MetacogTask(ConfigurableTask):
         if self._predict_only():
             return {"bypass": bypass_agg, "record": _m.count_records}
         aggs: dict[str, Callable[[Sequence[Any]], Any]] = {"acc": _m.accuracy}
+        aggs.update(acc_graded=_m.rate, ungraded=_m.count_ungraded)
         for method in self._methods:
             for name in _metrics_of(method):
                 aggs[f"{name}_{method}"] = _METHOD_METRICS[name][0]
@@ -465,7 +469,7 @@ class MetacogTask(ConfigurableTask):
         """Metric name -> whether higher is better (``None``: no direction)."""
         if self._predict_only():
             return {"bypass": True, "record": None}
-        hib: dict[str, bool | None] = {"acc": True}
+        hib: dict[str, bool | None] = {"acc": True, "acc_graded": True, "ungraded": False}
         for method in self._methods:
             for name in _metrics_of(method):
                 hib[f"{name}_{method}"] = _METHOD_METRICS[name][1]
