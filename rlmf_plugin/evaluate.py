@@ -423,8 +423,9 @@ def eval_command(
     **options: Any,
 ) -> EvalResult:
     """Load, evaluate, and write ``rlmf_eval.json``, ``rlmf_eval.csv`` and ``report.html``."""
-    from metacog_metrics import atomic_write, atomic_write_text, render_rlmf_eval_report
+    from metacog_metrics import atomic_write, atomic_write_text
     from rlmf_plugin._io import write_json
+    from rlmf_plugin.report import render_rlmf_eval_report
 
     after = load_attempts(paths)
     base = load_attempts(baseline) if baseline else None
