@@ -131,8 +131,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "metacog_metrics.report": (
         "headline_findings",
         "render_report",
-        "render_rlmf_eval_report",
-        "rlmf_eval_section",
         "write_report",
     ),
     "metacog_metrics.simulate": (
