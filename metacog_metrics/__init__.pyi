@@ -114,8 +114,6 @@ from .pipeline import (
 from .report import (
     headline_findings as headline_findings,
     render_report as render_report,
-    render_rlmf_eval_report as render_rlmf_eval_report,
-    rlmf_eval_section as rlmf_eval_section,
     write_report as write_report,
 )
 from .simulate import (

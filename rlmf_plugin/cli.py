@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlmf_plugin.evaluate import EvalResult
 
 __all__ = ["add_parser"]
 
@@ -117,8 +123,37 @@ def _verbalize(args: argparse.Namespace) -> int:
     return 0
 
 
+def eval_command(
+    paths: Sequence[str | PathLike[str]],
+    *,
+    baseline: Sequence[str | PathLike[str]] | None = None,
+    out_dir: str | PathLike[str] | None = None,
+    **options: Any,
+) -> EvalResult:
+    """Load, evaluate, and write ``rlmf_eval.json``, ``rlmf_eval.csv`` and ``report.html``."""
+    from metacog_metrics import atomic_write, atomic_write_text
+    from rlmf_plugin._io import write_json
+    from rlmf_plugin.evaluate import evaluate_runs, load_attempts, result_frame
+    from rlmf_plugin.report import render_rlmf_eval_report
+
+    after = load_attempts(paths)
+    base = load_attempts(baseline) if baseline else None
+    result = evaluate_runs(after, base, **options)
+    if out_dir is not None:
+        out = Path(out_dir)
+        summary = {**result.to_dict(), "inputs": [str(p) for p in paths],
+                   "baseline_inputs": [str(p) for p in baseline or []]}  # fmt: skip
+        write_json(out / "rlmf_eval.json", summary)
+        frame = result_frame(result)
+        atomic_write(out / "rlmf_eval.csv", lambda tmp: frame.to_csv(tmp, index=False))
+        from rlmf_plugin._io import jsonable
+
+        atomic_write_text(out / "report.html", render_rlmf_eval_report(jsonable(summary)))
+    return result
+
+
 def _eval(args: argparse.Namespace) -> int:
-    from rlmf_plugin.evaluate import eval_command, result_text
+    from rlmf_plugin.evaluate import result_text
 
     result = eval_command(
         args.logs,

@@ -30,7 +30,6 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from os import PathLike
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -413,30 +412,3 @@ def result_text(result: EvalResult) -> str:
     lines.append(frame.to_string(index=False, float_format=lambda v: _f(v)))
     lines.extend(f"note: {n}" for n in result.notes)
     return "\n".join(lines)
-
-
-def eval_command(
-    paths: Sequence[str | PathLike[str]],
-    *,
-    baseline: Sequence[str | PathLike[str]] | None = None,
-    out_dir: str | PathLike[str] | None = None,
-    **options: Any,
-) -> EvalResult:
-    """Load, evaluate, and write ``rlmf_eval.json``, ``rlmf_eval.csv`` and ``report.html``."""
-    from metacog_metrics import atomic_write, atomic_write_text, render_rlmf_eval_report
-    from rlmf_plugin._io import write_json
-
-    after = load_attempts(paths)
-    base = load_attempts(baseline) if baseline else None
-    result = evaluate_runs(after, base, **options)
-    if out_dir is not None:
-        out = Path(out_dir)
-        summary = {**result.to_dict(), "inputs": [str(p) for p in paths],
-                   "baseline_inputs": [str(p) for p in baseline or []]}  # fmt: skip
-        write_json(out / "rlmf_eval.json", summary)
-        frame = result_frame(result)
-        atomic_write(out / "rlmf_eval.csv", lambda tmp: frame.to_csv(tmp, index=False))
-        from rlmf_plugin._io import jsonable
-
-        atomic_write_text(out / "report.html", render_rlmf_eval_report(jsonable(summary)))
-    return result

@@ -1,9 +1,19 @@
-"""report.html and the headline findings, on a simulated population with a known structure."""
+"""report.html: every section, table and figure of each group, the numbers from the result
+objects, escaped text, a self-contained page, and matplotlib only when a report is written.
+
+The page is read back with :mod:`html.parser` (tables, headings, links) and the figures as the
+SVG text they are (titles, text elements). Numbers are checked against the result objects; no
+test pins a paragraph's wording or a position on the page.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
-import xml.etree.ElementTree as ET
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,30 +21,27 @@ import numpy as np
 import pytest
 
 from metacog_metrics.analyze import analyze_records
+from metacog_metrics.pairwise.nulls import get_null
 from metacog_metrics.report import headline_findings, render_report, write_report
 from metacog_metrics.simulate import get_preset, simulate_records
 from tests.availability import unavailable
+from tests.report_pages import GAP, Page, figures, svg_texts
 
-NS = "{http://www.w3.org/2000/svg}"
-ALTS = ["scree and loadings", "tetrachoric matrices", "pairwise nulls and delta curve",
-        "per-model calibration"]  # fmt: skip
-
-
-def _svgs(text: str) -> list[ET.Element]:
-    """Every inline figure of a page, parsed as XML (so each is well-formed)."""
-    return [ET.fromstring(s) for s in re.findall(r"<svg .*?</svg>", text, flags=re.S)]
-
-
-def _cls(root: ET.Element, tag: str, cls: str) -> list[ET.Element]:
-    return [e for e in root.iter(NS + tag) if e.get("class") == cls]
+REPO = Path(__file__).resolve().parents[1]
+ALTS = [
+    "scree and loadings",
+    "tetrachoric matrices",
+    "pairwise nulls and delta curve",
+    "per-model calibration",
+]
 
 
-def _entries(panel: ET.Element) -> list[str]:
-    return ["".join(e.itertext()) for e in _cls(panel, "g", "legend-entry")]
+def key_figures(page: Page) -> list[dict[str, str]]:
+    return [dict(t[1:]) for t in page.tables if t and t[0] == ["figure", "value"]]
 
 
-def _markers(group: ET.Element) -> int:
-    return len(group.findall(f".//{NS}circle")) + len(group.findall(f".//{NS}rect"))
+def f3(x: float) -> str:
+    return GAP if x is None or not np.isfinite(x) else f"{x:.3f}"
 
 
 @pytest.fixture(scope="module")
@@ -45,22 +52,311 @@ def result():
     return analyze_records(df, permutations=200, joint_permutations=100, seed=1)
 
 
-def test_report_has_every_section_and_valid_images(result, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def page(result):
+    return render_report(result)
+
+
+def test_report_has_every_section_and_figure(result, tmp_path: Path) -> None:
     path = write_report(result, tmp_path)
     assert path == tmp_path / "report.html"
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     assert text.startswith("<!doctype html>") and text.rstrip().endswith("</html>")
-    assert 'id="squad-prospective"' in text
-    for needle in ("Findings", "Per model", "first-factor share, confidence", "m01", "m08"):
-        assert needle in text
-    assert "Item coverage" in text and "min_coverage" in text
-    assert text.count("<td>yes</td>") >= 8  # every simulated model is included
-    # structure, heatmaps, nulls + delta curve, calibration + alignment: inline SVG, no PNG
-    figures = _svgs(text)
-    assert [f.find(NS + "title").text for f in figures] == ALTS
-    assert all(f.get("role") == "img" for f in figures)
-    assert "data:image/png" not in text and "<img " not in text
     assert not list(tmp_path.glob(".report.*")), "temporary file left behind"
+    p = Page(text)
+    assert "squad-prospective" in p.ids and "inline-solving" in p.ids and "text-probes" in p.ids
+    for heading in (
+        "Findings",
+        "Groups",
+        "squad / prospective",
+        "Item coverage",
+        "Per model",
+        "By reasoning pair type",
+        "Inline solving",
+        "Surface-feature probes",
+    ):
+        assert heading in p.headings, heading
+    assert [t for t, _ in figures(text)] == ALTS
+    assert "<img" not in text and "data:image/png" not in text.split("<svg", 1)[0]
+
+
+def test_the_same_result_gives_the_same_page(result, page) -> None:
+    assert render_report(result) == page
+
+
+def test_ids_are_unique_in_the_page(page) -> None:
+    """The figures' clip paths and markers are named per figure: no id is defined twice."""
+    ids = Page(page).ids
+    assert len(ids) == len(set(ids)) > 20
+
+
+def test_key_figures_are_the_result_objects_numbers(result, page) -> None:
+    (g,) = result.groups.values()
+    (kf,) = key_figures(Page(page))
+    assert kf["models in the cross-model analyses"] == "8 of 8"
+    assert kf["complete-case items (factor scores, alignment, private-signal test)"] == "150"
+    assert kf["first-factor share, confidence (tetrachoric, 8 models)"] == f3(
+        g.confidence.eigen.first_share
+    )
+    assert kf["first-factor share, correctness (tetrachoric, 8 models)"] == f3(
+        g.correctness.eigen.first_share
+    )
+    assert kf["mean pairwise tau-b"] == f3(g.pairwise.mean_tau)
+    for name, res in g.pairwise.nulls.items():
+        p = res.p_value
+        words = f"p = {p:.3g}" if p >= 0.001 else "p < 0.001"
+        assert kf[f"{get_null(name).label}: mean, {words}"] == f3(res.mean)
+    by_dir = g.pairwise.fdr_share_by_direction("base_rate")
+    assert kf["of them above / below the null"] == f"{f3(by_dir['above'])} / {f3(by_dir['below'])}"
+    assert kf["factor alignment r, contentious items"] == f3(g.alignment.contentious.r)
+    assert kf["contentious items"] == str(g.alignment.contentious.n_items)
+    # the same numbers as summary.json
+    s = result.summary["results"]["squad"]["prospective"]
+    assert kf["mean pairwise tau-b"] == f3(s["pairwise"]["mean_tau"])
+    assert kf["factor alignment r, all complete-case items"] == f3(
+        s["factor_alignment"]["all"]["r"]
+    )
+
+
+def test_model_tables_are_the_result_objects_numbers(result, page) -> None:
+    (g,) = result.groups.values()
+    tables = Page(page).tables
+    (per_model,) = [t for t in tables if "auroc_internal" in t[0]]
+    assert per_model[0] == [
+        "model",
+        "n_items",
+        "accuracy",
+        "yes_rate",
+        "auroc_internal",
+        "auroc_pop",
+        "auroc_diff",
+        "brier",
+        "ece",
+        "aurc",
+        "n_unparseable",
+    ]
+    assert [r[0] for r in per_model[1:]] == list(g.calibration.per_model)
+    for row in per_model[1:]:
+        m = g.calibration.per_model[row[0]]
+        assert row[1:] == [
+            str(m.n_items),
+            f3(m.accuracy),
+            f3(m.yes_rate),
+            f3(m.auroc_internal),
+            f3(m.auroc_pop),
+            f3(m.auroc_diff),
+            f3(m.brier),
+            f3(m.ece),
+            f3(m.aurc),
+            str(m.n_unparseable),
+        ]
+    (coverage,) = [t for t in tables if t[0] == ["model", "n_items", "share", "included", "reason"]]
+    assert [r[0] for r in coverage[1:]] == list(g.coverage["model"])
+    assert all(r[3] == "yes" for r in coverage[1:])
+    (types,) = [t for t in tables if t[0][0] == "pair type"]
+    labels = [get_null(n).label for n in next(iter(g.pairwise.pair_types.values())).p_value]
+    assert types[0] == ["pair type", "pairs", "mean tau", *(f"p ({lb})" for lb in labels)]
+    for row in types[1:]:
+        s = g.pairwise.pair_types[row[0]]
+        assert row[1:3] == [str(s.n_pairs), f3(s.mean_tau)]
+
+
+def test_group_sections_do_not_read_the_summary(result, page) -> None:
+    """With the summary's group results gone, each group's section is the same: it is built
+    from the result objects (only the findings, which read the summary, change)."""
+    bare = dataclasses.replace(result, summary={**result.summary, "results": {}})
+    other = render_report(bare)
+    section = re.compile(r'<section class="group">.*?</section>', re.S)
+    strip = re.compile(r"f\d+-")  # the figures' id prefixes
+    assert [strip.sub("", s) for s in section.findall(other)] == [
+        strip.sub("", s) for s in section.findall(page)
+    ]
+    assert "No group had enough models and items" in other
+
+
+def test_figures_show_every_series_with_the_registry_labels(result, page) -> None:
+    (g,) = result.groups.values()
+    figs = dict(figures(page))
+    nulls = svg_texts(figs["pairwise nulls and delta curve"])
+    for name, res in g.pairwise.nulls.items():
+        p = res.p_value
+        words = f"p = {p:.3g}" if p >= 0.001 else "p < 0.001"
+        assert f"{get_null(name).label} ({words})" in nulls
+        assert f"{get_null(name).label} (95%)" in nulls
+        assert f"fill: {get_null(name).colour}" in figs["pairwise nulls and delta curve"]
+    assert f"observed mean = {g.pairwise.mean_tau:.3f}" in nulls
+    scree = svg_texts(figs["scree and loadings"])
+    assert f"confidence (first share {g.confidence.eigen.first_share:.0%})" in scree
+    # one hover title per model on the loadings and on the per-model AUROCs
+    titles = re.findall(r"<use\b[^>]*><title>(.*?)</title></use>", figs["scree and loadings"])
+    assert sorted(titles) == sorted(list(g.confidence.eigen.names) * 2)
+    calib = figs["per-model calibration"]
+    assert set(svg_texts(calib)) >= set(g.calibration.per_model)
+    heat = svg_texts(figs["tetrachoric matrices"])
+    assert heat.count("m01") == 4  # each matrix names each model on both axes
+
+
+def test_null_labels_and_colours_come_from_the_registry(result, monkeypatch) -> None:
+    import metacog_metrics.pairwise.nulls as registry
+
+    spec = dataclasses.replace(get_null("base_rate"), label="BR <test> null", colour="#123456")
+    monkeypatch.setitem(registry._REGISTRY, "base_rate", spec)
+    text = render_report(result)
+    p = Page(text)
+    (kf,) = key_figures(p)
+    assert any(k.startswith("BR <test> null: mean") for k in kf)
+    assert "p (BR <test> null)" in next(t[0] for t in p.tables if t[0][0] == "pair type")
+    nulls = dict(figures(text))["pairwise nulls and delta curve"]
+    assert "BR <test> null (95%)" in svg_texts(nulls) and "fill: #123456" in nulls
+    assert "base-rate-matched null" not in "".join(svg_texts(nulls))
+
+
+def _hostile_records() -> tuple:
+    names = {
+        "m01": '<script>alert("x")</script>',
+        "m02": "a & b \"quoted\" 'single'",
+        "m03": "price $x^2$ \\frac",
+        "m04": "</table><b>bold</b>",
+    }
+    df = simulate_records(
+        get_preset("paper"), n_models=6, items_per_benchmark=60, benchmarks=["squad"], seed=2
+    )
+    df["model"] = df["model"].replace(names)
+    df["benchmark"] = "<i>bench</i>"
+    return df, names
+
+
+def test_text_from_records_is_escaped() -> None:
+    df, names = _hostile_records()
+    res = analyze_records(df, permutations=30, joint_permutations=20, n_boot=20, seed=0)
+    text = render_report(res)
+    p = Page(text)
+    assert "script" not in p.tags and "b" not in p.tags and "i" not in p.tags
+    assert p.tags.count("table") == text.count("<table>")
+    cells = {c for t in p.tables for row in t for c in row}
+    assert set(names.values()) <= cells  # shown as written, in the tables
+    assert "<i>bench</i> / prospective" in p.headings
+    for _, svg in figures(text):
+        assert "<script" not in svg and "<b>" not in svg and "<i>" not in svg
+    per_model = dict(figures(text))["per-model calibration"]
+    assert set(names.values()) <= set(svg_texts(per_model))  # no mathtext: "$" stays
+    import xml.etree.ElementTree as ET
+
+    for _, svg in figures(text):  # every figure is well-formed XML
+        ET.fromstring(svg)
+
+
+def test_control_characters_in_names_leave_the_figures_well_formed() -> None:
+    import xml.etree.ElementTree as ET
+
+    df = simulate_records(
+        get_preset("paper"), n_models=5, items_per_benchmark=40, benchmarks=["squad"], seed=1
+    )
+    df["model"] = df["model"].replace({"m01": "bell\x07model", "m02": "nul\x00x"})
+    res = analyze_records(df, permutations=20, joint_permutations=10, n_boot=10, seed=0)
+    for _, svg in figures(render_report(res)):
+        ET.fromstring(svg)
+
+
+def test_page_is_self_contained(page) -> None:
+    p = Page(page)
+    assert p.links and all(link.startswith(("#", "data:")) for link in p.links), p.links
+    assert not {"link", "script", "img", "iframe", "object"} & set(p.tags)
+    assert "@import" not in page and not re.search(r"url\((?!#)", page)
+    assert not re.search(r"<!DOCTYPE svg|<\?xml", page)
+
+
+def test_skipped_group_is_reported_not_plotted() -> None:
+    df = simulate_records(
+        get_preset("paper"), n_models=2, items_per_benchmark=30, benchmarks=["squad"], seed=0
+    )
+    res = analyze_records(df, permutations=50, joint_permutations=20, seed=0)
+    text = render_report(res)
+    assert "Cross-model analyses skipped" in text
+    assert [t for t, _ in figures(text)] == ["per-model calibration"]
+    assert not key_figures(Page(text))
+
+
+def test_matplotlib_is_imported_only_when_a_report_is_written(tmp_path: Path) -> None:
+    df = simulate_records(
+        get_preset("paper"), n_models=4, items_per_benchmark=30, benchmarks=["squad"], seed=0
+    )
+    path = tmp_path / "r.csv"
+    df.to_csv(path, index=False)
+    code = f"""
+import sys
+import metacog_metrics
+from metacog_metrics import analyze_files, headline_findings
+import metacog_metrics.report
+res = analyze_files([{str(path)!r}], out_dir={str(tmp_path / "a")!r}, report=False,
+                    permutations=20, joint_permutations=10, n_boot=10, progress=False)
+headline_findings(res.summary)
+assert "matplotlib" not in sys.modules, "imported without a report"
+analyze_files([{str(path)!r}], out_dir={str(tmp_path / "b")!r}, permutations=20,
+              joint_permutations=10, n_boot=10, progress=False)
+assert "matplotlib" in sys.modules
+assert "matplotlib.pyplot" not in sys.modules, "the report must not touch pyplot"
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+    assert (tmp_path / "b" / "report.html").exists() and not (
+        tmp_path / "a" / "report.html"
+    ).exists()
+
+
+def test_templates_are_package_data() -> None:
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())
+    setup = data["tool"]["setuptools"]
+    assert "jinja2" in " ".join(data["project"]["dependencies"]).lower()
+    for package, folder in (
+        ("metacog_metrics.report", "metacog_metrics/report/templates"),
+        ("rlmf_plugin", "rlmf_plugin/templates"),
+    ):
+        templates = sorted((REPO / folder).glob("*.j2"))
+        assert templates
+        patterns = setup["package-data"][package]
+        base = REPO / package.replace(".", "/")
+        for t in templates:
+            assert any(t.relative_to(base).match(pat) for pat in patterns), (t, patterns)
+    assert not (REPO / "metacog_metrics" / "svgplot.py").exists()
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_templates(tmp_path: Path) -> None:
+    import zipfile
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for folder in ("metacog_metrics/report/templates", "rlmf_plugin/templates"):
+        shipped = {n for n in names if n.startswith(folder + "/")}
+        assert {f"{folder}/{p.name}" for p in (REPO / folder).glob("*.j2")} == shipped
+    assert "metacog_metrics/svgplot.py" not in names
+
+
+# --------------------------------------------------------------------------------------------
+# Headline findings (read from the summary until the findings move)
+# --------------------------------------------------------------------------------------------
 
 
 def test_headline_findings_quote_the_summary(result) -> None:
@@ -79,17 +375,6 @@ def test_headline_findings_without_usable_groups() -> None:
     assert headline_findings(summary) == [
         "No group had enough models and items for the cross-model analyses."
     ]
-
-
-def test_skipped_group_is_reported_not_plotted(tmp_path: Path) -> None:
-    df = simulate_records(
-        get_preset("paper"), n_models=2, items_per_benchmark=30, benchmarks=["squad"], seed=0
-    )
-    res = analyze_records(df, permutations=50, joint_permutations=20, seed=0)
-    text = render_report(res)
-    assert "Cross-model analyses skipped" in text
-    # only the per-model calibration
-    assert [f.find(NS + "title").text for f in _svgs(text)] == ["per-model calibration"]
 
 
 def _section(taus, coef, r2, p, vertex):
@@ -122,7 +407,7 @@ def _section(taus, coef, r2, p, vertex):
     ],
 )
 def test_parabola_named_only_under_its_conditions(taus, coef, r2, p, vertex, starts) -> None:
-    from metacog_metrics.report import _parabola
+    from metacog_metrics.report.findings import _parabola
 
     assert _parabola(_section(taus, coef, r2, p, vertex)).startswith(starts)
 
@@ -140,34 +425,9 @@ def test_findings_name_their_basis_and_the_threshold_convention(result) -> None:
     assert f"{group['n_models']} models x {group['n_items']} complete-case items" in findings[2]
 
 
-def test_findings_on_ragged_runs_name_each_figures_own_basis() -> None:
-    summary = {"results": {"b": {"p": {
-        "status": "ok", "n_models": 5, "n_items": 120,
-        "confidence": {
-            "method": "polychoric",
-            "polychoric": {"tau": [-1, -0.5, 0, 0.5, 1], "models": list("abcde")},
-            "eigen": {"first_share": 0.6, "quadratic_coef": [0.5, 0, -0.2],
-                      "quadratic_r2": 0.9, "quadratic_p_value": 0.01, "quadratic_vertex": 0},
-            "basis": {"n_models": 5, "items": "pairwise-complete", "n_items": 200,
-                      "n_items_per_pair": {"min": 120, "median": 200.0, "max": 200}},
-        },
-        "pairwise": {"mean_tau": 0.03, "nulls": {}, "n_pairs_valid": 10,
-                     "basis": {"n_models": 5, "n_pairs": 10, "items": "pairwise-complete",
-                               "n_items": 200,
-                               "n_items_per_pair": {"min": 120, "median": 180.0, "max": 200}}},
-        "factor_alignment": {"all": {"r": 0.4}, "contentious": {"r": 0.2, "n_items": 30},
-                             "method": "minres; confidence polychoric over levels",
-                             "basis": {"n_models": 5, "items": "complete-case",
-                                       "n_items": 120}},
-    }}}}  # fmt: skip
-    f = headline_findings(summary)
-    assert "5 models, each pair on the items both answered: 120 to 200 (median 200) of 200" in f[0]
-    assert "polychoric confidence variance" in f[0] and "pooled median" in f[0]
-    assert "no shape named, only 5 distinct thresholds" in f[0]
-    assert "5 models, 10 pairs, each pair on the items both answered: 120 to 200 (median 180)" in (
-        f[1])  # fmt: skip
-    assert "5 models x 120 complete-case items" in f[2] and "30 contentious items" in f[2]
-    assert "(pass rate within the bounds)" in f[2]
+# --------------------------------------------------------------------------------------------
+# A real run, and a large synthetic group
+# --------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -178,115 +438,91 @@ def battery(realruns_dir, tmp_path_factory):
     from metacog_metrics.pipeline import analyze_files
 
     out = tmp_path_factory.mktemp("battery")
-    analyze_files([tidy], out_dir=out, permutations=200, joint_permutations=100, n_boot=50,
-                  progress=False)  # fmt: skip
-    import json
+    res = analyze_files(
+        [tidy], out_dir=out, permutations=200, joint_permutations=100, n_boot=50, progress=False
+    )
+    summary = json.loads((out / "summary.json").read_text())
+    return res, summary, (out / "report.html").read_text(encoding="utf-8")
 
-    return json.loads((out / "summary.json").read_text()), (out / "report.html").read_text()
 
-
-def test_real_report_figures_show_every_series(battery) -> None:
-    """Each figure of the 20-model battery report against summary.json: one legend entry per
-    series, one marker per model or item, one heatmap cell per model pair."""
-    summary, text = battery
-    (bench,) = summary["results"]
-    (label,) = summary["results"][bench]
-    g = summary["results"][bench][label]
-    figures = _svgs(text)
-    assert [f.find(NS + "title").text for f in figures] == ALTS
-    assert len(text) < 300_000
-    models = set(g["models"])
-    n = len(models)
-
-    scree, loadings = _cls(figures[0], "g", "axes")
-    sections = {k: g[k] for k in ("confidence", "correctness")}
-    assert _entries(scree) == [f"{k} (first share {s['eigen']['first_share']:.0%})"
-                               for k, s in sections.items()]  # fmt: skip
-    assert [_markers(line) for line in _cls(scree, "g", "line")] == [n, n]
-    expected = []
-    for k, sec in sections.items():
-        expected.append(k)
-        if sec["eigen"].get("quadratic_r2") is not None:
-            expected.append(f"quadratic fit, R\u00b2 = {sec['eigen']['quadratic_r2']:.2f}")
-    assert _entries(loadings) == expected
-    points = _cls(loadings, "g", "scatter")
-    assert [_markers(p) for p in points] == [n, n]
-    assert {t.text for t in points[0].iter(NS + "title")} == models  # hover names
-
-    for heat in _cls(figures[1], "g", "heatmap"):
-        cells = sum(int(r) for p in heat for r in re.findall(r"h(\d+)v1", p.get("d")))
-        assert cells == n * n
-    for panel in _cls(figures[1], "g", "axes"):
-        assert {"".join(t.itertext()) for t in _cls(panel, "text", "ytick")} == models
-
-    nulls_panel, delta_panel = _cls(figures[2], "g", "axes")
-    nulls = g["pairwise"]["nulls"]
-    names = {"base_rate": "base-rate-matched null", "private_signal": "private-signal test null",
-             "calibration_preserving": "calibration-preserving null"}  # fmt: skip
-    entries = _entries(nulls_panel)
-    assert len(entries) == len(nulls) + 1 == len(_cls(nulls_panel, "path", "hist")) + 1
-    assert [e.split(" (")[0] for e in entries[:-1]] == [names[k] for k in nulls]
-    assert entries[-1] == f"observed mean = {g['pairwise']['mean_tau']:.3f}"
-    curve = g["pairwise"]["delta_curve"]
-    assert _entries(delta_panel) == ["observed"] + [f"{names[k]} (95%)"
-                                                    for k in curve["null_mean"]]  # fmt: skip
-    assert len(_cls(delta_panel, "path", "band")) == len(curve["null_mean"])
-    observed = _cls(delta_panel, "g", "line")[0]
-    assert _markers(observed) == sum(v is not None for v in curve["mean_tau"])
-
-    per_model, alignment = _cls(figures[3], "g", "axes")
-    internal, pop = _cls(per_model, "g", "scatter")
-    assert len(internal.findall(NS + "circle")) == len(pop.findall(NS + "rect")) == n
-    assert [t.text for t in _cls(per_model, "text", "ytick")] == list(g["per_model"])
-    rest, contentious = _cls(alignment, "g", "scatter")
-    fa = g["factor_alignment"]
-    assert _markers(contentious) == fa["contentious"]["n_items"]
-    assert _markers(rest) + _markers(contentious) == fa["basis"]["n_items"]
-    assert _entries(alignment) == [
-        f"all items, r = {fa['all']['r']:.2f}",
-        f"contentious (own factor fit: r = {fa['contentious']['r']:.2f})",
-    ]
+def test_real_report_shows_every_model_and_series(battery) -> None:
+    """The 20-model battery: every model named in the tables, the heatmaps and the per-model
+    panel; each null and the private-signal test in the legend; the numbers of summary.json."""
+    res, summary, text = battery
+    (g,) = res.groups.values()
+    s = summary["results"][g.benchmark][g.label]
+    figs = dict(figures(text))
+    assert list(figs) == ALTS
+    assert len(text) < 600_000
+    models = set(s["models"])
+    assert len(models) == 20
+    heat = svg_texts(figs["tetrachoric matrices"])
+    assert all(heat.count(m) == 4 for m in models)
+    assert set(svg_texts(figs["per-model calibration"])) >= models
+    nulls = svg_texts(figs["pairwise nulls and delta curve"])
+    for name in s["pairwise"]["nulls"]:
+        label = "private-signal test null" if name == "private_signal" else get_null(name).label
+        assert any(t.startswith(label + " (") for t in nulls), name
+    (kf,) = key_figures(Page(text))
+    assert kf["mean pairwise tau-b"] == f3(s["pairwise"]["mean_tau"])
+    assert kf["contentious items"] == str(s["factor_alignment"]["contentious"]["n_items"])
 
 
 def _large_group(n_models: int, n_items: int, seed: int = 0) -> SimpleNamespace:
     """The parts of a GroupAnalysis that the calibration and heatmap figures read."""
     rng = np.random.default_rng(seed)
     names = tuple(f"org/model-{i:03d}" for i in range(n_models))
-    per = {m: SimpleNamespace(auroc_internal=rng.uniform(0.5, 0.8), auroc_pop=rng.uniform(0.5, 0.8))
-           for m in names}  # fmt: skip
-    scores = SimpleNamespace(confidence_scores=rng.normal(size=n_items),
-                             correctness_scores=rng.normal(size=n_items), r=0.75)  # fmt: skip
-    alignment = SimpleNamespace(all=scores, contentious=SimpleNamespace(r=0.55),
-                                contentious_mask=rng.uniform(size=n_items) < 0.3)  # fmt: skip
+    per = {
+        m: SimpleNamespace(auroc_internal=rng.uniform(0.5, 0.8), auroc_pop=rng.uniform(0.5, 0.8))
+        for m in names
+    }
+    scores = SimpleNamespace(
+        confidence_scores=rng.normal(size=n_items),
+        correctness_scores=rng.normal(size=n_items),
+        r=0.75,
+    )
+    alignment = SimpleNamespace(
+        all=scores,
+        contentious=SimpleNamespace(r=0.55),
+        contentious_mask=rng.uniform(size=n_items) < 0.3,
+    )
     rho = np.clip(rng.normal(0.3, 0.2, (n_models, n_models)), -1, 1)
     np.fill_diagonal(rho, 1.0)
     tet = SimpleNamespace(names=names, tau=rng.normal(size=n_models), rho=rho)
     section = SimpleNamespace(tetrachoric=tet, method="tetrachoric")
-    return SimpleNamespace(calibration=SimpleNamespace(per_model=per), alignment=alignment,
-                           confidence=section, correctness=section)  # fmt: skip
+    return SimpleNamespace(
+        calibration=SimpleNamespace(per_model=per),
+        alignment=alignment,
+        confidence=section,
+        correctness=section,
+    )
 
 
 def test_large_inputs_keep_figures_small_and_say_what_is_shown() -> None:
     """100 models x 50,000 items: the alignment scatter draws a seeded subsample that its legend
-    names, every model keeps its row, the heatmaps stay ~100 kB with at most 50 names an axis."""
-    from metacog_metrics.report import MAX_SCATTER_POINTS, _calibration_figure, _heatmap_figure
+    names, every model keeps its row, the heatmaps stay small with at most 50 names an axis."""
+    from metacog_metrics.report._mpl import to_svg
+    from metacog_metrics.report.figures import (
+        MAX_SCATTER_POINTS,
+        calibration_figure,
+        heatmap_figure,
+    )
 
     g = _large_group(100, 50_000)
-    svg = _calibration_figure(g).to_svg("per-model calibration")
-    assert svg == _calibration_figure(g).to_svg("per-model calibration")  # same subsample
-    assert len(svg) < 400_000
-    root = ET.fromstring(svg)
-    per_model, alignment = _cls(root, "g", "axes")
-    assert len(_cls(per_model, "text", "ytick")) == 100
-    rest, cont = _cls(alignment, "g", "scatter")
+    svg = to_svg(calibration_figure(g), "per-model calibration")
+    assert svg == to_svg(calibration_figure(g), "per-model calibration")  # same subsample
+    assert len(svg) < 1_000_000
+    texts = svg_texts(svg)
+    assert set(texts) >= set(g.calibration.per_model)
     n_cont = int(g.alignment.contentious_mask.sum())
-    shown = _markers(rest), _markers(cont)
-    assert abs(sum(shown) - MAX_SCATTER_POINTS) <= 1
-    assert _entries(alignment) == [
-        f"all items, r = 0.75; random {shown[0]:,} of {50_000 - n_cont:,} shown",
-        f"contentious (own factor fit: r = 0.55); random {shown[1]:,} of {n_cont:,} shown",
+    (rest,) = [t for t in texts if t.startswith("all items, r = 0.75; random ")]
+    (cont,) = [t for t in texts if t.startswith("contentious (own factor fit: r = 0.55); random")]
+    shown = [
+        int(re.search(r"random ([\d,]+) of", t).group(1).replace(",", "")) for t in (rest, cont)
     ]
-    heat = _heatmap_figure(g).to_svg("tetrachoric matrices")
+    assert abs(sum(shown) - MAX_SCATTER_POINTS) <= 1
+    assert rest.endswith(f"of {50_000 - n_cont:,} shown") and cont.endswith(f"of {n_cont:,} shown")
+    heat = to_svg(heatmap_figure(g), "tetrachoric matrices")
     assert len(heat) < 400_000
-    for panel in _cls(ET.fromstring(heat), "g", "axes"):
-        assert 2 <= len(_cls(panel, "text", "xtick")) <= 50
+    names = [t for t in svg_texts(heat) if t.startswith("org/model-")]
+    assert 4 * 2 <= len(names) <= 4 * 50
