@@ -11,8 +11,8 @@ test holds every fast sampler to it.
 
 >>> [get_null(name).label for name in null_names()]
 ['base-rate-matched null', 'calibration-preserving null']
->>> get_null("base_rate").colour
-'#7f7f7f'
+>>> get_null("base_rate").colour, get_null("base_rate").short_label
+('#7f7f7f', 'base-rate')
 """
 
 from __future__ import annotations

@@ -64,6 +64,8 @@ class NullSpec:
         joint_samplers: ``{(confidence, data, engine): samplers}``, the first that binds
             draws; then the NumPy ones of the case, then the reference.
         headline: Whether this null's share of FDR-significant pairs is the headline one.
+        short_label: Short name in running text and console lines (``base-rate``); by default
+            the name with hyphens for underscores.
     """
 
     name: str
@@ -80,6 +82,7 @@ class NullSpec:
         default_factory=dict
     )
     headline: bool = False
+    short_label: str = ""
 
     def __post_init__(self) -> None:
         for (conf, engine), samplers in self.pair_samplers.items():
@@ -88,6 +91,8 @@ class NullSpec:
             _check_case(self.name, conf, data, engine, samplers, JointSampler)
         if len(set(self.seed_streams)) != 2 or min(self.seed_streams) < 0:
             raise ValueError(f"null {self.name!r}: seed_streams must be two distinct indices >= 0")
+        if not self.short_label:
+            object.__setattr__(self, "short_label", self.name.replace("_", "-"))
         object.__setattr__(self, "pair_samplers", types.MappingProxyType(dict(self.pair_samplers)))
         object.__setattr__(
             self, "joint_samplers", types.MappingProxyType(dict(self.joint_samplers))
@@ -103,6 +108,7 @@ def _check_case(name: str, conf: str, data: str, engine: str, samplers: object,
 
 
 _REGISTRY: dict[str, NullSpec] = {}
+_names: tuple[str, ...] = ()  # the registry's names: one object until the registry changes
 
 
 def register(spec: NullSpec, *, replace: bool = False) -> NullSpec:
@@ -126,7 +132,9 @@ def register(spec: NullSpec, *, replace: bool = False) -> NullSpec:
             raise ValueError(f"null {spec.name!r}: seed streams shared with {other.name!r}")
         if spec.headline and other.headline:
             raise ValueError(f"null {spec.name!r}: {other.name!r} is already the headline null")
+    global _names
     _REGISTRY[spec.name] = spec
+    _names = tuple(_REGISTRY)
     return spec
 
 
@@ -136,7 +144,7 @@ def null_names() -> tuple[str, ...]:
     >>> null_names()
     ('base_rate', 'calibration_preserving')
     """
-    return tuple(_REGISTRY)
+    return _names
 
 
 def get_null(name: str) -> NullSpec:
@@ -182,9 +190,11 @@ def registry_scope() -> Iterator[None]:
     >>> null_names()
     ('base_rate', 'calibration_preserving')
     """
+    global _names
     saved = dict(_REGISTRY)
     try:
         yield
     finally:
         _REGISTRY.clear()
         _REGISTRY.update(saved)
+        _names = tuple(_REGISTRY)
