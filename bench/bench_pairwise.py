@@ -30,6 +30,7 @@ of 33 x 1,500 with the defaults < 10 s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import subprocess
@@ -44,8 +45,9 @@ import pandas as pd
 from scipy import stats
 
 from metacog_metrics.analyze import analyze_records
-from metacog_metrics.pairwise import NULLS, joint_null_draws, pair_permutation_test
-from metacog_metrics.pairwise import pair as pw_pair
+from metacog_metrics.pairwise import joint_null_draws, null_names, pair_permutation_test
+from metacog_metrics.pairwise.nulls import PairSampler, get_null, register, registry_scope
+from metacog_metrics.pairwise.pair_draws import PairInputs, accumulate
 from metacog_metrics.pairwise.tau import _kendall_s, _tau_b_tables, _tau_from_s
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -95,7 +97,18 @@ def _sequential_pair_task(
         s2 = np.where(ok, (s_null.astype(float) ** 2).sum(axis=1) * scale**2, 0.0)
         return np.stack([ge, le, np.where(ok, n, 0), s1, s2], axis=1).astype(float)
     draws = _collapse_4x4(_random_tables(cats[0], cats[1], n, rng))
-    return pw_pair._accumulate(obs, _tau_cells(draws))
+    return accumulate(obs, _tau_cells(draws))
+
+
+def _sequential_sampler(null: str) -> PairSampler:
+    """:func:`_sequential_pair_task` as a per-pair sampler of binary confidence (NumPy)."""
+
+    def bind(inputs: PairInputs, idx: np.ndarray) -> Callable[..., np.ndarray]:
+        tables = inputs.tables[idx]
+        cats = (inputs.categories[inputs.ia[idx]], inputs.categories[inputs.ib[idx]])
+        return lambda n, ss, out=None: _sequential_pair_task(tables, cats, null, n, ss)
+
+    return PairSampler("numpy", bind)
 
 
 def compile_seconds() -> tuple[float | None, float | None]:
@@ -153,7 +166,7 @@ def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats:
                 engine: str, pairs: tuple | None = None, conf: np.ndarray = conf,
                 perf: np.ndarray = perf,
             ) -> None:  # fmt: skip
-                for null in NULLS:
+                for null in null_names():
                     pair_permutation_test(conf, perf, null=null, permutations=b_draws, rng=0,
                                           pairs=pairs, engine=engine)  # fmt: skip
 
@@ -169,13 +182,14 @@ def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats:
             if sequential:
                 sub = min(ia.size, baseline_pairs)
                 keep = np.linspace(0, ia.size - 1, sub).astype(int)
-                block_task = pw_pair._binary_pair_task
-                pw_pair._binary_pair_task = _sequential_pair_task
-                try:
+                with registry_scope():  # the nulls with the sequential sampler instead
+                    for null in null_names():
+                        spec = get_null(null)
+                        samplers = {**spec.pair_samplers,
+                                    ("binary", "numpy"): (_sequential_sampler(null),)}  # fmt: skip
+                        register(dataclasses.replace(spec, pair_samplers=samplers), replace=True)
                     subset = (ia[keep], ib[keep])
                     old_wall, old_cpu = median_times(lambda s=subset: run("numpy", s), repeats)
-                finally:
-                    pw_pair._binary_pair_task = block_task
                 scale = ia.size / sub
                 line += f" | {old_wall * scale:>14.1f}s {old_cpu * scale:>5.1f}s"
             print(line, flush=True)
@@ -184,20 +198,16 @@ def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats:
 
 
 def naive_seconds_per_draw(conf: np.ndarray, perf: np.ndarray, null: str, draws: int) -> float:
-    """Seconds per (pair, draw) of kendalltau on explicitly shuffled vectors (3 pairs)."""
+    """Seconds per (pair, draw) of kendalltau on vectors shuffled by the null's reference law
+    (3 pairs)."""
+    law = get_null(null).pair_law
     rng = np.random.default_rng(1)
     pairs = [(0, 1), (1, 2), (0, 2)]
     start = time.perf_counter()
     for a, b in pairs:
         for _ in range(draws):
-            if null == "base_rate":
-                dc = conf[:, a] - conf[:, b]
-                dp = rng.permutation(perf[:, a] - perf[:, b])
-            else:
-                perm = rng.permutation(conf.shape[0])
-                dc = conf[:, a] - conf[perm, b]
-                dp = perf[:, a] - perf[perm, b]
-            stats.kendalltau(dc, dp)
+            c, p = law(conf[:, [a, b]], perf[:, [a, b]], rng)
+            stats.kendalltau(c[:, 0] - c[:, 1], p[:, 0] - p[:, 1])
     return (time.perf_counter() - start) / (len(pairs) * draws)
 
 
@@ -245,16 +255,16 @@ def main(argv: list[str] | None = None) -> int:
                 k_draws //= 5
 
             def per_pair(conf: np.ndarray = conf, perf: np.ndarray = perf) -> None:
-                for null in NULLS:
+                for null in null_names():
                     pair_permutation_test(conf, perf, null=null, permutations=b_draws, rng=0)
 
             def joint(conf: np.ndarray = conf, perf: np.ndarray = perf, k: int = k_draws) -> None:
-                for null in NULLS:
+                for null in null_names():
                     joint_null_draws(conf, perf, null=null, n=k, rng=0)
 
             t_pair = median_time(per_pair, repeats)
             t_joint = median_time(joint, repeats)
-            naive = sum(naive_seconds_per_draw(conf, perf, null, 5) for null in NULLS)
+            naive = sum(naive_seconds_per_draw(conf, perf, null, 5) for null in null_names())
             naive_pair = naive * n_pairs * b_draws
             naive_joint = naive * n_pairs * k_draws
             print(

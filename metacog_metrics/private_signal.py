@@ -58,7 +58,9 @@ from metacog_metrics._result import Result
 from metacog_metrics.stratified import mean_taus, stratified_null_draws
 
 __all__ = [
+    "COLOUR",
     "DEFAULT_BLOCK_SIZE",
+    "LABEL",
     "PrivateSignalTestResult",
     "ability_scores",
     "pattern_strata",
@@ -68,6 +70,10 @@ __all__ = [
 
 #: Items per (pass count, ability-weighted score) block.
 DEFAULT_BLOCK_SIZE = 10
+#: The test's null as reports name and draw it (beside the pairwise nulls' labels and colours,
+#: :func:`metacog_metrics.pairwise.nulls.get_null`).
+LABEL = "private-signal test null"
+COLOUR = "#2ca02c"
 
 
 def ability_scores(perf: ArrayLike) -> NDArray[np.float64]:

@@ -52,7 +52,7 @@ from metacog_metrics._conventions import SeedLike, tie_tolerance
 from metacog_metrics._result import Result
 from metacog_metrics._threads import map_threads, n_threads
 from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
-from metacog_metrics.pairwise.pair import _compiled_kernels
+from metacog_metrics.pairwise.engines import compiled_kernels as _compiled_kernels
 from metacog_metrics.pairwise.tau import _tables_from_counts
 
 __all__ = [

@@ -16,7 +16,7 @@ def _random_tables(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generato
     """Random contingency tables with fixed margins, by sequential hypergeometric sampling.
 
     The plain cell-by-cell sampler, kept as the reference the block samplers of the per-pair
-    nulls (:func:`_base_rate_s`, :func:`_calibration_taus`) are tested and timed against.
+    nulls (:func:`_margins_s`, :func:`_category_taus`) are tested and timed against.
 
     Row by row, the row's count is split over the columns still available, one hypergeometric
     draw per cell (the last cell of a row and the last row follow). The tables are distributed as

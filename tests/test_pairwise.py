@@ -26,11 +26,11 @@ from metacog_metrics.pairwise import (
 )
 from metacog_metrics.pairwise.common import _bh
 from metacog_metrics.pairwise.samplers import (
-    _base_rate_s,
-    _calibration_taus,
     _category_counts,
+    _category_taus,
     _hg_tables,
     _inverse_cdf_draws,
+    _margins_s,
     _random_bits,
     _shuffled_binary,
 )
@@ -62,7 +62,7 @@ def _compiled_base_rate_s(rows, cols, n, seed, ratio):
     rows, cols = np.atleast_2d(rows), np.atleast_2d(cols)
     margins = np.ascontiguousarray(np.concatenate([rows, cols], axis=1), dtype=np.int64)
     draws = np.zeros((rows.shape[0], n))
-    k.base_rate_kernel(
+    k.margins_kernel(
         margins, np.zeros(rows.shape[0], dtype=np.int64), n,
         k.state(np.random.SeedSequence(seed)), k.number_tables(int(rows.sum(axis=1).max())),
         float(ratio), draws,
@@ -75,7 +75,7 @@ def _compiled_calibration_taus(a_cats, b_cats, n, seed, ratio):
     k = _kernels()
     a, b = (np.ascontiguousarray(np.atleast_2d(v), dtype=np.int64) for v in (a_cats, b_cats))
     draws = np.zeros((a.shape[0], n))
-    k.calibration_kernel(
+    k.categories_kernel(
         a, b, np.zeros(a.shape[0]), n, k.state(np.random.SeedSequence(seed)),
         k.number_tables(int(a.sum(axis=1).max())), float(ratio), draws,
     )  # fmt: skip
@@ -94,14 +94,14 @@ _RATIO = {"numba-hrua": 0.0, "numba-tables": 1e9}
 
 def _base_rate_draws(sampler, rows, cols, n, seed):
     if sampler == "numpy":
-        return _base_rate_s(np.atleast_2d(rows), np.atleast_2d(cols), n,
+        return _margins_s(np.atleast_2d(rows), np.atleast_2d(cols), n,
                             np.random.default_rng(seed))  # fmt: skip
     return _compiled_base_rate_s(rows, cols, n, seed, _RATIO[sampler])
 
 
 def _calibration_draws(sampler, a_cats, b_cats, n, seed):
     if sampler == "numpy":
-        return _calibration_taus(a_cats, b_cats, n, np.random.default_rng(seed))
+        return _category_taus(a_cats, b_cats, n, np.random.default_rng(seed))
     return _compiled_calibration_taus(a_cats, b_cats, n, seed, _RATIO[sampler])
 
 
@@ -302,7 +302,8 @@ def test_random_bits_exact_and_uniform():
 def test_joint_draws_keep_the_right_counts(null):
     conf, perf = _population(200, 4)
     rng = np.random.default_rng(2)
-    cs, ps = _shuffled_binary(_category_counts(conf, perf), 200, null, 3, rng)  # (draws, M, N)
+    split = null == "base_rate"  # the base-rate null shuffles conf and perf each on its own
+    cs, ps = _shuffled_binary(_category_counts(conf, perf), 200, split, 3, rng)  # (draws, M, N)
     np.testing.assert_array_equal(cs.sum(axis=2), np.tile(conf.sum(axis=0), (3, 1)))
     np.testing.assert_array_equal(ps.sum(axis=2), np.tile(perf.sum(axis=0), (3, 1)))
     joint = (cs * ps).sum(axis=2)
@@ -470,8 +471,8 @@ def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
     code = (2 * conf + perf).astype(int)
     cats = np.stack([np.bincount(code[:, j], minlength=4) for j in range(3)])
     n = 20_000
-    new_s = _base_rate_s(tables.sum(-1), tables.sum(-2), n, np.random.default_rng(1))
-    new_tau = _calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(2))
+    new_s = _margins_s(tables.sum(-1), tables.sum(-2), n, np.random.default_rng(1))
+    new_tau = _category_taus(cats[ia], cats[ib], n, np.random.default_rng(2))
     old_tau = _old_calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(3))
     compiled = _HAS_NUMBA or bool(os.environ.get("CI"))  # (under CI numba must be there)
     if compiled:
@@ -481,11 +482,11 @@ def test_block_samplers_match_scipy_random_table_and_the_old_sampler():
             np.concatenate([tables.sum(-1), tables.sum(-2)], axis=1), dtype=np.int64
         )
         fast_s, fast_tau = np.zeros((ia.size, n)), np.zeros((ia.size, n))
-        k.base_rate_kernel(margins, np.zeros(ia.size, dtype=np.int64), n,
-                           k.state(np.random.SeedSequence(5)), lf, 4.0, fast_s)  # fmt: skip
-        k.calibration_kernel(np.ascontiguousarray(cats[ia]), np.ascontiguousarray(cats[ib]),
-                             np.zeros(ia.size), n, k.state(np.random.SeedSequence(6)), lf, 4.0,
-                             fast_tau)  # fmt: skip
+        k.margins_kernel(margins, np.zeros(ia.size, dtype=np.int64), n,
+                         k.state(np.random.SeedSequence(5)), lf, 4.0, fast_s)  # fmt: skip
+        k.categories_kernel(np.ascontiguousarray(cats[ia]), np.ascontiguousarray(cats[ib]),
+                            np.zeros(ia.size), n, k.state(np.random.SeedSequence(6)), lf, 4.0,
+                            fast_tau)  # fmt: skip
     for j in range(ia.size):
         scipy_tables = stats.random_table(tables[j].sum(-1), tables[j].sum(-2)).rvs(
             size=n, random_state=np.random.default_rng(4 + j)
@@ -834,10 +835,10 @@ def test_compiled_calibration_null_matches_numpy_at_many_items():
     code = (2 * conf + perf).astype(int)
     cats = np.stack([np.bincount(code[:, j], minlength=4) for j in range(3)])
     n = 20_000
-    ref = _calibration_taus(cats[ia], cats[ib], n, np.random.default_rng(1))
+    ref = _category_taus(cats[ia], cats[ib], n, np.random.default_rng(1))
     fast = _compiled_calibration_taus(cats[ia], cats[ib], n, 2, 4.0)
     tables = _binary_tables(conf, perf, ia, ib)
-    ref_s = _base_rate_s(tables.sum(-1), tables.sum(-2), n, np.random.default_rng(3))
+    ref_s = _margins_s(tables.sum(-1), tables.sum(-2), n, np.random.default_rng(3))
     fast_s = _compiled_base_rate_s(tables.sum(-1), tables.sum(-2), n, 4, 4.0)
     for j in range(ia.size):
         assert _ks_p(ref[j], fast[j]) > 1e-3
@@ -873,7 +874,7 @@ def test_engines_give_statistically_indistinguishable_p_values(null):
 
 @needs_numba
 def test_engine_selection(monkeypatch):
-    import metacog_metrics.pairwise.pair as pw
+    from metacog_metrics.pairwise import engines
 
     conf, perf = _population(100, 3, seed=14)
     monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
@@ -902,7 +903,7 @@ def test_engine_selection(monkeypatch):
     with pytest.raises(ValueError, match="engine"):
         pairwise_calibration(conf, perf, permutations=0, joint_permutations=0, engine="cuda")
     # numba missing (simulated): "auto" falls back to NumPy, "numba" says what to install
-    monkeypatch.setattr(pw, "_compiled_state", {"module": None, "error": ImportError("gone")})
+    monkeypatch.setattr(engines, "_compiled_state", {"module": None, "error": ImportError("gone")})
     monkeypatch.delenv("METACOG_NO_NUMBA")
     assert pair_permutation_test(conf, perf, permutations=50, rng=0).engine == "numpy"
     with pytest.raises(ImportError, match=r"metacog-eval\[fast\]"):

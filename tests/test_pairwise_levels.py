@@ -21,7 +21,7 @@ from scipy import stats
 
 from metacog_metrics._conventions import value_ties
 from metacog_metrics.pairwise import pair_permutation_test, pairwise_taus
-from metacog_metrics.pairwise.samplers import _levels_base_rate_s
+from metacog_metrics.pairwise.samplers import _levels_margins_s
 from metacog_metrics.pairwise.tau import _level_tables, _tau_from_s
 from tests.availability import unavailable
 from tests.exact_laws import chi2_p as _chi2_p
@@ -54,13 +54,13 @@ def _padded_rows(lt):
     return rows
 
 
-def _base_rate_s_draws(sampler, lt, n, seed):
+def _margins_s_draws(sampler, lt, n, seed):
     """S of ``n`` base-rate level tables per pair: ``(P, n)``."""
     if sampler == "numpy":
-        return _levels_base_rate_s(_padded_rows(lt), lt.cols, n, np.random.default_rng(seed))
+        return _levels_margins_s(_padded_rows(lt), lt.cols, n, np.random.default_rng(seed))
     k = _kernels()
     draws = np.zeros((lt.n.size, n))
-    k.levels_base_rate_kernel(
+    k.levels_margins_kernel(
         lt.row_off, lt.rows, lt.cols, lt.s_obs, n, k.state(np.random.SeedSequence(seed)),
         k.number_tables(int(lt.n.max())), draws,
     )  # fmt: skip
@@ -128,7 +128,7 @@ def test_base_rate_level_tables_follow_the_exact_permutation_law(sampler):
     s_all = (np.sign(dx[i] - dx[j]) * np.sign(dy[perms][:, i] - dy[perms][:, j])).sum(axis=1)
     support, counts = np.unique(s_all, return_counts=True)
     lt = _level_tables(*_pair(_CA, _PA, _CB, _PB), np.array([0]), np.array([1]))
-    draws = _base_rate_s_draws(sampler, lt, 200_000, 3)[0]
+    draws = _margins_s_draws(sampler, lt, 200_000, 3)[0]
     assert set(np.unique(draws)) <= set(support)
     assert _chi2_p(draws, support, counts / counts.sum()) > 1e-4
     assert lt.s_obs[0] == _kendall_s(dx, dy)
@@ -199,7 +199,7 @@ def test_base_rate_level_tables_match_item_permutations_at_many_items(sampler):
     conf, perf, items = _realistic_pair(600, 1, subset=True)
     lt = _level_tables(conf, perf, np.array([0]), np.array([1]), items)
     n = 10_000
-    taus = _base_rate_s_draws(sampler, lt, n, 4)[0] * _scale(lt)[0]
+    taus = _margins_s_draws(sampler, lt, n, 4)[0] * _scale(lt)[0]
     m = items[0]
     ref = _item_permutation_taus(
         conf[m, 0], perf[m, 0], conf[m, 1], perf[m, 1], "base_rate", n, np.random.default_rng(5)

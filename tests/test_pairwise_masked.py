@@ -92,7 +92,7 @@ def test_binary_shuffles_keep_each_models_items_and_counts():
     counts = masked_category_counts(cz, pz, present)
     rng = np.random.default_rng(0)
     for null in ("base_rate", "calibration_preserving"):
-        cs, ps = shuffled_binary_masked(counts, present.T, null, 400, rng)
+        cs, ps = shuffled_binary_masked(counts, present.T, null == "base_rate", 400, rng)
         assert not (cs & ~present.T).any() and not (ps & ~present.T).any()
         np.testing.assert_array_equal(cs.sum(axis=2), np.tile(counts["kc"], (400, 1)))
         np.testing.assert_array_equal(ps.sum(axis=2), np.tile(counts["kp"], (400, 1)))
@@ -110,7 +110,7 @@ def test_value_shuffles_permute_each_model_among_its_own_items():
     present = ~np.isnan(c)
     rng = np.random.default_rng(1)
     for null in ("base_rate", "calibration_preserving"):
-        cs, ps = shuffled_values_masked(c, p, present, null, 200, rng)
+        cs, ps = shuffled_values_masked(c, p, present, null == "base_rate", 200, rng)
         assert (np.isnan(cs) == ~present[None]).all() and (np.isnan(ps) == ~present[None]).all()
         for j in range(3):
             np.testing.assert_array_equal(
@@ -247,7 +247,7 @@ def test_compiled_masked_joint_kernel_with_every_item_present_is_the_complete_ke
     if importlib.util.find_spec("numba") is None:
         unavailable("the compiled kernels need numba")
     from metacog_metrics.pairwise import _numba
-    from metacog_metrics.pairwise.joint import _csr
+    from metacog_metrics.pairwise.joint_draws import _csr
     from metacog_metrics.pairwise.tau import _value_lookups
 
     c, p = _ragged(n_items=70, m=4, binary=False, seed=11, missing=0.0)

@@ -172,7 +172,8 @@ def test_binary_shuffles_keep_counts_and_missing_items(monkeypatch):
     present = np.array([[1, 1, 1], [1, 0, 1], [1, 1, 0], [0, 1, 1], [1, 1, 1]], dtype=bool)
     k = mk.masked_category_counts(c, p, present)
     for null in ("base_rate", "calibration_preserving"):
-        cs, ps = mk.shuffled_binary_masked(k, present.T, null, 200, np.random.default_rng(0))
+        split = null == "base_rate"  # conf and perf each on its own
+        cs, ps = mk.shuffled_binary_masked(k, present.T, split, 200, np.random.default_rng(0))
         assert cs.shape == ps.shape == (200, 3, 5) and cs.dtype == ps.dtype == bool
         assert not (cs & ~present.T).any() and not (ps & ~present.T).any()
         np.testing.assert_array_equal(cs.sum(axis=2), np.tile(k["kc"], (200, 1)))
@@ -206,7 +207,8 @@ def test_binary_shuffles_follow_the_exact_law(null):
     support = sorted(outcomes)
     probs = np.array([outcomes[s] for s in support], dtype=float)
     probs /= probs.sum()
-    cs, ps = mk.shuffled_binary_masked(k, pres.T, null, 6000, np.random.default_rng(3))
+    split = null == "base_rate"
+    cs, ps = mk.shuffled_binary_masked(k, pres.T, split, 6000, np.random.default_rng(3))
     seen = [
         support.index((tuple(cs[d, 0, items].astype(float)), tuple(ps[d, 0, items].astype(float))))
         for d in range(6000)
@@ -219,9 +221,9 @@ def test_value_shuffles_permute_present_items_uniformly_and_keep_missing_in_plac
     p = np.array([[1, 0], [np.nan, 1], [0, np.nan], [1, 1]], dtype=float)
     present = ~np.isnan(c)
     for null in ("base_rate", "calibration_preserving"):
-        cs, ps = mk.shuffled_values_masked(
-            np.nan_to_num(c), np.nan_to_num(p), present, null, 3000, np.random.default_rng(1)
-        )
+        split, rng = null == "base_rate", np.random.default_rng(1)
+        cs, ps = mk.shuffled_values_masked(np.nan_to_num(c), np.nan_to_num(p), present, split,
+                                           3000, rng)  # fmt: skip
         assert cs.shape == ps.shape == (3000, 4, 2)
         # missing items keep their (zeroed) cells, present items get present values
         assert (cs[:, 1, 0] == 0).all() and (cs[:, 2, 1] == 0).all()
@@ -476,7 +478,7 @@ def test_value_shuffles_leave_each_missing_cell_its_own_value(null):
     junk = 100.0 + np.arange(2 * n).reshape(n, 2)  # distinct values in the missing cells
     c = np.where(present, c, junk)
     p = np.where(present, p, junk)
-    cs, ps = mk.shuffled_values_masked(c, p, present, null, 50, rng)
+    cs, ps = mk.shuffled_values_masked(c, p, present, null == "base_rate", 50, rng)
     for j in range(2):
         gone = ~present[:, j]
         np.testing.assert_array_equal(

@@ -1,4 +1,5 @@
-"""The per-pair permutation tests (``metacog_metrics.pairwise.pair``), rule by rule.
+"""The per-pair permutation tests (``metacog_metrics.pairwise.pair``, and the per-pair samplers
+the two nulls register in ``metacog_metrics.pairwise.nulls``), rule by rule.
 
 The random tables themselves are tested in ``tests/test_pairwise_samplers.py``; here the
 samplers (and the compiled kernels) are wrapped by recorders or replaced by stand-ins, so that
@@ -24,8 +25,12 @@ import pytest
 from scipy import stats
 
 import metacog_metrics.pairwise as pairwise_pkg
-from metacog_metrics.pairwise import common
+from metacog_metrics.pairwise import common, engines
 from metacog_metrics.pairwise import pair as pw
+from metacog_metrics.pairwise import pair_draws as pd
+from metacog_metrics.pairwise.nulls import base_rate as br
+from metacog_metrics.pairwise.nulls import calibration_preserving as cp
+from metacog_metrics.pairwise.nulls import get_null
 
 # --------------------------------------------------------------------------------------------
 # Hand computations
@@ -167,7 +172,7 @@ def test_accumulate_counts_ties_within_the_tolerance_and_skips_nan_draws():
             [-0.25, -0.25 - 1e-9, np.nan, np.nan, 0.0],
         ]
     )
-    acc = pw._accumulate(obs, draws)
+    acc = pd.accumulate(obs, draws)
     assert acc.shape == (3, 5)
     np.testing.assert_array_equal(acc[:, 0], [3, 3, 2])  # >= obs (ties in)
     np.testing.assert_array_equal(acc[:, 1], [2, 3, 2])  # <= obs (ties in)
@@ -179,13 +184,13 @@ def test_accumulate_counts_ties_within_the_tolerance_and_skips_nan_draws():
 
 def test_accumulate_counts_a_draw_equal_to_zero_on_both_sides():
     # at obs = 0 the tie band has width 0: only >= and <= count the equal draw
-    acc = pw._accumulate(np.array([0.0]), np.array([[0.0, 0.0, -1.0, 1.0, np.nan]]))
+    acc = pd.accumulate(np.array([0.0]), np.array([[0.0, 0.0, -1.0, 1.0, np.nan]]))
     np.testing.assert_array_equal(acc[0], [3, 3, 4, 0, 2])
 
 
 def test_accumulate_tie_band_is_narrow():
     # a draw 1e-12 away from 0.5 is not a tie (the band is 100 ulps, about 1e-14 here)
-    acc = pw._accumulate(np.array([0.5]), np.array([[0.5 - 1e-12, 0.5 + 1e-12]]))
+    acc = pd.accumulate(np.array([0.5]), np.array([[0.5 - 1e-12, 0.5 + 1e-12]]))
     np.testing.assert_array_equal(acc[0, :3], [1, 1, 2])
 
 
@@ -196,7 +201,7 @@ def test_accumulate_s_compares_integers_exactly_and_scales_to_tau():
     s_obs = np.array([2, 3])
     rows = np.array([[1, 2, 1], [0, 4, 0]])
     cols = np.array([[1, 2, 1], [1, 2, 1]])
-    acc = pw._accumulate_s(s_null, s_obs, rows, cols)
+    acc = pd.accumulate_s(s_null, s_obs, rows, cols)
     assert acc.dtype == np.float64 and acc.shape == (2, 5)
     np.testing.assert_allclose(acc[0], [2, 5, 5, 3 / 5, 13 / 25], rtol=1e-15)
     np.testing.assert_array_equal(acc[1], [0, 0, 0, 0, 0])
@@ -215,9 +220,9 @@ def _binary_hand(a, b):
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_binary_base_rate_draws_are_counted_by_hand(monkeypatch, alternative):
-    rec = _Recorder(pw._base_rate_s)
-    monkeypatch.setattr(pw, "_base_rate_s", rec)
-    monkeypatch.setattr(pw, "_DRAWS_PER_STEP", 2 * 40)  # two pairs a step: steps of 2 and 1
+    rec = _Recorder(br._margins_s)
+    monkeypatch.setattr(br, "_margins_s", rec)
+    monkeypatch.setattr(pd, "_DRAWS_PER_STEP", 2 * 40)  # two pairs a step: steps of 2 and 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a pair without draws: NaN moments, no warning
         res = pw.pair_permutation_test(
@@ -259,9 +264,9 @@ def test_binary_base_rate_draws_are_counted_by_hand(monkeypatch, alternative):
 
 
 def test_binary_calibration_draws_get_each_models_category_counts(monkeypatch):
-    rec = _Recorder(pw._calibration_taus)
-    monkeypatch.setattr(pw, "_calibration_taus", rec)
-    monkeypatch.setattr(pw, "_DRAWS_PER_STEP", 30)  # one pair a step
+    rec = _Recorder(cp._category_taus)
+    monkeypatch.setattr(cp, "_category_taus", rec)
+    monkeypatch.setattr(pd, "_DRAWS_PER_STEP", 30)  # one pair a step
     res = pw.pair_permutation_test(
         C_BIN, P_BIN, null="calibration_preserving", permutations=30, rng=2, engine="numpy",
         workers=1,
@@ -288,8 +293,8 @@ def test_binary_calibration_draws_get_each_models_category_counts(monkeypatch):
 
 
 def test_binary_chunks_have_their_own_child_seeds_and_sizes(monkeypatch):
-    rec = _Recorder(pw._base_rate_s)
-    monkeypatch.setattr(pw, "_base_rate_s", rec)
+    rec = _Recorder(br._margins_s)
+    monkeypatch.setattr(br, "_margins_s", rec)
     monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 2 * 25)  # two pairs a chunk
     bars = []
 
@@ -320,8 +325,8 @@ def test_binary_chunks_have_their_own_child_seeds_and_sizes(monkeypatch):
 
 
 def test_a_single_draw_has_a_mean_and_no_sd(monkeypatch):
-    rec = _Recorder(pw._base_rate_s)
-    monkeypatch.setattr(pw, "_base_rate_s", rec)
+    rec = _Recorder(br._margins_s)
+    monkeypatch.setattr(br, "_margins_s", rec)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one draw: no sd, and no warning
         res = pw.pair_permutation_test(C_BIN, P_BIN, permutations=1, rng=0, engine="numpy")
@@ -380,7 +385,7 @@ def fake_numba(monkeypatch):
     fake = types.ModuleType("metacog_metrics.pairwise._numba")
     monkeypatch.setitem(sys.modules, "metacog_metrics.pairwise._numba", fake)
     monkeypatch.setattr(pairwise_pkg, "_numba", fake, raising=False)
-    monkeypatch.setattr(pw, "_compiled_state", {})
+    monkeypatch.setattr(engines, "_compiled_state", {})
     monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
     return fake
 
@@ -389,56 +394,56 @@ def fake_numba(monkeypatch):
 def no_numba(monkeypatch):
     monkeypatch.setitem(sys.modules, "metacog_metrics.pairwise._numba", None)
     monkeypatch.delattr(pairwise_pkg, "_numba", raising=False)
-    monkeypatch.setattr(pw, "_compiled_state", {})
+    monkeypatch.setattr(engines, "_compiled_state", {})
     monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
 
 
 @pytest.mark.parametrize("value", ["", "0", "false", "no", " No ", "FALSE"])
 def test_auto_takes_the_kernels_unless_the_variable_says_no(fake_numba, monkeypatch, value):
     monkeypatch.setenv("METACOG_NO_NUMBA", value)
-    assert pw._compiled_kernels("auto") is fake_numba
-    assert pw.compiled_engine_available() is True
+    assert engines.compiled_kernels("auto") is fake_numba
+    assert engines.compiled_engine_available() is True
 
 
 @pytest.mark.parametrize("value", ["1", "yes", "true", " TRUE ", "off"])
 def test_the_variable_turns_auto_to_numpy_only(fake_numba, monkeypatch, value):
     monkeypatch.setenv("METACOG_NO_NUMBA", value)
-    assert pw._compiled_kernels("auto") is None
-    assert pw.compiled_engine_available("auto") is False
-    assert pw.compiled_engine_available() is False  # "auto" by default
-    assert pw._compiled_kernels("numba") is fake_numba  # numba insists
-    assert pw._compiled_kernels("numpy") is None
+    assert engines.compiled_kernels("auto") is None
+    assert engines.compiled_engine_available("auto") is False
+    assert engines.compiled_engine_available() is False  # "auto" by default
+    assert engines.compiled_kernels("numba") is fake_numba  # numba insists
+    assert engines.compiled_kernels("numpy") is None
 
 
 def test_kernels_are_imported_once(fake_numba, monkeypatch):
-    assert pw._compiled_kernels("numba") is fake_numba
-    assert pw._compiled_state == {"module": fake_numba}
+    assert engines.compiled_kernels("numba") is fake_numba
+    assert engines._compiled_state == {"module": fake_numba}
     other = types.ModuleType("other")
     monkeypatch.setitem(sys.modules, "metacog_metrics.pairwise._numba", other)
     monkeypatch.setattr(pairwise_pkg, "_numba", other)
-    assert pw._compiled_kernels("auto") is fake_numba
-    assert pw.compiled_engine_available("numpy") is False
+    assert engines.compiled_kernels("auto") is fake_numba
+    assert engines.compiled_engine_available("numpy") is False
 
 
 def test_without_numba_auto_is_numpy_and_numba_names_the_extra(no_numba):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert pw._compiled_kernels("auto") is None
-    assert isinstance(pw._compiled_state["error"], ImportError)
-    assert pw._compiled_state["module"] is None
+        assert engines.compiled_kernels("auto") is None
+    assert isinstance(engines._compiled_state["error"], ImportError)
+    assert engines._compiled_state["module"] is None
     with pytest.raises(ImportError, match=r"^engine='numba' needs numba \(pip install "
                        r"'metacog-eval\[fast\]'\): ModuleNotFoundError\(") as info:  # fmt: skip
-        pw._compiled_kernels("numba")
-    assert info.value.__cause__ is pw._compiled_state["error"]
-    assert pw.compiled_engine_available("numba") is False
-    assert pw.compiled_engine_available() is False
+        engines.compiled_kernels("numba")
+    assert info.value.__cause__ is engines._compiled_state["error"]
+    assert engines.compiled_engine_available("numba") is False
+    assert engines.compiled_engine_available() is False
     res = pw.pair_permutation_test(C_BIN, P_BIN, permutations=5, rng=0)
     assert res.engine == "numpy"
 
 
 def test_a_numba_that_fails_to_compile_warns_once_and_falls_back(monkeypatch):
     monkeypatch.delattr(pairwise_pkg, "_numba", raising=False)
-    monkeypatch.setattr(pw, "_compiled_state", {})
+    monkeypatch.setattr(engines, "_compiled_state", {})
     monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
     real_import = builtins.__import__
 
@@ -449,14 +454,14 @@ def test_a_numba_that_fails_to_compile_warns_once_and_falls_back(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", failing)
     with pytest.warns(RuntimeWarning) as caught:
-        assert pw.compiled_engine_available() is False
+        assert engines.compiled_engine_available() is False
     assert len(caught) == 1
     assert str(caught[0].message) == (
         "compiled per-pair kernels unavailable (RuntimeError('boom')); using the NumPy engine"
     )
-    assert not caught[0].filename.endswith("pair.py")  # it points at a caller
+    assert not caught[0].filename.endswith("engines.py")  # it points at a caller
     with pytest.raises(ImportError, match=r"needs numba .*RuntimeError\('boom'\)"):
-        pw._compiled_kernels("numba")
+        engines.compiled_kernels("numba")
 
 
 # --------------------------------------------------------------------------------------------
@@ -482,16 +487,16 @@ class FakeKernels:
         j = np.arange(k, dtype=float)
         return np.stack([j + 1, 0 * j + 2, 0 * j + 10, 2 * (j + 1), 0 * j + 30], axis=1)
 
-    def base_rate_kernel(self, margins, s_obs, n, state, lf, ratio, none):
+    def margins_kernel(self, margins, s_obs, n, state, lf, ratio, none):
         self.calls.append(("base_rate", margins.copy(), s_obs.copy(), n, state, lf, ratio, none))
         return self._acc(margins.shape[0])
 
-    def calibration_kernel(self, a, b, obs, n, state, lf, ratio, none):
+    def categories_kernel(self, a, b, obs, n, state, lf, ratio, none):
         self.calls.append(("calibration", a.copy(), b.copy(), obs.copy(), n, state, lf, ratio,
                            none))  # fmt: skip
         return self._acc(a.shape[0])
 
-    def levels_base_rate_kernel(self, row_off, rows, cols, s_obs, n, state, lf, none):
+    def levels_margins_kernel(self, row_off, rows, cols, s_obs, n, state, lf, none):
         self.calls.append(("levels", row_off.copy(), rows.copy(), cols.copy(), s_obs.copy(), n,
                            state, lf, none))  # fmt: skip
         return self._acc(cols.shape[0])
@@ -511,7 +516,7 @@ def _assert_none(none):
 @pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
 def test_compiled_binary_plan_hands_the_kernels_margins_and_scales_the_moments(monkeypatch, null):
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     res = pw.pair_permutation_test(C_BIN, P_BIN, null=null, permutations=9, rng=4)
     assert res.engine == "numba"
     assert fake.calls[0] == ("number_tables", 8)
@@ -552,7 +557,7 @@ def test_compiled_binary_plan_hands_the_kernels_margins_and_scales_the_moments(m
 
 def test_compiled_binary_calibration_categories(monkeypatch):
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     pw.pair_permutation_test(C_BIN, P_BIN, null="calibration_preserving", permutations=3, rng=0)
     _, ca, cb, *_ = fake.calls[1]
 
@@ -563,7 +568,7 @@ def test_compiled_binary_calibration_categories(monkeypatch):
 def test_compiled_sd_is_never_the_root_of_a_negative_variance(monkeypatch):
     fake = FakeKernels()
     fake._acc = lambda k: np.tile([1.0, 1.0, 2.0, 2.0, 1.9999999], (k, 1))  # var < 0 by rounding
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     res = pw.pair_permutation_test(C_BIN, P_BIN, null="calibration_preserving", permutations=2)
     np.testing.assert_array_equal(res.null_sd, [0.0, 0.0, 0.0])
     np.testing.assert_array_equal(res.null_mean, [1.0, 1.0, 1.0])
@@ -598,9 +603,9 @@ def _level_rows(x):
 
 def test_compiled_real_valued_groups_keep_the_pairs_order(monkeypatch):
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
-    exact = _Recorder(pw._exact_chunk_task)
-    monkeypatch.setattr(pw, "_exact_chunk_task", exact)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
+    exact = _Recorder(cp._item_permutations)
+    monkeypatch.setattr(cp, "_item_permutations", exact)
     res = pw.pair_permutation_test(
         C_REAL, P_REAL, null="calibration_preserving", permutations=12, rng=6, workers=1
     )
@@ -616,9 +621,9 @@ def test_compiled_real_valued_groups_keep_the_pairs_order(monkeypatch):
     np.testing.assert_array_equal(m[12], [7.0])
     _assert_none(m[14])
     # the item-permutation group: its own spawned child, pair (0, 1) only
-    (args, rng, out) = exact.calls[0]
-    ca, pa, cb, pb, n, ss = args
-    levels = rng  # (the recorder keeps the last argument apart)
+    (args, recorded, out) = exact.calls[0]
+    ca, pa, cb, pb, n, ss, levels = args
+    assert recorded is None  # (the recorder keeps the last argument apart: no draws recorded)
     # confidences in hundredths: the integer codes of the grid q = 100, 201 dconf levels
     assert n == 12 and ca.shape == (1, 7) and levels == 201
     np.testing.assert_array_equal(ca[0], np.rint(C_REAL[:, 0] * 100))
@@ -637,17 +642,17 @@ def test_compiled_real_valued_groups_keep_the_pairs_order(monkeypatch):
 
 def test_compiled_real_valued_engine_label_when_every_pair_permutes_items(monkeypatch):
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     res = pw.pair_permutation_test(
         C_REAL[:, :2], P_REAL[:, :2], null="calibration_preserving", permutations=5, rng=0
     )
     assert res.engine == "numpy" and np.isfinite(res.p_value).all()
-    assert [call[0] for call in fake.calls] == ["number_tables"]
+    assert fake.calls == []  # no pair for the kernels: they are not called
 
 
 def test_compiled_levels_task_scales_by_each_pairs_margins(monkeypatch):
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     c = C_REAL.copy()
     c[:, 2] = c[:, 0]  # pair (0, 2): constant dconf
     res = pw.pair_permutation_test(c, P_REAL, permutations=8, rng=3, workers=1)
@@ -677,8 +682,10 @@ def test_compiled_levels_task_scales_by_each_pairs_margins(monkeypatch):
 
 def test_compiled_levels_task_of_no_pairs(monkeypatch):
     fake = FakeKernels()
-    lt = pw._level_tables(C_REAL, P_REAL, np.zeros(0, np.int64), np.zeros(0, np.int64))
-    acc = pw._compiled_levels_task(fake, lt, "base_rate", 5, np.random.SeedSequence(0), None)
+    none = np.zeros(0, np.int64)
+    inputs = pd.PairInputs(C_REAL, P_REAL, none, none, False, "numpy")
+    inputs.kernels = fake
+    acc = br._levels_compiled(inputs, none)(5, np.random.SeedSequence(0), None)
     assert acc.shape == (0, 5)
 
 
@@ -688,9 +695,9 @@ def test_compiled_levels_task_of_no_pairs(monkeypatch):
 
 
 def test_levels_draws_get_each_pairs_level_counts(monkeypatch):
-    rec = _Recorder(pw._levels_base_rate_s)
-    monkeypatch.setattr(pw, "_levels_base_rate_s", rec)
-    monkeypatch.setattr(pw, "_DRAWS_PER_STEP", 2 * 30)  # two pairs a step
+    rec = _Recorder(br._levels_margins_s)
+    monkeypatch.setattr(br, "_levels_margins_s", rec)
+    monkeypatch.setattr(pd, "_DRAWS_PER_STEP", 2 * 30)  # two pairs a step
     c = C_REAL.copy()
     c[:, 2] = np.round(c[:, 0] + 0.25, 2)  # pair (0, 2): one level (dconf constant)
     res = pw.pair_permutation_test(c, P_REAL, permutations=30, rng=8, engine="numpy", workers=1)
@@ -717,8 +724,9 @@ def test_levels_draws_get_each_pairs_level_counts(monkeypatch):
 
 
 def test_levels_pair_task_of_no_pairs():
-    lt = pw._level_tables(C_REAL, P_REAL, np.zeros(0, np.int64), np.zeros(0, np.int64))
-    acc = pw._levels_pair_task(lt, 5, np.random.SeedSequence(0))
+    none = np.zeros(0, np.int64)
+    inputs = pd.PairInputs(C_REAL, P_REAL, none, none, False, "numpy")
+    acc = br._levels_numpy(inputs, none)(5, np.random.SeedSequence(0), None)
     assert acc.shape == (0, 5)
 
 
@@ -759,10 +767,12 @@ def test_item_permutations_counted_by_hand(monkeypatch, grid):
         c, p = C_REAL, P_REAL
     n_items = c.shape[0]
     b = 50
-    monkeypatch.setattr(pw, "_ELEMENTS_PER_CHUNK", n_items * 40)  # pairs one a chunk, 40 + 10
+    # pairs one a chunk (the plan), draws 40 + 10 a step (the sampler)
+    for module in (pw, cp):
+        monkeypatch.setattr(module, "_ELEMENTS_PER_CHUNK", n_items * 40)
     coded = []
-    codes = pw._tau_b_codes
-    monkeypatch.setattr(pw, "_tau_b_codes", lambda *a: coded.append(a[0].shape) or codes(*a))
+    codes = cp._tau_b_codes
+    monkeypatch.setattr(cp, "_tau_b_codes", lambda *a: coded.append(a[0].shape) or codes(*a))
     rec = _PermRecorder(monkeypatch)
     res = pw.pair_permutation_test(
         c, p, null="calibration_preserving", permutations=b, rng=9, engine="numpy", workers=1
@@ -787,7 +797,8 @@ def test_item_permutations_counted_by_hand(monkeypatch, grid):
 
 
 def test_item_permutations_one_draw_a_batch(monkeypatch):
-    monkeypatch.setattr(pw, "_ELEMENTS_PER_CHUNK", 6)  # fewer than the 7 items: 1 and 1
+    for module in (pw, cp):  # fewer than the 7 items: 1 pair a chunk and 1 draw a step
+        monkeypatch.setattr(module, "_ELEMENTS_PER_CHUNK", 6)
     rec = _PermRecorder(monkeypatch)
     res = pw.pair_permutation_test(C_REAL, P_REAL, null="calibration_preserving",
                                    permutations=3, rng=0, engine="numpy")  # fmt: skip
@@ -802,20 +813,20 @@ def test_exact_obs_paths_match_scipy(monkeypatch):
     pa = (rng.random((2, 15)) < 0.5).astype(float)
     pb = (rng.random((2, 15)) < 0.5).astype(float)
     calls = []
-    codes = pw._tau_b_codes
-    monkeypatch.setattr(pw, "_tau_b_codes", lambda *a: calls.append(a[2]) or codes(*a))
+    codes = cp._tau_b_codes
+    monkeypatch.setattr(cp, "_tau_b_codes", lambda *a: calls.append(a[2]) or codes(*a))
     want = [stats.kendalltau(ca[i] - cb[i], pa[i] - pb[i]).statistic for i in range(2)]
     # 9 levels: 27 > 15 items -> sorted
-    np.testing.assert_allclose(pw._exact_obs(ca, pa, cb, pb, 9), want, rtol=1e-12)
-    np.testing.assert_allclose(pw._exact_obs(ca, pa, cb, pb, None), want, rtol=1e-12)
+    np.testing.assert_allclose(cp._exact_obs(ca, pa, cb, pb, 9), want, rtol=1e-12)
+    np.testing.assert_allclose(cp._exact_obs(ca, pa, cb, pb, None), want, rtol=1e-12)
     assert calls == []
     # codes 0..2, 5 levels: 15 <= 15 items -> tables (codes shifted by q = 2)
     ca2, cb2 = np.minimum(ca, 2), np.minimum(cb, 2)
     want2 = [stats.kendalltau(ca2[i] - cb2[i], pa[i] - pb[i]).statistic for i in range(2)]
-    np.testing.assert_allclose(pw._exact_obs(ca2, pa, cb2, pb, 5), want2, rtol=1e-12)
+    np.testing.assert_allclose(cp._exact_obs(ca2, pa, cb2, pb, 5), want2, rtol=1e-12)
     assert calls == [5]
     # broadcast rows against draws: (2, 1, 15) against (2, 3, 15)
-    got = pw._exact_obs(ca2[:, None], pa[:, None], np.repeat(cb2[:, None], 3, 1), pb[:, None], 5)
+    got = cp._exact_obs(ca2[:, None], pa[:, None], np.repeat(cb2[:, None], 3, 1), pb[:, None], 5)
     np.testing.assert_allclose(got, np.repeat(np.array(want2)[:, None], 3, 1), rtol=1e-12)
 
 
@@ -839,14 +850,15 @@ def test_real_valued_chunks_of_pairs_and_progress_sizes(monkeypatch):
     sizes = []
     monkeypatch.setattr(common, "_progress", _recording_bar(sizes))
     monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 2 * 10)  # base-rate: two pairs a chunk
-    rec = _Recorder(pw._levels_base_rate_s)
-    monkeypatch.setattr(pw, "_levels_base_rate_s", rec)
+    rec = _Recorder(br._levels_margins_s)
+    monkeypatch.setattr(br, "_levels_margins_s", rec)
     pw.pair_permutation_test(C_REAL, P_REAL, permutations=10, rng=1, engine="numpy",
                              progress=True, workers=1)  # fmt: skip
     assert sizes == [30, 20, 10]
     assert _seed_keys([r for _, r, _ in rec.calls]) == [(1, (0,)), (1, (1,))]
     sizes.clear()
-    monkeypatch.setattr(pw, "_ELEMENTS_PER_CHUNK", 7 * 256 * 2)  # items: 2 pairs (256 cap)
+    for module in (pw, cp):  # items: 2 pairs a chunk (256 cap)
+        monkeypatch.setattr(module, "_ELEMENTS_PER_CHUNK", 7 * 256 * 2)
     pw.pair_permutation_test(C_REAL, P_REAL, null="calibration_preserving", permutations=300,
                              rng=1, engine="numpy", progress=True, workers=1)  # fmt: skip
     assert sizes == [900, 600, 300]
@@ -884,9 +896,9 @@ def _five_models():
 def test_binary_chunk_of_ten_pairs_and_steps_of_one_pair(monkeypatch):
     c, p = _five_models()
     for draws_per_step, calls in ((1 << 16, [10]), (10, [1] * 10)):  # step 0 -> one pair
-        rec = _Recorder(pw._base_rate_s)
-        monkeypatch.setattr(pw, "_base_rate_s", rec)
-        monkeypatch.setattr(pw, "_DRAWS_PER_STEP", draws_per_step)
+        rec = _Recorder(br._margins_s)
+        monkeypatch.setattr(br, "_margins_s", rec)
+        monkeypatch.setattr(pd, "_DRAWS_PER_STEP", draws_per_step)
         res = pw.pair_permutation_test(c, p, permutations=20, rng=3, engine="numpy", workers=1)
         assert [len(args[0]) for args, _, _ in rec.calls] == calls
         _check_recorded_pairs(res, rec, c, p, 20)
@@ -895,7 +907,7 @@ def test_binary_chunk_of_ten_pairs_and_steps_of_one_pair(monkeypatch):
 @pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
 def test_compiled_binary_plan_of_ten_pairs(monkeypatch, null):
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     c, p = _five_models()
     res = pw.pair_permutation_test(c, p, null=null, permutations=9, rng=4)
     ia, ib = np.triu_indices(5, k=1)
@@ -912,8 +924,8 @@ def test_compiled_binary_plan_of_ten_pairs(monkeypatch, null):
 def test_partial_last_chunk_and_chunks_of_one_pair(monkeypatch):
     sizes = []
     monkeypatch.setattr(common, "_progress", _recording_bar(sizes))
-    rec = _Recorder(pw._base_rate_s)
-    monkeypatch.setattr(pw, "_base_rate_s", rec)
+    rec = _Recorder(br._margins_s)
+    monkeypatch.setattr(br, "_margins_s", rec)
     monkeypatch.setattr(pw, "_TABLES_PER_CHUNK", 2 * 25)  # 3 pairs: chunks of 2 and 1
     pw.pair_permutation_test(C_BIN, P_BIN, permutations=25, rng=0, engine="numpy", progress=True)
     assert sizes == [75, 50, 25]
@@ -928,9 +940,9 @@ def test_partial_last_chunk_and_chunks_of_one_pair(monkeypatch):
 
 
 def test_levels_steps_of_one_pair_and_a_pair_of_one_level(monkeypatch):
-    rec = _Recorder(pw._levels_base_rate_s)
-    monkeypatch.setattr(pw, "_levels_base_rate_s", rec)
-    monkeypatch.setattr(pw, "_DRAWS_PER_STEP", 10)  # 10 // 30 = 0: one pair a step
+    rec = _Recorder(br._levels_margins_s)
+    monkeypatch.setattr(br, "_levels_margins_s", rec)
+    monkeypatch.setattr(pd, "_DRAWS_PER_STEP", 10)  # 10 // 30 = 0: one pair a step
     c = C_REAL.copy()
     c[:, 2] = np.round(c[:, 1] + 0.25, 2)  # pair (1, 2): one level
     pw.pair_permutation_test(c, P_REAL, permutations=30, rng=8, engine="numpy")
@@ -944,7 +956,7 @@ def test_compiled_matching_kernel_gets_the_pairs_level_tables(monkeypatch):
     from metacog_metrics.pairwise.tau import _level_tables
 
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     pw.pair_permutation_test(C_REAL, P_REAL, null="calibration_preserving", permutations=4, rng=0)
     m = fake.calls[1]
     ia, ib = np.array([0, 0, 1]), np.array([1, 2, 2])
@@ -967,18 +979,19 @@ def test_defaults_ten_thousand_draws_and_no_progress_bar(monkeypatch):
 @pytest.mark.parametrize("real", [False, True])
 def test_no_pairs_give_empty_results(monkeypatch, real):
     fake = FakeKernels()
-    monkeypatch.setattr(pw, "_compiled_kernels", lambda engine: fake)
+    monkeypatch.setattr(engines, "compiled_kernels", lambda engine: fake)
     c, p = (C_REAL, P_REAL) if real else (C_BIN, P_BIN)
     for null in ("base_rate", "calibration_preserving"):
         res = pw.pair_permutation_test(c, p, null=null, permutations=5, rng=0, pairs=([], []))
         assert res.tau.shape == res.p_value.shape == res.null_sd.shape == (0,)
         assert res.n_valid.dtype == np.int64
-    assert ("number_tables", 1 if real else 8) in fake.calls
+    assert fake.calls == []  # no pair: no kernel work at all
 
 
 def test_plan_default_engine_is_auto(monkeypatch, fake_numba):
     monkeypatch.setenv("METACOG_NO_NUMBA", "1")
     ia, ib = np.triu_indices(3, k=1)
-    plan = pw._pair_plan(C_BIN, P_BIN, True, ia, ib, "base_rate", 10, "two-sided", 0)
+    inputs = pd.PairInputs(C_BIN, P_BIN, ia, ib, True)  # engine "auto" by default
+    plan = pw._pair_plan(inputs, get_null("base_rate"), 10, "two-sided", 0)
     res = common._execute([plan], 1, False)[0]
     assert res.engine == "numpy" and res.n_valid.tolist() == [10, 0, 10]

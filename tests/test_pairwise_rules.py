@@ -40,15 +40,15 @@ from metacog_metrics.pairwise.common import (
     _check,
     _check_alternative,
     _check_engine,
-    _check_null,
     _execute,
     _p_values,
     _pairs,
     _Plan,
     _run_tasks,
 )
-from metacog_metrics.pairwise.joint import _joint_plan, _masked_joint_plan
-from metacog_metrics.pairwise.pair import _compiled_kernels
+from metacog_metrics.pairwise.engines import compiled_kernels
+from metacog_metrics.pairwise.joint import _joint_plan, joint_inputs
+from metacog_metrics.pairwise.nulls import get_null
 from metacog_metrics.pairwise.results import DeltaCurve, PairTestResult, PairwiseResult
 from tests.availability import unavailable
 
@@ -148,12 +148,12 @@ def test_checks_of_the_options_name_the_bad_value():
     ):
         _check_engine("jax")
     for ok in ("base_rate", "calibration_preserving"):
-        _check_null(ok)
+        assert get_null(ok).name == ok
     with pytest.raises(
         ValueError,
         match=r"^null must be one of \('base_rate', 'calibration_preserving'\), got 'x'$",
     ):
-        _check_null("x")
+        get_null("x")
 
 
 def test_public_functions_check_their_inputs():
@@ -563,6 +563,12 @@ def test_joint_draws_follow_the_exact_permutation_law(null, kind, engine):
 _TINY_PRESENT = np.array([[1, 1, 0], [1, 1, 1], [1, 1, 1], [1, 0, 1]], dtype=bool)
 
 
+def _masked_plan(conf, perf, present, binary, ia, ib, null, n, seed, engine="auto"):
+    """The joint draws' plan of ``null`` on ragged items (each model on its ``present`` items)."""
+    return _joint_plan(joint_inputs(conf, perf, present, binary, ia, ib, engine), get_null(null),
+                       n, seed)  # fmt: skip
+
+
 @pytest.mark.parametrize("engine", ["numpy", "numba"])
 @pytest.mark.parametrize("kind", ["binary", "continuous"])
 @pytest.mark.parametrize("null", NULLS)
@@ -573,9 +579,8 @@ def test_masked_joint_draws_follow_the_exact_permutation_law(null, kind, engine)
     conf = _TINY_BINARY if kind == "binary" else _TINY_CONF
     law = _tiny_law(kind, True, null)
     ia, ib = np.triu_indices(3, 1)
-    plan = _masked_joint_plan(
-        conf, _TINY_PERF, _TINY_PRESENT, kind == "binary", ia, ib, null, 3000, 7, engine
-    )
+    plan = _masked_plan(conf, _TINY_PERF, _TINY_PRESENT, kind == "binary", ia, ib, null, 3000, 7,
+                        engine)  # fmt: skip
     draws = _execute([plan], 1, False)[0]
     assert draws.shape == (3000, 3)
     _assert_follows_the_law(draws, law)
@@ -957,7 +962,7 @@ def test_joint_draws_on_a_confidence_grid_match_plain_shuffles(null, masked):
         present[:] = True
     ia, ib = np.triu_indices(3, 1)
     if masked:
-        plan = _masked_joint_plan(conf, perf, present, False, ia, ib, null, 2000, 5, "numpy")
+        plan = _masked_plan(conf, perf, present, False, ia, ib, null, 2000, 5, "numpy")
         draws = _execute([plan], 1, False)[0]
     else:
         draws = joint_null_draws(conf, perf, null=null, n=2000, rng=5, engine="numpy")
@@ -980,7 +985,7 @@ def test_percent_confidence_with_missing_items(engine):
     np.testing.assert_allclose(res.tau, want)
     ia, ib = np.triu_indices(3, 1)
     null = "calibration_preserving"
-    plan = _masked_joint_plan(conf, perf, present, False, ia, ib, null, 1500, 5, engine)
+    plan = _masked_plan(conf, perf, present, False, ia, ib, null, 1500, 5, engine)
     draws = _execute([plan], 1, False)[0]
     _assert_same_law(draws, _reference_masked_draws(conf, perf, present, null, 1500,
                                                     np.random.default_rng(9)))  # fmt: skip
@@ -1126,7 +1131,7 @@ def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(
     # the label names the null (the progress bar shows it); the default engine is "auto", so
     # METACOG_NO_NUMBA turns the compiled kernels off, complete or ragged; with them on, the
     # engine is "numba" (the ragged binary draws have no compiled kernel: NumPy)
-    if compiled and _compiled_kernels("auto") is None:
+    if compiled and compiled_kernels("auto") is None:
         unavailable("numba is not installed (the fast extra)")
     rng = np.random.default_rng(0)
     perf = (rng.random((12, 3)) < 0.5).astype(float)
@@ -1138,8 +1143,9 @@ def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(
         monkeypatch.delenv("METACOG_NO_NUMBA", raising=False)
     else:
         monkeypatch.setenv("METACOG_NO_NUMBA", "1")
-    complete = _joint_plan(conf, perf, binary, ia, ib, null, 4, 0)
-    ragged = _masked_joint_plan(conf, perf, present, binary, ia, ib, null, 4, 0)
+    complete = _joint_plan(joint_inputs(conf, perf, None, binary, ia, ib, "auto"),
+                           get_null(null), 4, 0)  # fmt: skip
+    ragged = _masked_plan(conf, perf, present, binary, ia, ib, null, 4, 0)
     assert complete.label == ragged.label == f"joint {null}"
     assert complete.engine == ("numba" if compiled else "numpy")
     assert ragged.engine == ("numba" if compiled and not binary else "numpy")
@@ -1148,9 +1154,9 @@ def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(
 @pytest.mark.parametrize("ragged", [False, True])
 def test_both_nulls_read_one_set_of_level_tables_per_item_group(monkeypatch, ragged):
     # the observed level tables of real-valued pairs are built once per group of pairs sharing
-    # their items (once in all on complete data), not once per null
-    import metacog_metrics.pairwise.analysis as an
-    import metacog_metrics.pairwise.pair as pm
+    # their items (once in all on complete data), not once per null: both nulls read the
+    # group's one PairInputs
+    import metacog_metrics.pairwise.pair_draws as pd
     from metacog_metrics.pairwise.masked import pair_item_groups
 
     rng = np.random.default_rng(3)
@@ -1160,13 +1166,8 @@ def test_both_nulls_read_one_set_of_level_tables_per_item_group(monkeypatch, rag
         conf[:10, 0] = perf[:10, 0] = np.nan
         conf[30:, 2] = perf[30:, 2] = np.nan
     calls = []
-    real = an._level_tables
-    monkeypatch.setattr(an, "_level_tables", lambda *a: calls.append(a) or real(*a))
-
-    def refuse(*_):
-        raise AssertionError("a plan built its own level tables")
-
-    monkeypatch.setattr(pm, "_level_tables", refuse)
+    real = pd._level_tables
+    monkeypatch.setattr(pd, "_level_tables", lambda *a: calls.append(a) or real(*a))
     res = pairwise_calibration(conf, perf, permutations=20, joint_permutations=0, rng=0)
     present = np.isfinite(conf)
     ia, ib = np.triu_indices(4, 1)

@@ -518,14 +518,14 @@ def _base_rate_law(rows, cols):
     return _law(_kendall_s(np.broadcast_to(x, perms.shape), y[perms]))
 
 
-def test_base_rate_s_follows_the_permutation_law_of_each_pair():
+def test_margins_s_follows_the_permutation_law_of_each_pair():
     # all pairs in one call (each its own margins and item count): S of each pair's draws
     # against the law of S over every permutation of that pair's items (Kendall's S from its
     # definition, in integers)
     rows = np.array([r for r, _ in _BASE_RATE_PAIRS])
     cols = np.array([c for _, c in _BASE_RATE_PAIRS])
     n = 30_000
-    s = pw._base_rate_s(rows, cols, n, np.random.default_rng(11))
+    s = pw._margins_s(rows, cols, n, np.random.default_rng(11))
     assert s.shape == (len(_BASE_RATE_PAIRS), n)
     assert np.issubdtype(s.dtype, np.integer)
     for j, (r, c) in enumerate(_BASE_RATE_PAIRS):
@@ -539,25 +539,25 @@ def test_per_pair_samplers_read_float_counts_as_the_integers_they_are():
     # the same draws for the same seed, and S stays an exact integer
     rows = np.array([r for r, _ in _BASE_RATE_PAIRS])
     cols = np.array([c for _, c in _BASE_RATE_PAIRS])
-    s_int = pw._base_rate_s(rows, cols, 500, np.random.default_rng(1))
-    s_float = pw._base_rate_s(rows.astype(float), cols.astype(float), 500,
+    s_int = pw._margins_s(rows, cols, 500, np.random.default_rng(1))
+    s_float = pw._margins_s(rows.astype(float), cols.astype(float), 500,
                               np.random.default_rng(1))  # fmt: skip
     assert np.issubdtype(s_float.dtype, np.integer)
     np.testing.assert_array_equal(s_float, s_int)
     a = np.array([x for x, _ in _CALIBRATION_PAIRS])
     b = np.array([y for _, y in _CALIBRATION_PAIRS])
-    t_int = pw._calibration_taus(a, b, 500, np.random.default_rng(2))
+    t_int = pw._category_taus(a, b, 500, np.random.default_rng(2))
     for fa, fb in ((a.astype(float), b), (a, b.astype(float))):
         np.testing.assert_array_equal(
-            pw._calibration_taus(fa, fb, 500, np.random.default_rng(2)), t_int
+            pw._category_taus(fa, fb, 500, np.random.default_rng(2)), t_int
         )
 
 
-def test_base_rate_s_of_transposed_margins_follows_its_own_law():
+def test_margins_s_of_transposed_margins_follows_its_own_law():
     # rows and columns swapped: S's law is the same by symmetry, the tables are not
     rows = np.array([c for _, c in _BASE_RATE_PAIRS[:3]])
     cols = np.array([r for r, _ in _BASE_RATE_PAIRS[:3]])
-    s = pw._base_rate_s(rows, cols, 30_000, np.random.default_rng(12))
+    s = pw._margins_s(rows, cols, 30_000, np.random.default_rng(12))
     for j, (r, c) in enumerate(_BASE_RATE_PAIRS[:3]):
         support, probs = _base_rate_law(c, r)
         assert _chi2_p(s[j], support, probs) > 1e-4
@@ -581,11 +581,11 @@ def _calibration_law(a_cats, b_cats):
     return _law(_tau_b(dconf, dperf))
 
 
-def test_calibration_taus_follow_the_permutation_law_of_each_pair():
+def test_category_taus_follow_the_permutation_law_of_each_pair():
     a = np.array([x for x, _ in _CALIBRATION_PAIRS])
     b = np.array([y for _, y in _CALIBRATION_PAIRS])
     n = 40_000
-    taus = pw._calibration_taus(a, b, n, np.random.default_rng(13))
+    taus = pw._category_taus(a, b, n, np.random.default_rng(13))
     assert taus.shape == (len(_CALIBRATION_PAIRS), n)
     for j, (x, y) in enumerate(_CALIBRATION_PAIRS):
         support, probs = _calibration_law(x, y)
@@ -593,10 +593,10 @@ def test_calibration_taus_follow_the_permutation_law_of_each_pair():
         assert _chi2_p(got, support, probs) > 1e-4, (x, y)
 
 
-def test_calibration_taus_with_the_models_swapped():
+def test_category_taus_with_the_models_swapped():
     a = np.array([y for _, y in _CALIBRATION_PAIRS[:2]])
     b = np.array([x for x, _ in _CALIBRATION_PAIRS[:2]])
-    taus = pw._calibration_taus(a, b, 40_000, np.random.default_rng(14))
+    taus = pw._category_taus(a, b, 40_000, np.random.default_rng(14))
     for j, (x, y) in enumerate(_CALIBRATION_PAIRS[:2]):
         support, probs = _calibration_law(y, x)
         got = np.where(np.isfinite(taus[j]), np.round(taus[j], 9), 9.0)
@@ -622,11 +622,11 @@ def _levels_law(levels, dperf):
         [([2, 2, 2, 1], [0, 7, 0]), ([1, 2, 1, 2], [3, 0, 3])],
     ],
 )
-def test_levels_base_rate_s_follows_the_permutation_law(pairs):
+def test_levels_margins_s_follows_the_permutation_law(pairs):
     rows = np.array([r for r, _ in pairs])
     cols = np.array([c for _, c in pairs])
     n = 30_000
-    s = pw._levels_base_rate_s(rows, cols, n, np.random.default_rng(len(pairs)))
+    s = pw._levels_margins_s(rows, cols, n, np.random.default_rng(len(pairs)))
     assert s.shape == (len(pairs), n)
     assert s.dtype == np.int64
     for j, (r, c) in enumerate(pairs):
@@ -801,17 +801,17 @@ def _subset_codes(arr):
     return (arr * 4 ** np.arange(arr.shape[-1])).sum(axis=-1)
 
 
-@pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
-def test_shuffled_binary_follows_each_models_permutation_law(null):
+@pytest.mark.parametrize("split", [True, False], ids=["split", "together"])
+def test_shuffled_binary_follows_each_models_permutation_law(split):
     counts = pw._category_counts(_JOINT_CONF, _JOINT_PERF)
     n = 12_000
-    cs, ps = pw._shuffled_binary(counts, 5, null, n, np.random.default_rng(41))
+    cs, ps = pw._shuffled_binary(counts, 5, split, n, np.random.default_rng(41))
     assert cs.shape == ps.shape == (n, 2, 5) and cs.dtype == ps.dtype == np.bool_
     np.testing.assert_array_equal(cs.sum(axis=2), np.tile(_JOINT_CONF.sum(axis=0), (n, 1)))
     np.testing.assert_array_equal(ps.sum(axis=2), np.tile(_JOINT_PERF.sum(axis=0), (n, 1)))
     for m in range(2):
         code = 2 * cs[:, m].astype(int) + ps[:, m]
-        if null == "calibration_preserving":
+        if not split:
             # the model's (conf, perf) pairs in a uniformly random order
             want = (2 * _JOINT_CONF[:, m] + _JOINT_PERF[:, m]).astype(int)
             support, probs = _law(_subset_codes(want[_permutations(5)]))
@@ -829,15 +829,14 @@ def test_shuffled_binary_follows_each_models_permutation_law(null):
     assert stats.chi2_contingency(table).pvalue > 1e-4
 
 
-def test_shuffled_binary_null_names():
-    # only "base_rate" separates conf from perf; the calibration-preserving null keeps each
-    # model's correct-among-yes and correct-among-no counts in every draw
+def test_shuffled_binary_split_or_together():
+    # only split separates conf from perf; together keeps each model's correct-among-yes
+    # and correct-among-no counts in every draw
     counts = pw._category_counts(_JOINT_CONF, _JOINT_PERF)
-    cs, ps = pw._shuffled_binary(counts, 5, "calibration_preserving", 400,
-                                 np.random.default_rng(42))  # fmt: skip
+    cs, ps = pw._shuffled_binary(counts, 5, False, 400, np.random.default_rng(42))
     np.testing.assert_array_equal((cs & ps).sum(axis=2), np.tile(counts["n11"], (400, 1)))
     np.testing.assert_array_equal((~cs & ps).sum(axis=2), np.tile(counts["n01"], (400, 1)))
-    cs, ps = pw._shuffled_binary(counts, 5, "base_rate", 400, np.random.default_rng(43))
+    cs, ps = pw._shuffled_binary(counts, 5, True, 400, np.random.default_rng(43))
     assert len(np.unique((cs & ps).sum(axis=2)[:, 0])) > 1
 
 
@@ -848,8 +847,7 @@ def test_shuffled_binary_calibration_rates_inside_each_class():
     p = np.array([1, 1, 1, 1, 1, 1, 0, 1, 0, 0], dtype=float)[:, None]
     counts = pw._category_counts(c, p)
     n = 6000
-    cs, ps = pw._shuffled_binary(counts, 10, "calibration_preserving", n,
-                                 np.random.default_rng(44))  # fmt: skip
+    cs, ps = pw._shuffled_binary(counts, 10, False, n, np.random.default_rng(44))
     cs, ps = cs[:, 0], ps[:, 0]
     assert ((cs & ps).sum(axis=1) == 6).all() and ((~cs & ps).sum(axis=1) == 1).all()
     # where conf is 0 the correct item is uniform over the three
@@ -862,10 +860,10 @@ _VALUES_C = np.array([[0.1, 0.7], [0.4, 0.2], [0.9, 0.5], [0.6, 0.8]])
 _VALUES_P = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
 
 
-@pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
-def test_shuffled_values_follow_the_permutation_law(null):
+@pytest.mark.parametrize("split", [True, False], ids=["split", "together"])
+def test_shuffled_values_follow_the_permutation_law(split):
     n = 12_000
-    cs, ps = pw._shuffled_values(_VALUES_C, _VALUES_P, null, n, np.random.default_rng(51))
+    cs, ps = pw._shuffled_values(_VALUES_C, _VALUES_P, split, n, np.random.default_rng(51))
     assert cs.shape == ps.shape == (n, 4, 2)
     # each column a permutation of that model's own values
     np.testing.assert_array_equal(np.sort(cs, axis=1), np.tile(np.sort(_VALUES_C, 0), (n, 1, 1)))
@@ -882,12 +880,12 @@ def test_shuffled_values_follow_the_permutation_law(null):
         p_code = (ps[:, :, m] * 2 ** np.arange(4)).sum(axis=1)
         orders = (_VALUES_P[:, m][_permutations(4)] * 2 ** np.arange(4)).sum(axis=1)
         assert _chi2_p(p_code, *_law(orders)) > 1e-4
-        if null == "calibration_preserving":  # perf travels with its item's confidence
+        if not split:  # perf travels with its item's confidence
             np.testing.assert_array_equal(ps[:, :, m], carried)
         else:  # perf shuffled on its own: independent of where the confidence went
             same = (ps[:, :, m] == carried).all(axis=1).mean()
             assert same == pytest.approx(4 / 24, abs=0.02)  # 4 of 24 orders of (1, 0, 1, 0)
-    # models (and conf and perf under the base-rate null) shuffled independently
+    # models (and, split, conf and perf) shuffled independently
     table = np.zeros((24, 24))
     index = {v: i for i, v in enumerate(all_perms)}
     np.add.at(table, ([index[v] for v in code[:, 0]], [index[v] for v in code[:, 1]]), 1)

@@ -5,7 +5,10 @@ of :mod:`metacog_metrics.pairwise`
 (level 1: one law per pair; level 2: laws that depend on the pair and the level-1 value only;
 level 3: the last free cell of each block), compiled, one pair and one draw at a time, with
 the accumulations (counts against the observed value, sums, sums of squares) kept in
-registers instead of ``(pairs, draws)`` arrays.
+registers instead of ``(pairs, draws)`` arrays. The kernels draw laws (tables with fixed
+margins, random matchings of categories, shuffles that split a model's confidence from its
+correctness or keep them together); which kernel serves which null is registered in that
+null's module in :mod:`metacog_metrics.pairwise.nulls`.
 
 * Hypergeometric variates. Laws that serve enough draws (the level-1 law of each pair, the
   level-2 laws of the frequent level-1 values) are tabulated and inverted: their exact CDF
@@ -21,7 +24,7 @@ registers instead of ``(pairs, draws)`` arrays.
   chunks, never on the number of threads. The draws differ from the NumPy engine's for the
   same seed (another bit generator and another order of variates); the law is the same.
 * Real-valued confidence: random (dconf level x dperf) tables row by row
-  (:func:`levels_base_rate_kernel`) and random category matching tables
+  (:func:`levels_margins_kernel`) and random category matching tables
   (:func:`matching_kernel`), hypergeometric variates simulated draw by draw when a parameter is
   small, HRUA otherwise; joint draws by shuffling with per-pair level lookups
   (:func:`joint_levels_kernel`; :func:`joint_levels_masked_kernel` when models lack items).
@@ -53,12 +56,12 @@ from scipy import special
 
 __all__ = [
     "NUMBA_VERSION",
-    "base_rate_kernel",
-    "calibration_kernel",
+    "categories_kernel",
     "joint_binary_counts",
     "joint_levels_kernel",
     "joint_levels_masked_kernel",
-    "levels_base_rate_kernel",
+    "levels_margins_kernel",
+    "margins_kernel",
     "matching_kernel",
     "number_tables",
     "permuted_counts",
@@ -385,8 +388,8 @@ _CAP = 2 * _HALF_CAP + 1
 
 @_jit("float64[:, ::1](int64[:, ::1], int64[::1], int64, uint64[::1], float64[::1], float64, "
       "float64[:, ::1])")  # fmt: skip
-def base_rate_kernel(margins: NDArray, s_obs: NDArray, n: int, s: NDArray, lf: NDArray,
-                     ratio: float, draws: NDArray) -> NDArray:  # fmt: skip
+def margins_kernel(margins: NDArray, s_obs: NDArray, n: int, s: NDArray, lf: NDArray,
+                   ratio: float, draws: NDArray) -> NDArray:  # fmt: skip
     """Kendall's S of ``n`` random 3x3 tables per pair, accumulated against the observed S.
 
     Block decomposition around cell (0, 0) as in the NumPy engine: ``n00`` (level 1);
@@ -479,11 +482,12 @@ def base_rate_kernel(margins: NDArray, s_obs: NDArray, n: int, s: NDArray, lf: N
 
 @_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], float64[::1], int64, uint64[::1], "
       "float64[::1], float64, float64[:, ::1])")  # fmt: skip
-def calibration_kernel(a_cats: NDArray, b_cats: NDArray, obs: NDArray, n: int, s: NDArray,
-                       lf: NDArray, ratio: float, draws: NDArray) -> NDArray:  # fmt: skip
-    """tau-b of ``n`` calibration-preserving null tables per pair, accumulated against ``obs``.
+def categories_kernel(a_cats: NDArray, b_cats: NDArray, obs: NDArray, n: int, s: NDArray,
+                      lf: NDArray, ratio: float, draws: NDArray) -> NDArray:  # fmt: skip
+    """tau-b of ``n`` random matchings of B's items to A's per pair, against ``obs``.
 
-    The NumPy engine's decomposition: ``x11`` (level 1: items both models say yes to);
+    Binary confidence: each model keeps its (conf, perf) categories; the NumPy engine's
+    decomposition: ``x11`` (level 1: items both models say yes to);
     given it, how many of A's and of B's correct items fall in each confidence block (level
     2, four variates); in each block, how many items both got right (level 3, four).
 
@@ -676,9 +680,9 @@ def _hg_any(st: tuple, lf: NDArray, good: int, bad: int, sample: int) -> tuple:
 
 @_jit("float64[:, ::1](int64[::1], int64[::1], int64[:, ::1], int64[::1], int64, uint64[::1], "
       "float64[::1], float64[:, ::1])")  # fmt: skip
-def levels_base_rate_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_obs: NDArray,
-                            n: int, s: NDArray, lf: NDArray, draws: NDArray
-                            ) -> NDArray:  # fmt: skip
+def levels_margins_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_obs: NDArray,
+                          n: int, s: NDArray, lf: NDArray, draws: NDArray
+                          ) -> NDArray:  # fmt: skip
     """Kendall's S of ``n`` random (dconf level x dperf) tables per pair, against the observed S.
 
     Real-valued confidence: a pair's ``L`` distinct dconf values are the rows (ascending), the
@@ -804,7 +808,7 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
                     cell_off: NDArray, cell_code: NDArray, n_levels: NDArray, total_n: NDArray,
                     obs: NDArray, n: int, s: NDArray, lf: NDArray, ratio: float,
                     draws: NDArray) -> NDArray:  # fmt: skip
-    """tau-b of ``n`` calibration-preserving null tables per pair, accumulated against ``obs``.
+    """tau-b of ``n`` random matchings of B's items to A's per pair, against ``obs``.
 
     Real-valued confidence: B's items matched to A's by a random permutation is a random
     table of A's by B's (confidence, correctness) categories with both category counts fixed.
@@ -976,9 +980,9 @@ def _category_lookups(nv: NDArray, ia: NDArray, ib: NDArray, lut_off: NDArray, l
 
 @_jit(inline="always")
 def _joint_shuffle(cs: NDArray, ps: NDArray, cat: NDArray, m: int, own_off: NDArray,
-                   own: NDArray, base_rate: bool, st: tuple) -> tuple:  # fmt: skip
+                   own: NDArray, split: bool, st: tuple) -> tuple:  # fmt: skip
     """Shuffle model ``m`` among its own items (Fisher-Yates, from the previous order;
-    ``base_rate``: its confidence and its correctness each on its own, else both together)
+    ``split``: its confidence and its correctness each on its own, else both together)
     and refresh its categories. Returns the generator state."""
     lo = own_off[m]
     for i in range(own_off[m + 1] - lo - 1, 0, -1):
@@ -986,9 +990,9 @@ def _joint_shuffle(cs: NDArray, ps: NDArray, cat: NDArray, m: int, own_off: NDAr
         j = int(u * (i + 1))
         x, y = own[lo + i], own[lo + j]
         cs[m, x], cs[m, y] = cs[m, y], cs[m, x]
-        if not base_rate:
+        if not split:
             ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
-    if base_rate:
+    if split:
         for i in range(own_off[m + 1] - lo - 1, 0, -1):
             u, st = _uniform(st)
             j = int(u * (i + 1))
@@ -1022,10 +1026,10 @@ def _count_all(table: NDArray, spare: NDArray, cells: NDArray, base: int, wb: in
       "int64[::1], int64[::1], int64[::1], boolean, int64, uint64[::1])")  # fmt: skip
 def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
                         lut_off: NDArray, lut: NDArray, stride: NDArray, n_levels: NDArray,
-                        base_rate: bool, n: int, s: NDArray) -> NDArray:  # fmt: skip
+                        split: bool, n: int, s: NDArray) -> NDArray:  # fmt: skip
     """tau-b of every pair in ``n`` joint draws for real-valued confidence: ``(n, P)``.
 
-    Each draw shuffles every model's items once (``base_rate``: its confidence and its
+    Each draw shuffles every model's items once (``split``: its confidence and its
     correctness each on its own; else both together) and recomputes every pair from that one
     draw. A pair's table cell is read from its lookup of (A's category, B's category), so a
     pair costs one pass over the items and one over its levels.
@@ -1038,7 +1042,7 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
         lut: dconf level of (A's value ``i``, B's value ``j``) at ``i * stride + j``.
         stride: ``(P,)`` B's number of distinct values.
         n_levels: ``(P,)`` dconf levels of each pair.
-        base_rate: Which null.
+        split: Confidence and correctness shuffled each on its own (else together).
         n: Draws.
         s: SFC64 state (advanced in place).
     """
@@ -1064,7 +1068,7 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     pairs = float(n_items) * (n_items - 1.0)
     for d in range(n):
         for m in range(n_models):
-            st = _joint_shuffle(cs, ps, cat, m, own_off, own, base_rate, st)
+            st = _joint_shuffle(cs, ps, cat, m, own_off, own, split, st)
         for k in range(n_pairs):
             a, b = ia[k], ib[k]
             _count_all(table, spare, cells, off[k], 2 * nv[b] + 1, cat[a], cat[b],
@@ -1080,7 +1084,7 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
 def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: NDArray,
                                ia: NDArray, ib: NDArray, shared_off: NDArray, shared: NDArray,
                                lut_off: NDArray, lut: NDArray, stride: NDArray,
-                               n_levels: NDArray, base_rate: bool, n: int,
+                               n_levels: NDArray, split: bool, n: int,
                                s: NDArray) -> NDArray:  # fmt: skip
     """:func:`joint_levels_kernel` on pairwise-complete items: ``(n, P)``.
 
@@ -1110,7 +1114,7 @@ def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, 
             cat[m, i] = 2 * nv[m]  # not answered: the spare cell
     for d in range(n):
         for m in range(n_models):
-            st = _joint_shuffle(cs, ps, cat, m, own_off, own, base_rate, st)
+            st = _joint_shuffle(cs, ps, cat, m, own_off, own, split, st)
         for k in range(n_pairs):
             a, b = ia[k], ib[k]
             n_lev = n_levels[k]
@@ -1237,12 +1241,12 @@ def _pair_counts(c: NDArray, p: NDArray, a: int, b: int, out: NDArray, valid_tai
 @_jit("int64[:, :, ::1](int64[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1], "
       "int64[::1], boolean, int64, uint64[::1])")  # fmt: skip
 def joint_binary_counts(kc: NDArray, kp: NDArray, n11: NDArray, n01: NDArray, n_items: int,
-                        ia: NDArray, ib: NDArray, base_rate: bool, n: int,
+                        ia: NDArray, ib: NDArray, split: bool, n: int,
                         s: NDArray) -> NDArray:  # fmt: skip
     """Co-occurrence counts of every pair in ``n`` joint draws of binary confidence.
 
     Each draw arranges every model's 0/1 vectors uniformly at random with its own counts
-    (``base_rate``: its yes count ``kc`` and its correct count ``kp``, each on its own; else its
+    (``split``: its yes count ``kc`` and its correct count ``kp``, each on its own; else its
     (conf, perf) categories: ``kc`` yes, ``n11`` correct among them, ``n01`` among the no) as
     packed bits, then counts, for every pair, the six co-occurrences of
     :func:`_pair_counts` with one popcount per word.
@@ -1265,7 +1269,7 @@ def joint_binary_counts(kc: NDArray, kp: NDArray, n11: NDArray, n01: NDArray, n_
             c[m, :] = 0
             p[m, :] = 0
             st = _random_subset(st, c[m], none, n_items, kc[m], n_items)
-            if base_rate:
+            if split:
                 st = _random_subset(st, p[m], none, n_items, kp[m], n_items)
                 continue
             st = _random_subset(st, p[m], c[m], kc[m], n11[m], n_items)  # right among yes

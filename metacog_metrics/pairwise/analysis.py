@@ -11,7 +11,6 @@ from numpy.typing import ArrayLike, NDArray
 from metacog_metrics._conventions import seed_sequence, tie_tolerance
 from metacog_metrics.pairwise.common import (
     DEFAULT_DELTAS,
-    NULLS,
     PAIR_TYPES,
     Alternative,
     Engine,
@@ -24,14 +23,16 @@ from metacog_metrics.pairwise.common import (
     _p_values,
     _pairs,
 )
-from metacog_metrics.pairwise.joint import _joint_plan, _masked_joint_plan
+from metacog_metrics.pairwise.joint import _joint_plan, joint_inputs
 from metacog_metrics.pairwise.masked import (
     check_ragged,
     observed_tables_or_taus,
     pair_item_groups,
     shared_counts,
 )
+from metacog_metrics.pairwise.nulls import get_null, headline_null, null_names
 from metacog_metrics.pairwise.pair import _pair_plan
+from metacog_metrics.pairwise.pair_draws import PairInputs
 from metacog_metrics.pairwise.results import (
     DeltaCurve,
     MeanTauNull,
@@ -39,7 +40,7 @@ from metacog_metrics.pairwise.results import (
     PairTypeSummary,
     PairwiseResult,
 )
-from metacog_metrics.pairwise.tau import _level_tables, pairwise_taus
+from metacog_metrics.pairwise.tau import pairwise_taus
 
 
 def _pair_types(reasoning: Sequence[bool | None] | None, ia: NDArray, ib: NDArray) -> list:
@@ -166,6 +167,23 @@ def pairwise_calibration(
 
     Raises:
         ValueError: On bad inputs.
+
+    Example:
+        Four models whose confidence follows their own correctness (80% of items): every pair
+        is significant against the base-rate null, none against each model's own calibration.
+
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> perf = (rng.random((300, 4)) < 0.6).astype(float)
+        >>> conf = np.where(rng.random((300, 4)) < 0.8, perf, 1 - perf)
+        >>> res = pairwise_calibration(conf, perf, permutations=199, joint_permutations=99,
+        ...                            rng=1, engine="numpy")
+        >>> res.n_pairs, round(res.mean_tau, 3)
+        (6, 0.572)
+        >>> {null: round(r.mean, 2) for null, r in res.nulls.items()}
+        {'base_rate': 0.0, 'calibration_preserving': 0.57}
+        >>> res.fdr_share("base_rate"), res.fdr_share("calibration_preserving")
+        (1.0, 0.0)
     """
     _check_alternative(alternative)
     _check_engine(engine)
@@ -198,9 +216,11 @@ def pairwise_calibration(
     mean_tau = float(tau[valid].mean()) if valid.any() else float("nan")
     types = _pair_types(reasoning, ia, ib)
 
-    root = seed_sequence(rng)
-    pair_seeds = dict(zip(NULLS, root.spawn(2)))
-    joint_seeds = dict(zip(NULLS, root.spawn(2)))
+    keys = null_names()
+    specs = [get_null(key) for key in keys]
+    # each null draws from its own children of the seed (fixed per null: adding a null
+    # changes no other null's draws)
+    streams = seed_sequence(rng).spawn(1 + max(i for s in specs for i in s.seed_streams))
     plans = []
     pieces: dict[str, list[NDArray]] = {}
     if permutations > 0:
@@ -215,31 +235,26 @@ def pairwise_calibration(
                 used, local = np.unique(np.concatenate([ia[idx], ib[idx]]), return_inverse=True)
                 units.append((c[np.ix_(rows, used)], p[np.ix_(rows, used)], local[: idx.size],
                               local[idx.size :], idx))  # fmt: skip
-        tables = [None if binary else _level_tables(*unit[:4]) for unit in units]
-        for null in NULLS:
-            seeds = [pair_seeds[null]] if complete else pair_seeds[null].spawn(len(units))
-            pieces[null] = [unit[4] for unit in units]
-            for (cu, pu, la, lb, _), lt, ss in zip(units, tables, seeds):
-                plans.append(_pair_plan(cu, pu, binary, la, lb, null, int(permutations),
-                                        alternative, ss, engine, lt))  # fmt: skip
+        inputs = [PairInputs(*unit[:4], binary, engine) for unit in units]
+        for spec in specs:
+            own = streams[spec.seed_streams[0]]
+            seeds = [own] if complete else own.spawn(len(units))
+            pieces[spec.name] = [unit[4] for unit in units]
+            for unit_inputs, ss in zip(inputs, seeds):
+                plans.append(_pair_plan(unit_inputs, spec, int(permutations), alternative, ss))
     joint_engine = None
     if joint_permutations > 0:
+        joint = joint_inputs(c, p, None if complete else present, binary, ia, ib, engine)
         joint_plans = [
-            _joint_plan(c, p, binary, ia, ib, null, int(joint_permutations), joint_seeds[null],
-                        engine)
-            if complete
-            else _masked_joint_plan(
-                c, p, present, binary, ia, ib, null, int(joint_permutations), joint_seeds[null],
-                engine,
-            )
-            for null in NULLS
-        ]  # fmt: skip
+            _joint_plan(joint, spec, int(joint_permutations), streams[spec.seed_streams[1]])
+            for spec in specs
+        ]
         plans += joint_plans
         joint_engine = joint_plans[0].engine
     done = iter(_execute(plans, workers, progress)) if plans else iter(())
     per_pair: dict[str, PairTestResult] = {}
     if permutations > 0:
-        for null in NULLS:
+        for null in keys:
             parts = [next(done) for _ in pieces[null]]
             per_pair[null] = (
                 parts[0]
@@ -250,33 +265,31 @@ def pairwise_calibration(
             )
     else:
         nan = np.full(tau.shape, np.nan)
-        for null in NULLS:
+        for null in keys:
             per_pair[null] = PairTestResult(
                 null, alternative, 0, tau, nan, nan, nan, nan, nan, nan,
                 np.zeros(tau.shape, dtype=np.int64),
             )  # fmt: skip
-    joint = {
-        null: next(done) if joint_permutations > 0 else np.zeros((0, tau.size)) for null in NULLS
+    draws = {
+        null: next(done) if joint_permutations > 0 else np.zeros((0, tau.size)) for null in keys
     }
     nulls = {
-        null: _mean_null(null, mean_tau, _subset_mean(joint[null], valid), alternative)
-        for null in NULLS
+        null: _mean_null(null, mean_tau, _subset_mean(draws[null], valid), alternative)
+        for null in keys
     }
 
     delta = np.asarray(deltas, dtype=float)
     n_d = np.zeros(delta.size, dtype=np.int64)
     mean_d = np.full(delta.size, np.nan)
-    band = {
-        k: {null: np.full(delta.size, np.nan) for null in NULLS} for k in ("m", "lo", "hi", "p")
-    }
+    band = {k: {null: np.full(delta.size, np.nan) for null in keys} for k in ("m", "lo", "hi", "p")}
     for i, d in enumerate(delta):
         mask = valid & (gap_counts <= np.floor(d * n_pair + 1e-9))
         n_d[i] = int(mask.sum())
         if n_d[i] < min_pairs:
             continue
         mean_d[i] = float(tau[mask].mean())
-        for null in NULLS:
-            res = _mean_null(null, mean_d[i], _subset_mean(joint[null], mask), alternative)
+        for null in keys:
+            res = _mean_null(null, mean_d[i], _subset_mean(draws[null], mask), alternative)
             band["m"][null][i], band["p"][null][i] = res.mean, res.p_value
             band["lo"][null][i], band["hi"][null][i] = res.ci
     curve = DeltaCurve(delta, n_d, mean_d, band["m"], band["lo"], band["hi"], band["p"],
@@ -291,8 +304,8 @@ def pairwise_calibration(
         obs = float(tau[mask].mean()) if mask.sum() >= min_pairs else float("nan")
         med = float(np.median(tau[mask])) if mask.sum() >= min_pairs else float("nan")
         null_mean, p_val, share = {}, {}, {}
-        for null in NULLS:
-            res = _mean_null(null, obs, _subset_mean(joint[null], mask), alternative)
+        for null in keys:
+            res = _mean_null(null, obs, _subset_mean(draws[null], mask), alternative)
             null_mean[null], p_val[null] = res.mean, res.p_value
             q = per_pair[null].q_value[mask]
             share[null] = float((q[np.isfinite(q)] < fdr_alpha).mean()) if np.isfinite(
@@ -327,4 +340,4 @@ def pairwise_calibration(
         min_pair_items=max(2, int(min_pair_items)),
         joint_engine=joint_engine,
     )
-    return dataclasses.replace(result, fdr_significant_share=result.fdr_share("base_rate"))
+    return dataclasses.replace(result, fdr_significant_share=result.fdr_share(headline_null()))

@@ -12,12 +12,11 @@ from numpy.typing import ArrayLike, NDArray
 from metacog_metrics._conventions import SeedLike as SeedLike
 from metacog_metrics._threads import map_threads
 
-Null = Literal["base_rate", "calibration_preserving"]
+#: A registered null's name (:func:`metacog_metrics.pairwise.nulls.null_names`).
+Null = str
 Engine = Literal["auto", "numpy", "numba"]
 Alternative = Literal["two-sided", "greater", "less"]
 
-#: The two permutation nulls.
-NULLS: tuple[str, ...] = ("base_rate", "calibration_preserving")
 #: Accuracy-gap grid of the delta curve.
 DEFAULT_DELTAS: tuple[float, ...] = (
     0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0,
@@ -90,11 +89,6 @@ def _check_alternative(alternative: str) -> None:
 def _check_engine(engine: str) -> None:
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-
-
-def _check_null(null: str) -> None:
-    if null not in NULLS:
-        raise ValueError(f"null must be one of {NULLS}, got {null!r}")
 
 
 def _bh(p: NDArray) -> NDArray:

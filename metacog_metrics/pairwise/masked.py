@@ -143,20 +143,20 @@ def masked_category_counts(
 def shuffled_binary_masked(
     counts: Mapping[str, NDArray],
     present_t: NDArray[np.bool_],
-    null: str,
+    split: bool,
     n: int,
     rng: np.random.Generator,
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """``n`` joint draws of the models x items 0/1 matrices, each model shuffled on its items.
 
     Every model's vector is a uniformly random arrangement of its own counts over the items it
-    answered (its missing items stay False): for the base-rate null conf and perf each on its
-    own, for the calibration-preserving null the (conf, perf) pairs together.
+    answered (its missing items stay False): with ``split`` conf and perf each on its own,
+    else the (conf, perf) pairs together.
 
     Args:
         counts: :func:`masked_category_counts`.
         present_t: ``(M, N)`` presence.
-        null: ``"base_rate"`` or ``"calibration_preserving"``.
+        split: Confidence and correctness each on its own (else together).
         n: Draws.
         rng: Generator.
 
@@ -167,7 +167,7 @@ def shuffled_binary_masked(
     elig = np.tile(present_t, (n, 1))  # (n M, N)
     kc = np.tile(counts["kc"], n)
     cs = _random_bits(n_items, kc, rng, eligible=elig)
-    if null == "base_rate":
+    if split:
         ps = _random_bits(n_items, np.tile(counts["kp"], n), rng, eligible=elig)
     else:
         n11 = np.tile(counts["n11"], n)
@@ -190,10 +190,11 @@ def shuffled_binary_masked(
 
 
 def shuffled_values_masked(
-    c: NDArray, p: NDArray, present: NDArray[np.bool_], null: str, n: int,
+    c: NDArray, p: NDArray, present: NDArray[np.bool_], split: bool, n: int,
     rng: np.random.Generator,
 ) -> tuple[NDArray, NDArray]:  # fmt: skip
-    """``n`` joint draws for real-valued confidence, each model permuted among its own items.
+    """``n`` joint draws for real-valued confidence, each model permuted among its own items
+    (``split``: its confidence and its correctness each on its own, else together).
 
     ``argsort`` of uniform keys (``inf`` on missing items) lists a model's present items in a
     random order, then its missing ones in item order; a stable ``argsort`` of "missing" lists
@@ -215,7 +216,7 @@ def shuffled_values_masked(
         return idx  # item i takes the value of item idx[i]
 
     ct, pt = c.T[None], p.T[None]
-    if null == "base_rate":
+    if split:
         cs = np.take_along_axis(np.broadcast_to(ct, (n, m, n_items)), permutation(), axis=-1)
         ps = np.take_along_axis(np.broadcast_to(pt, (n, m, n_items)), permutation(), axis=-1)
     else:

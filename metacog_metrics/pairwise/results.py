@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from metacog_metrics._result import Result
+from metacog_metrics.pairwise.nulls import headline_null
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -160,8 +161,9 @@ class PairwiseResult(Result):
         per_pair: ``{null: PairTestResult}``.
         nulls: ``{null: MeanTauNull}``.
         fdr_alpha: FDR level.
-        fdr_significant_share: Share of pairs with base-rate q < ``fdr_alpha`` (the headline;
-            ``per_pair[null]`` has both).
+        fdr_significant_share: Share of pairs whose q-value under the headline null
+            (:func:`~metacog_metrics.pairwise.nulls.headline_null`) is below ``fdr_alpha``
+            (``per_pair[null]`` has every null's).
         delta_curve: The :class:`DeltaCurve`.
         pair_types: ``{type: PairTypeSummary}`` (empty without reasoning flags).
         alternative: Alternative of the p-values.
@@ -200,19 +202,20 @@ class PairwiseResult(Result):
     min_pair_items: int = 2
     joint_engine: str | None = None
 
-    def fdr_share(self, null: str = "base_rate") -> float:
-        """Share of pairs (with a p-value) whose q-value under ``null`` is below ``fdr_alpha``."""
-        q = self.per_pair[null].q_value
+    def fdr_share(self, null: str | None = None) -> float:
+        """Share of pairs (with a p-value) whose q-value under ``null`` (default: the headline
+        null) is below ``fdr_alpha``."""
+        q = self.per_pair[headline_null() if null is None else null].q_value
         ok = np.isfinite(q)
         return float((q[ok] < self.fdr_alpha).mean()) if ok.any() else float("nan")
 
-    def fdr_share_by_direction(self, null: str = "base_rate") -> dict[str, float]:
+    def fdr_share_by_direction(self, null: str | None = None) -> dict[str, float]:
         """:meth:`fdr_share` split by direction: ``{"above": ..., "below": ...}``.
 
         A pair counts as "above" when its tau exceeds its own null mean, else "below"; the two
         shares (of the pairs with a p-value) add up to :meth:`fdr_share`.
         """
-        res = self.per_pair[null]
+        res = self.per_pair[headline_null() if null is None else null]
         ok = np.isfinite(res.q_value)
         if not ok.any():
             return {"above": float("nan"), "below": float("nan")}

@@ -1,7 +1,8 @@
-"""Random tables and shuffled matrices: the draws of both nulls.
+"""Random tables and shuffled matrices: the NumPy kernels the nulls' samplers draw with.
 
-Per-pair null draws: block decomposition with exact inversion of the shared laws. A per-pair
-null table is built in three levels of hypergeometric variates. Level 1 has one law per pair;
+Per-pair draws: block decomposition with exact inversion of the shared laws. A random table
+with fixed margins (or a random matching of two models' categories) is built in three levels
+of hypergeometric variates. Level 1 has one law per pair;
 level 2 depends on the pair and the level-1 value only, so its laws repeat across the draws;
 level 3 (the last free cell of each block) depends on several earlier values and is drawn one
 by one (NumPy's sampler, ~100 ns a variate). Laws that repeat are tabulated once (their exact
@@ -10,12 +11,13 @@ with a guide table, some 20-40 ns a draw with the tables; they are tabulated onl
 serves enough draws (few items: narrow laws). Every step draws from the exact conditional law,
 so the tables are distributed as under random permutations of the items (tests check this
 against enumeration, shuffles, SciPy and the cell-by-cell sampler). The level-3 variates set
-the floor: 1 per base-rate draw, 4 per calibration-preserving draw.
+the floor: 1 per table with fixed margins, 4 per category matching.
 :mod:`metacog_metrics.pairwise._numba` compiles the same decomposition (used when numba
 imports): the level-3 variates by HRUA with tabulated log-factorials, some 35-40 ns each.
 
 Joint draws shuffle whole models: each model's 0/1 vectors are uniformly random arrangements of
-its own counts (:func:`_shuffled_binary`); real-valued confidence permutes the items.
+its own counts (:func:`_shuffled_binary`); real-valued confidence permutes the items. Which
+null draws with which kernel is registered in :mod:`metacog_metrics.pairwise.nulls`.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ def _cells(*cells: NDArray) -> NDArray[np.int64]:
     return np.stack(cells, axis=-1).reshape(-1, 3, 3)
 
 
-def _base_rate_s(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator) -> NDArray:
+def _margins_s(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator) -> NDArray:
     """Kendall's S of ``n`` random 3x3 tables per pair with the given margins: ``(P, n)``.
 
     Block decomposition around cell (0, 0): ``n00`` (level 1); given it, the rest of row 0
@@ -193,11 +195,12 @@ def _base_rate_s(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator)
     return s.reshape(n_pairs, n)
 
 
-def _calibration_taus(a_cats: NDArray, b_cats: NDArray, n: int, rng: np.random.Generator
+def _category_taus(a_cats: NDArray, b_cats: NDArray, n: int, rng: np.random.Generator
                       ) -> NDArray[np.float64]:  # fmt: skip
-    """tau-b of ``n`` random tables per pair under the calibration-preserving null: ``(P, n)``.
+    """tau-b of ``n`` random matchings of B's items to A's per pair: ``(P, n)``.
 
-    B's items are matched to A's by a random permutation; ``a_cats``/``b_cats`` are (P, 4)
+    B's items are matched to A's by a random permutation (each model keeps its own
+    (conf, perf) pairs); ``a_cats``/``b_cats`` are (P, 4)
     counts of the categories ``2 conf + perf``. Level 1: ``x11``, the items both models say
     yes to, fixes the four confidence blocks (yes/yes, yes/no, no/yes, no/no). Level 2 (given
     ``x11`` only): how many of A's correct items and of B's correct items fall in each block.
@@ -238,11 +241,11 @@ def _calibration_taus(a_cats: NDArray, b_cats: NDArray, n: int, rng: np.random.G
     return tau.reshape(n_pairs, n)
 
 
-def _levels_base_rate_s(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator
+def _levels_margins_s(rows: NDArray, cols: NDArray, n: int, rng: np.random.Generator
                         ) -> NDArray[np.int64]:  # fmt: skip
     """Kendall's S of ``n`` random (dconf level x dperf) tables per pair: ``(P, n)``.
 
-    Real-valued confidence under the base-rate null (dperf permuted against dconf): a random
+    Real-valued confidence, dperf permuted against dconf: a random
     ``L x 3`` table with the pair's level counts as rows (ascending dconf) and its dperf counts
     as columns. Row by row, vectorised over pairs and draws: the row's items in column 0 are
     a hypergeometric variate given the items not yet placed, then those in column 2 among the
@@ -362,19 +365,19 @@ def _category_counts(c: NDArray, p: NDArray) -> dict[str, NDArray[np.int64]]:
 
 
 def _shuffled_binary(
-    counts: Mapping[str, NDArray], n_items: int, null: str, n: int, rng: np.random.Generator
+    counts: Mapping[str, NDArray], n_items: int, split: bool, n: int, rng: np.random.Generator
 ) -> tuple[NDArray, NDArray]:
-    """n joint draws of the models x items 0/1 matrices under ``null``: (n, M, N) bool.
+    """n joint draws of the models x items 0/1 matrices: (n, M, N) bool.
 
-    Every model's vector is a uniformly random arrangement of its own counts: for the base-rate
-    null conf and perf each on its own; for the calibration-preserving null the (conf, perf)
-    category vector as a whole (conf first, then perf within conf = 1 and within conf = 0, in
-    one pass with class-dependent rates).
+    Every model's vector is a uniformly random arrangement of its own counts: with ``split``
+    conf and perf each on its own; else the (conf, perf) category vector as a whole (conf
+    first, then perf within conf = 1 and within conf = 0, in one pass with class-dependent
+    rates).
     """
     m = counts["kc"].size
     kc = np.tile(counts["kc"], n)
     cs = _random_bits(n_items, kc, rng)
-    if null == "base_rate":
+    if split:
         ps = _random_bits(n_items, np.tile(counts["kp"], n), rng)
     else:
         n11 = np.tile(counts["n11"], n)
@@ -391,12 +394,13 @@ def _shuffled_binary(
 
 
 def _shuffled_values(
-    c: NDArray, p: NDArray, null: str, n: int, rng: np.random.Generator
+    c: NDArray, p: NDArray, split: bool, n: int, rng: np.random.Generator
 ) -> tuple[NDArray, NDArray]:
-    """n joint draws for real-valued confidence: (n, N, M) each, by permuting the items."""
+    """n joint draws for real-valued confidence: (n, N, M) each, by permuting each model's
+    items (``split``: its confidence and its correctness each on its own, else together)."""
     cs = np.repeat(c.T[None], n, axis=0)  # (n, M, N)
     ps = np.repeat(p.T[None], n, axis=0)
-    if null == "base_rate":
+    if split:
         rng.permuted(cs, axis=-1, out=cs)
         rng.permuted(ps, axis=-1, out=ps)
     else:

@@ -33,6 +33,12 @@ def tau_b_from_table(table: ArrayLike) -> NDArray[np.float64]:
 
     Returns:
         ``(...)`` tau-b values; NaN where a margin is constant.
+
+    Example:
+        >>> float(tau_b_from_table([[3, 1], [1, 3]]))  # S = 9 - 1, sqrt((28 - 12)(28 - 12))
+        0.5
+        >>> tau_b_from_table([[[3, 1], [1, 3]], [[4, 4], [0, 0]]]).tolist()  # a constant row
+        [0.5, nan]
     """
     t = np.asarray(table, dtype=float)
     if t.ndim < 2:
@@ -331,6 +337,12 @@ def pairwise_taus(conf: ArrayLike, perf: ArrayLike, *, pairs: Any = None) -> NDA
 
     Raises:
         ValueError: On NaN, non-binary ``perf``, mismatched shapes or bad pair indices.
+
+    Example:
+        >>> conf = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, 1], [1, 1, 1]])
+        >>> perf = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 0, 1], [1, 0, 0]])
+        >>> pairwise_taus(conf, perf).round(3).tolist()  # pairs (0, 1), (0, 2), (1, 2)
+        [0.401, 0.875, 0.5]
     """
     c, p, binary = _check(conf, perf)
     ia, ib = _pairs(c.shape[-1], pairs)
@@ -351,14 +363,14 @@ _LEVELS_PER_ITEM = 4  # ... and at most this many dconf levels per item (else: t
 class _LevelTables:
     """The counts a batch of real-valued pairs' per-pair nulls depend on, packed pair by pair.
 
-    Base-rate null (dperf permuted against dconf): each pair's distinct dconf values (its
-    *levels*, ascending) with their counts, and its dperf counts; a draw is a random
-    ``levels x 3`` table with both margins. Calibration-preserving null (B's items permuted
-    against A's): each model's distinct (confidence, correctness) *categories* with their
-    counts, and for each cell (row category, column category) the dconf level and dperf of
-    an item of the one matched with an item of the other; a draw is a random table of
-    categories with both margins. Exact ties keep their meaning: levels are the distinct
-    values of the differences (:func:`value_ties`), as for the observed tau-b.
+    dperf permuted against dconf: each pair's distinct dconf values (its *levels*,
+    ascending) with their counts, and its dperf counts; a draw is a random ``levels x 3``
+    table with both margins. B's items permuted against A's: each model's distinct
+    (confidence, correctness) *categories* with their counts, and for each cell (row
+    category, column category) the dconf level and dperf of an item of the one matched with
+    an item of the other; a draw is a random table of categories with both margins. Exact
+    ties keep their meaning: levels are the distinct values of the differences
+    (:func:`value_ties`), as for the observed tau-b.
 
     Attributes:
         n: ``(P,)`` items of each pair.

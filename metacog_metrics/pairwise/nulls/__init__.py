@@ -1,74 +1,44 @@
 """The permutation nulls of pairwise calibration, one module each, looked up by name.
 
-A null is registered once with its name (the key used in results and ``summary.json``), the
-label and colour every report uses, and a one-line description.
+A null is one module that registers a :class:`NullSpec`: its name (the key used in results
+and ``summary.json``), the label and colour every report uses, a one-line description, its
+law as two short reference shuffles (one draw for a pair, one joint draw of all models), and
+the fast samplers that draw from that law case by case (binary or real-valued confidence,
+complete or ragged data, per pair or joint, NumPy or compiled). The per-pair tests, the joint
+draws and the reports loop over :func:`null_names` and take what they need from
+:func:`get_null`; a case without a fast sampler is drawn from the reference law, and a contract
+test holds every fast sampler to it.
+
+>>> [get_null(name).label for name in null_names()]
+['base-rate-matched null', 'calibration-preserving null']
+>>> get_null("base_rate").colour, get_null("base_rate").short_label
+('#7f7f7f', 'base-rate')
 """
 
 from __future__ import annotations
 
-import dataclasses
+from metacog_metrics.pairwise.joint_draws import JointSampler
 
-__all__ = ["NullSpec", "get_null", "null_names"]
-
-
-@dataclasses.dataclass(frozen=True)
-class NullSpec:
-    """A registered permutation null.
-
-    Attributes:
-        name: Key in results, tables and ``summary.json`` (``base_rate``, ...).
-        label: Name shown in reports (``base-rate-matched null``).
-        colour: Hex colour of the null in every figure.
-        description: What the null keeps and what it breaks, in one sentence.
-    """
-
-    name: str
-    label: str
-    colour: str
-    description: str
-
-
-_REGISTRY: dict[str, NullSpec] = {}
-
-
-def _register(spec: NullSpec) -> NullSpec:
-    if spec.name in _REGISTRY:
-        raise ValueError(f"null {spec.name!r} is registered twice")
-    _REGISTRY[spec.name] = spec
-    return spec
-
-
-def null_names() -> tuple[str, ...]:
-    """The registered nulls' names, in registration order."""
-    return tuple(_REGISTRY)
-
-
-def get_null(name: str) -> NullSpec:
-    """The null registered as ``name``.
-
-    Raises:
-        ValueError: No null has that name (the message lists the known ones).
-    """
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown null {name!r}; known: {', '.join(_REGISTRY)}") from None
-
-
-_register(
-    NullSpec(
-        name="base_rate",
-        label="base-rate-matched null",
-        colour="#7f7f7f",
-        description="the association of dconf with dperf is broken while every base rate is kept",
-    )
+# The nulls of the paper, registered in this order (the order of every result, table and
+# report): each module registers itself.
+from metacog_metrics.pairwise.nulls import base_rate, calibration_preserving  # noqa: F401
+from metacog_metrics.pairwise.nulls._registry import (
+    NullSpec,
+    get_null,
+    headline_null,
+    null_names,
+    register,
+    registry_scope,
 )
-_register(
-    NullSpec(
-        name="calibration_preserving",
-        label="calibration-preserving null",
-        colour="#ff7f0e",
-        description="each model keeps its own (confidence, correctness) pairs; the matching of "
-        "items across models is shuffled",
-    )
-)
+from metacog_metrics.pairwise.pair_draws import PairSampler
+
+__all__ = [
+    "JointSampler",
+    "NullSpec",
+    "PairSampler",
+    "get_null",
+    "headline_null",
+    "null_names",
+    "register",
+    "registry_scope",
+]
