@@ -197,7 +197,7 @@ def test_figures_show_every_series_with_the_registry_labels(result, page) -> Non
 
 
 def test_null_labels_and_colours_come_from_the_registry(result, monkeypatch) -> None:
-    import metacog_metrics.pairwise.nulls as registry
+    import metacog_metrics.pairwise.nulls._registry as registry
 
     spec = dataclasses.replace(get_null("base_rate"), label="BR <test> null", colour="#123456")
     monkeypatch.setitem(registry._REGISTRY, "base_rate", spec)

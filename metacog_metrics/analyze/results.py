@@ -19,6 +19,7 @@ from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.calibration import CalibrationResult
 from metacog_metrics.factors import EigenResult, FactorAlignmentResult, FactorAnalysisResult
 from metacog_metrics.pairwise import PairwiseResult
+from metacog_metrics.pairwise.nulls import get_null, null_names
 from metacog_metrics.private_signal import PrivateSignalTestResult
 from metacog_metrics.records import ItemMatrices
 from metacog_metrics.tetrachoric import TetrachoricMatrixResult
@@ -184,14 +185,16 @@ def _summary_text(result: AnalysisResult) -> str:
                     f"quadratic R^2 {_fmt(e['quadratic_r2'])}"
                 )  # fmt: skip
             pw = d["pairwise"]
-            nb, nc = pw["nulls"]["base_rate"], pw["nulls"]["calibration_preserving"]
             per = pw["basis"].get("n_items_per_pair") or {}
+            versus = ", ".join(
+                f"{get_null(n).short_label} null {_fmt(pw['nulls'][n]['mean'])} "
+                f"(p={_fmt(pw['nulls'][n]['p_value'], '.3g')})"
+                for n in null_names()
+            )
             lines.append(
                 f"  pairwise: mean tau-b {_fmt(pw['mean_tau'])} over {pw['n_pairs_valid']} "
                 f"pairs ({_fmt(per.get('min'), 'd')}-{_fmt(per.get('max'), 'd')} items a pair, "
-                f"median {_fmt(per.get('median'), '.0f')}); base-rate null {_fmt(nb['mean'])} "
-                f"(p={_fmt(nb['p_value'], '.3g')}), calibration-preserving null "
-                f"{_fmt(nc['mean'])} (p={_fmt(nc['p_value'], '.3g')})"
+                f"median {_fmt(per.get('median'), '.0f')}); {versus}"
             )
             if "private_signal" in pw["nulls"]:
                 ns = pw["nulls"]["private_signal"]

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from metacog_metrics.pairwise.nulls import get_null, null_names
+from metacog_metrics import private_signal
+from metacog_metrics.pairwise.nulls import get_null
 
 __all__ = ["PRIVATE_SIGNAL", "null_colour", "null_label"]
 
 #: Key of the private-signal test's null (``summary["results"][...]["pairwise"]["nulls"]``).
 PRIVATE_SIGNAL = "private_signal"
-# The private-signal test's stratified null is not in the registry of pairwise nulls yet; until
-# it is, its label and colour are kept here (the registry's entry wins as soon as there is one).
-_UNREGISTERED = {PRIVATE_SIGNAL: ("private-signal test null", "#2ca02c")}
 
 
 def _style(name: str) -> tuple[str, str]:
-    if name in _UNREGISTERED and name not in null_names():
-        return _UNREGISTERED[name]
+    # The private-signal test's stratified null is a test of its own, not a pairwise null of
+    # the registry: its label and colour live beside its code.
+    if name == PRIVATE_SIGNAL:
+        return private_signal.LABEL, private_signal.COLOUR
     spec = get_null(name)
     return spec.label, spec.colour
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from metacog_metrics.pairwise.nulls import get_null, headline_null
 from metacog_metrics.report._format import fmt, p_text, pct
 from metacog_metrics.report._nulls import PRIVATE_SIGNAL, null_label
 
@@ -174,14 +175,15 @@ def key_figures(g: GroupAnalysis) -> Table:
     if g.private_signal is not None:
         nulls.append((PRIVATE_SIGNAL, g.private_signal.null_mean, g.private_signal.p_value))
     rows += [(f"  {null_label(n)}: mean, {p_text(p)}", fmt(m)) for n, m, p in nulls]
+    head = headline_null()
     by_dir = (
-        pw.fdr_share_by_direction("base_rate")
-        if pw is not None and pw.permutations and "base_rate" in pw.per_pair
+        pw.fdr_share_by_direction(head)
+        if pw is not None and pw.permutations and head in pw.per_pair
         else {}
     )
     rows += [
         (
-            "share of pairs significant after FDR (base-rate)",
+            f"share of pairs significant after FDR ({get_null(head).short_label})",
             fmt(None if pw is None else pw.fdr_significant_share),
         ),
         (
