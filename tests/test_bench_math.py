@@ -882,14 +882,21 @@ def test_omni_math_aggregate_by_hand() -> None:
     grades = [Grade(1.0), Grade(0.0, "unextractable"), Grade(1.0, "judged"), Grade(0.0),
               Grade(1.0), Grade(float("nan"), "error")]  # fmt: skip
     assert bench.aggregate(items, grades) == {
-        "accuracy": 3 / 5,
+        "accuracy": 3 / 6,  # the ungraded item counts wrong
+        "accuracy_graded": 3 / 5,
+        "ungraded": 1.0,
         "unsettled": 2.0,
         "accuracy/difficulty_0-2.5": 0.5,
         "accuracy/difficulty_2.5-5": 1.0,
         "accuracy/difficulty_7.5-10": 0.0,
     }
+    # an ungraded item in a band counts wrong there too
+    lost = Grade(float("nan"), "error")
+    banded = bench.aggregate(items[:2], [grades[0], lost])
+    assert banded["accuracy/difficulty_0-2.5"] == 0.5 and banded["accuracy_graded"] == 1.0
     empty = bench.aggregate(items[-1:], grades[-1:])
-    assert np.isnan(empty["accuracy"]) and empty["unsettled"] == 1.0
+    assert empty["accuracy"] == 0.0 and np.isnan(empty["accuracy_graded"])
+    assert empty["ungraded"] == 1.0 and empty["unsettled"] == 1.0
     with pytest.raises(ValueError, match=r"^omni_math: 6 items but 5 grades$"):
         bench.aggregate(items, grades[:5])
 
