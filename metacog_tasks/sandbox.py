@@ -1128,7 +1128,7 @@ def run_python(
             raise SandboxUnavailableError(
                 f"sandbox: no isolation boundary for model code ({problem}); install bubblewrap "
                 "(apt-get install bubblewrap, dnf install bubblewrap) with user namespaces "
-                "enabled, or run SciCode in Inspect with -T sandbox=docker; to run it on this "
+                "enabled, or run the Inspect task with -T sandbox=docker; to run it on this "
                 f"host unisolated anyway set {UNSAFE_ENV}={UNSAFE_VALUE}"
             )
         if not _WARNED:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import balanced_accuracy_score
 
-from metacog_tasks.benchmarks import DataFormatError, DataUnavailableError, get_benchmark
+from metacog_tasks.benchmarks import DataFormatError, DataUnavailableError, Grade, get_benchmark
 from metacog_tasks.benchmarks.legalbench import extract_answer, normalize
 from tests.strategies import letterless_text
 
@@ -210,7 +210,7 @@ def test_last_answer_line_label_is_graded(data) -> None:
 def test_aggregate_by_hand_over_every_metric_of_the_pack(bench) -> None:
     """Each task under its own metric: balanced accuracy (sklearn) of the labels read, F1 of
     the summed (tp, fp, fn) for the entity tasks, accuracy otherwise; ``mean`` over the tasks
-    and ``exact_match`` over the graded items."""
+    and ``exact_match`` over the items (all graded here: the graded-only twins are equal)."""
     import warnings
 
     items = bench.load("bundled")
@@ -237,8 +237,10 @@ def test_aggregate_by_hand_over_every_metric_of_the_pack(bench) -> None:
             expected[f"f1/{task}"] = 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else 0.0
         else:
             expected[f"accuracy/{task}"] = sum(g.correct for _, g in pairs) / len(pairs)
-    expected["mean"] = sum(expected.values()) / len(expected)
+    expected["mean"] = expected["mean_graded"] = sum(expected.values()) / len(expected)
     expected["exact_match"] = sum(g.correct for g in grades) / len(grades)
+    expected["exact_match_graded"] = expected["exact_match"]
+    expected["ungraded"] = 0.0
     assert agg.keys() == expected.keys()
     for key, value in expected.items():
         assert agg[key] == pytest.approx(value, abs=1e-12), key
@@ -822,7 +824,7 @@ def test_aggregate_with_unreadable_replies_manual_tasks_and_no_scores(tmp_path: 
         "hearsay:1": "Answer: No",
         "rule_qa:0": "Answer: r",
         "ssla_plaintiff:0": "Answer: Ann Lee",  # tp 1, fn 1
-        "ssla_plaintiff:1": "",  # unextractable: no counts
+        "ssla_plaintiff:1": "",  # unextractable: an empty answer's counts, tp 0, fp 1, fn 1
         "sara_numeric:0": "Answer: $100",
     }
     grades = [bench.grade(by_id[k], r) for k, r in replies.items()]
@@ -830,20 +832,64 @@ def test_aggregate_with_unreadable_replies_manual_tasks_and_no_scores(tmp_path: 
     assert math.isnan(agg.pop("manual/rule_qa"))
     expected = {
         "balanced_accuracy/hearsay": 0.5,  # recalls 0 (Yes) and 1 (No)
-        "f1/ssla_plaintiff": 2 / 3,  # 2 * 1 / (2 * 1 + 0 + 1)
+        "f1/ssla_plaintiff": 0.4,  # tp 1, fp 0 + 1, fn 1 + 1: 2 * 1 / (2 + 1 + 2)
         "accuracy/sara_numeric": 1.0,
-        "mean": (0.5 + 2 / 3 + 1.0) / 3,
-        "exact_match": 2 / 5,  # hearsay:1 and sara right of the five graded items
+        "mean": (0.5 + 0.4 + 1.0) / 3,
+        "mean_graded": (0.5 + 0.4 + 1.0) / 3,  # every scored task's items were graded
+        "exact_match": 2 / 6,  # hearsay:1 and sara right; the manual item counts wrong
+        "exact_match_graded": 2 / 5,  # of the five graded items
+        "ungraded": 1.0,  # the manual item
     }
     assert agg == pytest.approx(expected, abs=1e-12)
-    # only unreadable entity replies: no counts at all, F1 0 (not a division by zero)
+    # only unreadable entity replies: an empty answer's counts, F1 0 (not a division by zero)
     only = [by_id["ssla_plaintiff:1"]]
     assert bench.aggregate(only, [bench.grade(only[0], "")])["f1/ssla_plaintiff"] == 0.0
-    # only manual items: no task score and nothing graded, quietly NaN
+    # only manual items: no task score; the item counts wrong, and nothing is graded
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         manual = bench.aggregate([by_id["rule_qa:0"]], [bench.grade(by_id["rule_qa:0"], "x")])
-    assert math.isnan(manual["mean"]) and math.isnan(manual["exact_match"])
+    assert math.isnan(manual["mean"]) and math.isnan(manual["mean_graded"])
+    assert manual["exact_match"] == 0.0 and math.isnan(manual["exact_match_graded"])
+    assert manual["ungraded"] == 1.0
+
+
+def test_ungraded_items_count_wrong_in_every_task_score(tmp_path: Path) -> None:
+    """A grader-side failure (NaN) is a wrong item in every figure, under each task's metric:
+    an empty label for balanced accuracy, an empty answer's counts for F1, a 0 for accuracy;
+    the ``_graded`` figures leave it out (a task with nothing graded leaves ``mean_graded``)."""
+    _jsonl(tmp_path / "hearsay" / "test.jsonl", [
+        {"text": "a", "answer": "Yes"}, {"text": "b", "answer": "No"},
+    ])  # fmt: skip
+    _jsonl(tmp_path / "ssla_plaintiff" / "test.jsonl", [
+        {"text": "a", "answer": "Ann Lee, Bo Chan"}, {"text": "b", "answer": "Cy Dee"},
+    ])  # fmt: skip
+    _jsonl(tmp_path / "sara_numeric" / "test.jsonl", [
+        {"statute": "s", "description": "d", "question": "q", "answer": "$100"},
+    ])  # fmt: skip
+    bench = get_benchmark("legalbench")
+    by_id = {it.item_id: it for it in bench.load(tmp_path)}
+    lost = Grade(math.nan, "grader_error", details={"error": "RuntimeError()"})
+    grades = {
+        "hearsay:0": lost,
+        "hearsay:1": bench.grade(by_id["hearsay:1"], "Answer: No"),
+        "ssla_plaintiff:0": lost,  # as an empty answer: tp 0, fp 2, fn 2
+        "ssla_plaintiff:1": bench.grade(by_id["ssla_plaintiff:1"], "Answer: Cy Dee"),
+        "sara_numeric:0": lost,
+    }
+    agg = bench.aggregate([by_id[k] for k in grades], list(grades.values()))
+    assert agg == pytest.approx(
+        {
+            "balanced_accuracy/hearsay": 0.5,  # recalls 0 (Yes: nothing read) and 1 (No)
+            "f1/ssla_plaintiff": 1 / 3,  # tp 1, fp 2, fn 2: 2 / (2 + 2 + 2)
+            "accuracy/sara_numeric": 0.0,
+            "mean": (0.5 + 1 / 3 + 0.0) / 3,
+            "mean_graded": (1.0 + 1.0) / 2,  # hearsay:1 and ssla:1 alone; sara has none
+            "exact_match": 2 / 5,
+            "exact_match_graded": 1.0,
+            "ungraded": 3.0,
+        },
+        abs=1e-12,
+    )
 
 
 def test_f1_when_misses_or_extras_balance_the_hits(tmp_path: Path) -> None:
@@ -858,7 +904,10 @@ def test_f1_when_misses_or_extras_balance_the_hits(tmp_path: Path) -> None:
     assert bench.aggregate([three, one], [bench.grade(three, "Answer: Ann Lee"), g]) == {
         "f1/ssla_plaintiff": 0.5,  # summed tp 2, fp 2, fn 2: 2 * 2 / (4 + 2 + 2)
         "mean": 0.5,
+        "mean_graded": 0.5,
         "exact_match": 0.0,
+        "exact_match_graded": 0.0,
+        "ungraded": 0.0,
     }
 
 

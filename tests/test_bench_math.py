@@ -723,6 +723,24 @@ def test_mathbench_aggregate_by_hand(tmp_path: Path) -> None:
         "acc_1": 1.0, "acc_4": 7 / 8, "perf_4": 0.5, "cloze_accuracy": 2 / 3,
         "score/high": 0.5, "score/high_knowledge": 1.0,
         "MathBench-A": 0.5, "MathBench-T": 1.0, "overall": 0.75,
+        # all graded: the graded-only twins are the same figures
+        "acc_1_graded": 1.0, "acc_4_graded": 7 / 8, "perf_4_graded": 0.5,
+        "cloze_accuracy_graded": 2 / 3, "MathBench-A_graded": 0.5, "MathBench-T_graded": 1.0,
+        "overall_graded": 0.75, "ungraded": 0.0,
+    }  # fmt: skip
+    # an ungraded item counts wrong in each rotation (a choice) or as a wrong cloze answer
+    lost = Grade(float("nan"), "grader_error")
+    agg = bench.aggregate(items, [Grade(1.0), lost, choice_grade([1, 1, 1, 1]), lost, lost])
+    assert agg == {
+        "acc_1": 0.5, "acc_4": 0.5, "perf_4": 0.5, "cloze_accuracy": 1 / 3,
+        # files: high/cloze_en 0.5, high/single_choice_en 0.5 -> high 0.5; knowledge 0.0
+        "score/high": 0.5, "score/high_knowledge": 0.0,
+        "MathBench-A": 0.5, "MathBench-T": 0.0, "overall": 0.25,
+        # graded only: the first cloze and the first choice; no knowledge item is left
+        "acc_1_graded": 1.0, "acc_4_graded": 1.0, "perf_4_graded": 1.0,
+        "cloze_accuracy_graded": 1.0, "MathBench-A_graded": 1.0,
+        "MathBench-T_graded": pytest.approx(float("nan"), nan_ok=True),
+        "overall_graded": 1.0, "ungraded": 3.0,
     }  # fmt: skip
     # not circular: acc_4 undefined, a file scores acc_1, perf_4 has no item
     flat = get_benchmark("mathbench", circular=False).aggregate(items, grades)
@@ -882,14 +900,21 @@ def test_omni_math_aggregate_by_hand() -> None:
     grades = [Grade(1.0), Grade(0.0, "unextractable"), Grade(1.0, "judged"), Grade(0.0),
               Grade(1.0), Grade(float("nan"), "error")]  # fmt: skip
     assert bench.aggregate(items, grades) == {
-        "accuracy": 3 / 5,
+        "accuracy": 3 / 6,  # the ungraded item counts wrong
+        "accuracy_graded": 3 / 5,
+        "ungraded": 1.0,
         "unsettled": 2.0,
         "accuracy/difficulty_0-2.5": 0.5,
         "accuracy/difficulty_2.5-5": 1.0,
         "accuracy/difficulty_7.5-10": 0.0,
     }
+    # an ungraded item in a band counts wrong there too
+    lost = Grade(float("nan"), "error")
+    banded = bench.aggregate(items[:2], [grades[0], lost])
+    assert banded["accuracy/difficulty_0-2.5"] == 0.5 and banded["accuracy_graded"] == 1.0
     empty = bench.aggregate(items[-1:], grades[-1:])
-    assert np.isnan(empty["accuracy"]) and empty["unsettled"] == 1.0
+    assert empty["accuracy"] == 0.0 and np.isnan(empty["accuracy_graded"])
+    assert empty["ungraded"] == 1.0 and empty["unsettled"] == 1.0
     with pytest.raises(ValueError, match=r"^omni_math: 6 items but 5 grades$"):
         bench.aggregate(items, grades[:5])
 

@@ -353,12 +353,25 @@ def test_grades_record_the_rule_and_aggregate_counts_unextractable(bench) -> Non
     )  # fmt: skip
     assert bench.aggregate(items, [right, lost]) == {
         "accuracy": 0.5,
+        "accuracy_graded": 0.5,
+        "ungraded": 0.0,
         "unextractable": 1.0,
         "accuracy/math": 0.5,
     }
     from metacog_tasks.benchmarks.base import Grade
 
-    empty = bench.aggregate(items[:1], [Grade(float("nan"), "error")])
-    assert np.isnan(empty["accuracy"]) and empty["unextractable"] == 0.0
+    # an ungraded item (the grader's failure) counts wrong, overall and in its category
+    ungraded = Grade(float("nan"), "grader_error")
+    assert bench.aggregate(items, [right, ungraded]) == {
+        "accuracy": 0.5,
+        "accuracy_graded": 1.0,
+        "ungraded": 1.0,
+        "unextractable": 0.0,
+        "accuracy/math": 0.5,
+    }
+    empty = bench.aggregate(items[:1], [ungraded])
+    assert empty["accuracy"] == 0.0 and empty["accuracy/math"] == 0.0
+    assert np.isnan(empty["accuracy_graded"]) and empty["ungraded"] == 1.0
+    assert empty["unextractable"] == 0.0
     with pytest.raises(ValueError, match=r"^mmlu_pro: 2 items but 1 grades$"):
         bench.aggregate(items, [right])

@@ -748,17 +748,6 @@ def test_docstring_examples_run_offline_on_the_bundled_packs(module: str) -> Non
     assert result.attempted > 0 or module not in public  # the public API shows its use
 
 
-#: Files outside a benchmark's module whose code still names one, and why (owned elsewhere).
-_STILL_NAMED = {
-    "metacog_tasks/inspect_tasks/scicode.py": "SciCode's multi-turn Inspect protocol",
-    "metacog_tasks/inspect_tasks/sandbox.py": "SciCode's tests in an Inspect sandbox",
-    "metacog_tasks/inspect_tasks/scorers.py": "routes SciCode grading to that sandbox",
-    "metacog_tasks/inspect_tasks/tasks.py": "imports those two modules for mode and sandbox",
-    "metacog_tasks/sandbox.py": "its refusal message names SciCode",
-    "metacog_tasks/collect/inspect_logs.py": "problem-mode rows without a benchmark field",
-}
-
-
 def _code_text(path: Path) -> str:
     """Identifiers and string literals of a Python file, without comments and docstrings."""
     import ast
@@ -779,8 +768,12 @@ def _code_text(path: Path) -> str:
 
 
 def test_no_source_file_names_a_benchmark_outside_its_record() -> None:
-    """Only a benchmark's module (and its pack and generated task configs) names it."""
+    """Only a benchmark's module (and its support module and pack) names it; the task configs
+    generated from the records (``python -m metacog_tasks.lmeval.configs``) are the one
+    exception. Code-running and multi-step support is chosen by the record's attributes."""
     import re
+
+    from metacog_tasks.lmeval.configs import render_configs
 
     repo = Path(__file__).resolve().parents[1]
     texts = {
@@ -789,8 +782,15 @@ def test_no_source_file_names_a_benchmark_outside_its_record() -> None:
         for path in sorted((repo / package).rglob("*.py"))
         if "packs" not in path.relative_to(repo).parts
     }
-    template = (repo / "task_configs" / "_default_template_yaml").read_text(encoding="utf-8")
-    texts["task_configs/_default_template_yaml"] = template
+    generated = set(render_configs())
+    configs = [p for p in sorted((repo / "task_configs").iterdir()) if p.is_file()]
+    assert generated <= {p.name for p in configs}
+    for path in configs:
+        if path.name in generated:
+            continue
+        text = path.read_text(encoding="utf-8")
+        texts[f"task_configs/{path.name}"] = _code_text(path) if path.suffix == ".py" else text
+    assert "task_configs/_default_template_yaml" in texts
     for name in BENCHMARK_NAMES:
         record = benchmark_class(name)
         words = {name, record.title}
@@ -803,4 +803,30 @@ def test_no_source_file_names_a_benchmark_outside_its_record() -> None:
             f"metacog_tasks/benchmarks/_{name}_support.py",
         }
         naming = {f for f, text in texts.items() if f not in own and found.search(text)}
-        assert naming <= set(_STILL_NAMED), (name, sorted(naming - set(_STILL_NAMED)))
+        assert not naming, (name, sorted(naming))
+
+
+def _protocol_members(protocol: type) -> set[str]:
+    names = {*vars(protocol), *getattr(protocol, "__annotations__", {})}
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_records_that_run_code_or_have_problems_provide_what_the_harness_uses() -> None:
+    """``runs_code`` and a ``problem`` task mode are promises: the Inspect sandbox and the
+    multi-step protocol use only the members of their protocols, never a benchmark's name."""
+    from metacog_tasks.inspect_tasks.problems import ProblemBenchmark
+    from metacog_tasks.inspect_tasks.sandbox import CodeBenchmark
+
+    code, problems = _protocol_members(CodeBenchmark), _protocol_members(ProblemBenchmark)
+    assert code >= {"run_script", "sandbox_files", "sandbox_collect_mb", "timeout_s"}
+    assert problems >= {"problem_text", "problem_turns", "targets", "grade_in_problem"}
+    declared = {"code": 0, "problem": 0}
+    for name in BENCHMARK_NAMES:
+        bench = get_benchmark(name)
+        if bench.runs_code:
+            declared["code"] += 1
+            assert all(hasattr(bench, m) for m in code), (name, code - set(dir(bench)))
+        if "problem" in bench.task_modes:
+            declared["problem"] += 1
+            assert all(hasattr(bench, m) for m in problems), (name, problems - set(dir(bench)))
+    assert declared["code"] and declared["problem"]  # the protocols are in use

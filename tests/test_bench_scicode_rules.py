@@ -792,6 +792,49 @@ def test_template_override_fields() -> None:
     get_benchmark("scicode", prompts={"solve": " ".join("{" + f + "}" for f in fields)})
 
 
+# ----------------------------------------------------------------------- one conversation
+def test_problem_turns_by_hand(items: list[Item], tmp_path: Path) -> None:
+    """Every sub-step is a turn (77.2, without tests, too); the first is step 1's solve prompt,
+    the others ask for the next function; a problem whose first step has no tests opens with
+    the next-step turn of that step."""
+    bench = get_benchmark("scicode")
+    assert bench.problem_text(items[0]) == "Compute sums."
+    turns = bench.problem_turns(items)
+    assert list(turns) == ["77.1", "77.2", "77.3"]
+    assert turns["77.1"] == bench.solve_prompt(items[0])
+    assert turns["77.2"] == (
+        "NEXT STEP:\nNegate.\n\nImplement this function:\n```python\ndef neg(a):\n\n"
+        "    return -a\n```\n\nThe functions you wrote in the previous steps are available; do "
+        "not import anything beyond the dependencies. Reply with the complete function in a "
+        "single ```python code block."
+    )
+    assert turns["77.3"].startswith("NEXT STEP:\nDouble with add.\n\n")
+    row = _row("78")
+    row["sub_steps"][0]["test_cases"] = []
+    later = bench.load(_write_jsonl(tmp_path / "p.jsonl", [row]))
+    assert [it.item_id for it in later] == ["78.3"]
+    first_turn = next(iter(bench.problem_turns(later).values()))
+    assert first_turn.startswith("NEXT STEP:\nAdd two numbers.\n\n")
+
+
+def test_a_step_in_a_conversation_runs_on_the_models_own_earlier_code(
+    plain: SciCode, items: list[Item]
+) -> None:
+    first, third = items
+    own_add = "```python\ndef add(a, b):\n    return a - b\n```"
+    double = "```python\ndef double(a):\n    return add(a, a)\n```"
+    # with gold earlier code (step mode) the step passes, on the model's wrong add it fails
+    assert plain.grade(third, double).correct == 1.0
+    assert (
+        plain.grade_in_problem(
+            third, double, ["no code", "```python\ndef neg(a):\n    return -a\n```"]
+        ).correct
+        == 1.0
+    )
+    assert plain.grade_in_problem(third, double, [own_add, "no code"]).correct == 0.0
+    assert plain.grade_in_problem(first, "no code at all", []) == Grade(0.0, "unextractable", None)
+
+
 # ----------------------------------------------------------------------- answers, summary
 def test_reference_and_wrong_responses(items: list[Item]) -> None:
     bench = get_benchmark("scicode")

@@ -22,7 +22,7 @@ from inspect_ai.util import SandboxEnvironmentSpec
 from metacog_tasks.benchmarks import get_benchmark
 from metacog_tasks.collect.inspect_logs import read_inspect_logs
 from metacog_tasks.inspect_tasks import scicode
-from metacog_tasks.inspect_tasks.sandbox import in_sandbox, scicode_sandbox
+from metacog_tasks.inspect_tasks.sandbox import in_sandbox, sandbox_spec
 from metacog_tasks.sandbox import UNSAFE_ENV, UNSAFE_VALUE, SandboxUnavailableError, run_python
 
 # Inspect's own retry set-up warns on every model call (tenacity API change).
@@ -93,20 +93,21 @@ def _eval(task, script, log_dir, **kwargs):
 
 def test_docker_sandbox_configuration(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    spec = scicode_sandbox("docker")
+    spec = sandbox_spec("docker", "scicode")
     assert isinstance(spec, SandboxEnvironmentSpec) and spec.type == "docker"
     compose = Path(spec.config)
     assert compose.is_relative_to(tmp_path / "cache")
+    assert compose.parent.name == "inspect-scicode-docker"  # the path logs have always shown
     text = compose.read_text()
     assert "network_mode: none" in text and "build: ." in text
     dockerfile = (compose.parent / "Dockerfile").read_text()
     assert "numpy" in dockerfile and "scipy" in dockerfile and "h5py" in dockerfile
     mine = tmp_path / "compose.yaml"
     mine.write_text("services: {}\n")
-    assert scicode_sandbox(f"docker:{mine}") == SandboxEnvironmentSpec("docker", str(mine))
+    assert sandbox_spec(f"docker:{mine}", "scicode") == SandboxEnvironmentSpec("docker", str(mine))
     with pytest.raises(ValueError, match="config file not found"):
-        scicode_sandbox(f"docker:{tmp_path / 'missing.yaml'}")
-    assert scicode_sandbox("k8s") == "k8s"
+        sandbox_spec(f"docker:{tmp_path / 'missing.yaml'}", "scicode")
+    assert sandbox_spec("k8s", "scicode") == "k8s"
 
 
 def test_scicode_task_takes_the_docker_sandbox(scicode_file, tmp_path, monkeypatch) -> None:
@@ -203,18 +204,37 @@ def test_problem_mode_computes_every_target_before_any_model_code() -> None:
     of a later step is computed after it ran."""
     import anyio
 
-    from metacog_tasks.inspect_tasks.scicode import _grade_steps
+    from metacog_tasks.inspect_tasks.problems import grade_steps
 
     bench = get_benchmark("scicode", timeout_s=60)  # a fresh target cache
     items = bench.load("bundled")[:2]  # problem 901: its first two steps
     steps = [(it, bench.reference_response(it)) for it in items]
     env = RecordingSandbox()
-    grades = anyio.run(
-        lambda: anyio.to_thread.run_sync(_grade_steps, in_sandbox(bench, env), steps)
-    )
+    grades = anyio.run(lambda: anyio.to_thread.run_sync(grade_steps, in_sandbox(bench, env), steps))
     assert env.order == ["target", "target", "test", "test"]
     assert [grades[it.item_id].correct for it in items] == [1.0, 1.0]
     assert grades[items[0].item_id].details["isolation"] == {"sandbox": "inspect:RecordingSandbox"}
+
+
+def test_problem_rows_name_their_benchmark_or_are_bad_samples(scicode_file, tmp_path) -> None:
+    """A problem-mode score's rows take the benchmark from its metadata; without it the sample
+    is a counted bad one (no benchmark is assumed)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    script = StepScript(scicode_file)
+    log = _eval(scicode(data=scicode_file, mode="problem"), script, tmp_path / "run", limit=1)
+    assert log.plan.steps[0].solver == "metacog_tasks/scicode_multiturn"
+    assert log.eval.dataset.name == "metacog_scicode_problems"
+    records = read_inspect_logs([log.location]).records
+    assert list(records["item_id"]) == ["19.1", "19.2"]
+    assert set(records["benchmark"]) == {"scicode"} and list(records["correct"]) == [1.0, 1.0]
+    edited = read_eval_log(log.location)
+    del edited.samples[0].scores["prospective_verbal"].metadata["benchmark"]
+    path = tmp_path / "edited.eval"
+    write_eval_log(edited, str(path))
+    result = read_inspect_logs([path])
+    assert result.files[0].n_bad == 1 and result.records.empty
+    assert "metadata lacks the benchmark" in result.files[0].errors[0]
 
 
 @pytest.mark.slow

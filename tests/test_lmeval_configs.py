@@ -91,3 +91,31 @@ def test_generation_kwargs_are_written_only_where_the_record_differs(
         assert "generation_kwargs" not in text
     else:
         assert '  until: ["Question:", "\\n\\n"]\n  max_gen_toks: 2048\n' in text
+
+
+def test_lm_eval_averages_group_metrics_so_counts_stay_in_the_task_rows() -> None:
+    """lm-eval 0.4.13's group row is a mean of the tasks' values, size-weighted or plain, and a
+    custom aggregation is accepted but never called: a count listed there would come out as a
+    mean (if this starts to sum, ``ungraded`` can join the group). So the group lists ``acc``
+    (weighted by size: the accuracy over every item, an ungraded one counted wrong) and leaves
+    ``ungraded`` and ``acc_graded`` to the task rows."""
+    from types import SimpleNamespace
+
+    from lm_eval.api.group import Group
+    from lm_eval.config.group import AggMetricConfig
+
+    metrics = {
+        "a": {"sample_len": 10, "ungraded,none": 2, "acc,none": 0.5},
+        "b": {"sample_len": 30, "ungraded,none": 1, "acc,none": 0.9},
+    }
+    for weighted, expected in ((True, (2 * 10 + 1 * 30) / 40), (False, 1.5)):
+        config = AggMetricConfig("ungraded", ["none"], aggregation=sum, weight_by_size=weighted)
+        group = Group("g", aggregate_metric_list=[config])
+        group.get_all_tasks = lambda recursive=True: [  # type: ignore[method-assign]
+            SimpleNamespace(task_name=name) for name in metrics
+        ]
+        assert group.aggregate(metrics)["ungraded,none"] == pytest.approx(expected)  # not 3
+    group = load_yaml(CONFIGS / GROUP_FILE, resolve_func=False, recursive=True)
+    listed = {m["metric"]: m["weight_by_size"] for m in group["aggregate_metric_list"]}
+    assert listed["acc"] is True
+    assert "ungraded" not in listed and "acc_graded" not in listed

@@ -292,6 +292,33 @@ def _f1(tp: int, fp: int, fn: int) -> float:
     return 2 * tp / (2 * tp + fp + fn) if (2 * tp + fp + fn) else 0.0
 
 
+def _task_score(metric: str, pairs: Sequence[tuple[Item, Grade]]) -> tuple[str, float]:
+    """A task's score under its (automatic) metric: (metric name, score). An ungraded item
+    counts wrong: its prediction is empty, and for F1 its counts are an empty answer's, as
+    are those of an answer that could not be read."""
+    if metric == "balanced_accuracy":
+        from sklearn.metrics import balanced_accuracy_score
+
+        y_true = [normalize(it.target) for it, _ in pairs]
+        y_pred = [
+            g.details.get("normalized", normalize(g.extracted or "")) if g.graded else ""
+            for _, g in pairs
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # predictions outside the gold classes
+            return metric, float(balanced_accuracy_score(y_true, y_pred))
+    if metric in ("successor_liability", "ssla"):
+        counts = [
+            (g.details["tp"], g.details["fp"], g.details["fn"])
+            if g.graded and "tp" in g.details
+            else _f1_counts(metric, it.target, "")[:3]
+            for it, g in pairs
+        ]
+        tp, fp, fn = (sum(c[k] for c in counts) for k in range(3))
+        return "f1", _f1(tp, fp, fn)
+    return "accuracy", float(np.mean([g.correct if g.graded else 0.0 for _, g in pairs]))
+
+
 class LegalBench(TemplatedBenchmark):
     """LegalBench with the authors' per-task normalisation and metrics.
 
@@ -586,7 +613,11 @@ class LegalBench(TemplatedBenchmark):
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
         """Per-task scores under the authors' metric (``<metric>/<task>``), their mean
-        (``mean``), and the per-item exact match (``exact_match``)."""
+        (``mean``), and the per-item exact match (``exact_match``), over all items: an
+        ungraded item counts wrong (for F1, as an empty answer). ``mean_graded`` and
+        ``exact_match_graded`` leave ungraded items out, ``ungraded`` counts them. A task
+        graded by hand (``manual/<task>``) has no score and stays out of both means; its
+        items are ungraded."""
         if len(items) != len(grades):
             raise ValueError(f"legalbench: {len(items)} items but {len(grades)} grades")
         by_task: dict[str, list[tuple[Item, Grade]]] = defaultdict(list)
@@ -594,34 +625,26 @@ class LegalBench(TemplatedBenchmark):
             by_task[item.meta["task"]].append((item, g))
         out: dict[str, float] = {}
         task_scores = []
+        graded_scores = []
         for task in sorted(by_task):
             pairs = by_task[task]
             metric = pairs[0][0].meta["metric"]
             if metric == "manual":
                 out[f"manual/{task}"] = float("nan")
                 continue
-            if metric == "balanced_accuracy":
-                from sklearn.metrics import balanced_accuracy_score
-
-                y_true = [normalize(it.target) for it, _ in pairs]
-                y_pred = [
-                    g.details.get("normalized", normalize(g.extracted or "")) for _, g in pairs
-                ]
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # predictions outside the gold classes
-                    score = float(balanced_accuracy_score(y_true, y_pred))
-            elif metric in ("successor_liability", "ssla"):
-                tp = sum(g.details.get("tp", 0) for _, g in pairs)
-                fp = sum(g.details.get("fp", 0) for _, g in pairs)
-                fn = sum(g.details.get("fn", 0) for _, g in pairs)
-                score = _f1(tp, fp, fn)
-                metric = "f1"
-            else:
-                score = float(np.mean([g.correct for _, g in pairs]))
-                metric = "accuracy"
-            out[f"{metric}/{task}"] = score
+            name, score = _task_score(metric, pairs)
+            out[f"{name}/{task}"] = score
             task_scores.append(score)
-        graded = [g.correct for g in grades if g.graded]
-        out["mean"] = float(np.mean(task_scores)) if task_scores else float("nan")
-        out["exact_match"] = float(np.mean(graded)) if graded else float("nan")
+            graded = [(it, g) for it, g in pairs if g.graded]
+            if graded:
+                graded_scores.append(_task_score(metric, graded)[1])
+
+        def mean(values: Sequence[float]) -> float:
+            return float(np.mean(values)) if len(values) else float("nan")
+
+        out["mean"] = mean(task_scores)
+        out["mean_graded"] = mean(graded_scores)
+        out["exact_match"] = mean([g.correct if g.graded else 0.0 for g in grades])
+        out["exact_match_graded"] = mean([g.correct for g in grades if g.graded])
+        out["ungraded"] = float(sum(not g.graded for g in grades))
         return out

@@ -44,6 +44,8 @@ __all__ = [
 ]
 
 CIRCULAR_PATTERNS: tuple[str, ...] = ("ABCD", "BCDA", "CDAB", "DABC")
+#: The overall figures of :meth:`MathBench.aggregate` (each has a graded-only twin).
+_OVERALL = ("acc_1", "acc_4", "perf_4", "cloze_accuracy", "MathBench-A", "MathBench-T", "overall")
 APPLICATION_STAGES = ("arithmetic", "primary", "middle", "high", "college")
 KNOWLEDGE_STAGES = ("primary_knowledge", "middle_knowledge", "high_knowledge", "college_knowledge")
 FILE_NAMES = ("cloze_en", "cloze_cn", "single_choice_en", "single_choice_cn")
@@ -388,13 +390,32 @@ class MathBench(TemplatedBenchmark):
         OpenCompass summary: MathBench-A, MathBench-T and their mean ``overall``.
 
         A file (stage/name) scores perf_4 for single choice (acc_1 when not circular) and
-        accuracy for cloze; a stage is the mean of its cn and en files.
+        accuracy for cloze; a stage is the mean of its cn and en files. Every figure is over
+        all items, an ungraded item counted wrong (in each of its rotations); the overall
+        figures have graded-only twins (``acc_1_graded``, ..., ``overall_graded``) and
+        ``ungraded`` counts the items left out of those.
         """
         if len(items) != len(grades):
             raise ValueError(f"mathbench: {len(items)} items but {len(grades)} grades")
+        out = self._figures([(it, self._counted(it, g)) for it, g in zip(items, grades)])
+        graded = self._figures([(it, g) for it, g in zip(items, grades) if g.graded])
+        for key in _OVERALL:
+            out[f"{key}_graded"] = graded[key]
+        out["ungraded"] = float(sum(not g.graded for g in grades))
+        return out
+
+    def _counted(self, item: Item, grade: Grade) -> Grade:
+        """The grade, or for an ungraded item a wrong answer to each of its solve prompts."""
+        if grade.graded:
+            return grade
+        rotations = [{"correct": 0.0} for _ in self._patterns(item)]
+        return Grade(0.0, grade.status, None, score=0.0, details={"rotations": rotations})
+
+    def _figures(self, pairs: Sequence[tuple[Item, Grade]]) -> dict[str, float]:
+        """The figures of (item, grade) pairs; ungraded ones are counted or dropped before."""
         acc1, acc4, perf4, cloze = [], [], [], []
         per_file: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for item, g in zip(items, grades):
+        for item, g in pairs:
             rotations = g.details.get("rotations") or [{"correct": g.correct}]
             if item.kind == "single_choice":
                 acc1.append(rotations[0]["correct"])

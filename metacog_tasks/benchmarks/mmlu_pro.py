@@ -188,17 +188,16 @@ class MMLUPro(TemplatedBenchmark):
         )
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
-        """Accuracy over all items and per category (``accuracy/<category>``), x1."""
+        """Accuracy over all items and per category (``accuracy/<category>``), x1, an ungraded
+        item counted wrong; ``accuracy_graded`` over the graded items, ``ungraded`` and
+        ``unextractable`` (wrong, no answer found) their numbers."""
         if len(items) != len(grades):
             raise ValueError(f"{self.name}: {len(items)} items but {len(grades)} grades")
-        by_cat: dict[str, list[float]] = defaultdict(list)
-        values = []
-        for item, g in zip(items, grades):
-            if g.graded:
-                values.append(g.correct)
-                by_cat[item.meta["category"]].append(g.correct)
-        out = {"accuracy": float(np.mean(values)) if values else float("nan")}
+        out = super().aggregate(items, grades)
         out["unextractable"] = float(sum(g.status == "unextractable" for g in grades))
+        by_cat: dict[str, list[float]] = defaultdict(list)
+        for item, g in zip(items, grades):
+            by_cat[item.meta["category"]].append(g.correct if g.graded else 0.0)
         for cat in sorted(by_cat):
             out[f"accuracy/{cat}"] = float(np.mean(by_cat[cat]))
         return out

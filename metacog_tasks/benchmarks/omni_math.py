@@ -230,18 +230,21 @@ class OmniMath(TemplatedBenchmark):
         return "I could not finish the derivation; my best guess is \\boxed{\\text{none}}."
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
-        """Accuracy overall and by difficulty band (``accuracy/difficulty_<lo>-<hi>``)."""
+        """Accuracy overall and by difficulty band (``accuracy/difficulty_<lo>-<hi>``), an
+        ungraded item counted wrong; ``accuracy_graded`` over the graded items; ``ungraded``
+        and ``unsettled`` (what the rules could not settle, ungraded items included) their
+        numbers."""
         if len(items) != len(grades):
             raise ValueError(f"omni_math: {len(items)} items but {len(grades)} grades")
-        values = [g.correct for g in grades if g.graded]
-        out = {"accuracy": float(np.mean(values)) if values else float("nan")}
+        out = super().aggregate(items, grades)
         out["unsettled"] = float(sum(g.status not in ("ok", "judged") for g in grades))
         bands: dict[str, list[float]] = defaultdict(list)
         for item, g in zip(items, grades):
             d = item.meta.get("difficulty")
-            if g.graded and isinstance(d, int | float):
+            if isinstance(d, int | float):
                 lo = float(np.floor(float(d) / 2.5) * 2.5)
-                bands[f"accuracy/difficulty_{lo:g}-{lo + 2.5:g}"].append(g.correct)
+                band = f"accuracy/difficulty_{lo:g}-{lo + 2.5:g}"
+                bands[band].append(g.correct if g.graded else 0.0)
         for key in sorted(bands):
             out[key] = float(np.mean(bands[key]))
         return out

@@ -73,6 +73,14 @@ PROMPTS = {
         "your function calls."
     ),
 }
+#: The user turn of every sub-step after the first, when a problem's sub-steps are solved in one
+#: conversation (the Inspect task's ``mode=problem``).
+NEXT_STEP_PROMPT = (
+    "NEXT STEP:\n{step}\n\n"
+    "Implement this function:\n```python\n{header}\n\n{return_line}\n```\n\n"
+    "The functions you wrote in the previous steps are available; do not import anything "
+    "beyond the dependencies. Reply with the complete function in a single ```python code block."
+)
 PROMPT_FIELDS = {
     "solve": frozenset(
         {"problem", "previous", "step", "header", "return_line", "dependencies", "prior_note"}
@@ -126,6 +134,17 @@ def _check_one(
         return run_check(plan, namespace, value, target), True
     except Exception as exc:  # nothing the model wrote may crash the grader: a failed test
         return f"{type(exc).__name__}: {exc}"[:300], False
+
+
+def _own_code_response(prior: Sequence[str], code: str) -> str:
+    """A reply whose one code block is the model's earlier functions, then this step's.
+
+    :meth:`SciCode.grade` puts any known gold code of earlier steps before the reply's code; the
+    model's own definitions come later in the script and replace them, so the step is tested
+    on top of the model's own earlier functions (SciCode's protocol without gold prior code).
+    """
+    body = "\n\n".join([*prior, code])
+    return f"```python\n{body}\n```\n"
 
 
 def _header_of(step: dict[str, Any]) -> str:
@@ -252,6 +271,8 @@ class SciCode(TemplatedBenchmark):
     )
     runs_code = True
     task_modes = ("step", "problem")
+    #: Largest captured-outputs file read back from any sandbox.
+    sandbox_collect_mb = OUTPUTS_MB
     task_noun = "scientific coding step"
     default_split = "validation"
     PROMPTS = PROMPTS
@@ -380,6 +401,37 @@ class SciCode(TemplatedBenchmark):
             prior_note="" if (prior_known or k == 0) else self.prompts.render("prior_note"),
         )
 
+    # ------------------------------------------------------------------ mode=problem
+    def problem_text(self, item: Item) -> str:
+        """The main problem's description (the problem's sample input in Inspect)."""
+        return str(item.record.get("problem_description_main", "")).strip()
+
+    def problem_turns(self, steps: Sequence[Item]) -> dict[str, str]:
+        """Step number -> user message, for every sub-step of the problem of ``steps`` (its
+        tested sub-steps, in order), in order: the first is the solve prompt of step 1 when
+        that step is tested, each other turn asks for the next function."""
+        first = steps[0]
+        turns: dict[str, str] = {}
+        for index, step in enumerate(first.record["sub_steps"]):
+            if index == 0 and first.meta["step_index"] == 0:
+                turns[str(step["step_number"])] = self.solve_prompt(first)
+                continue
+            turns[str(step["step_number"])] = NEXT_STEP_PROMPT.format(
+                step=str(step["step_description_prompt"]).strip(),
+                header=step["function_header"],
+                return_line=step.get("return_line", ""),
+            )
+        return turns
+
+    def grade_in_problem(self, item: Item, response: str, earlier: Sequence[str]) -> Grade:
+        """Grade a step's reply on top of the functions of the model's ``earlier`` replies in
+        the same conversation (SciCode's evaluation without gold prior code)."""
+        code = extract_code(response)
+        if code is None:
+            return Grade(0.0, "unextractable", None)
+        prior = [c for c in map(extract_code, earlier) if c is not None]
+        return self.grade(item, _own_code_response(prior, code))
+
     # ------------------------------------------------------------------ targets
     def targets(self, item: Item) -> list[Any] | None:
         """The targets of the step's test cases, or ``None`` when unavailable (cached)."""
@@ -410,6 +462,10 @@ class SciCode(TemplatedBenchmark):
             self._target_errors[item.item_id] = "no test_data.h5 and no ground_truth_code"
         self._targets[item.item_id] = values
         return values
+
+    def sandbox_files(self) -> dict[str, str]:
+        """Files a script needs beside it in any sandbox (:func:`support_files`)."""
+        return support_files()
 
     def run_script(self, script: str, collect: Sequence[str] = ()) -> SandboxResult:
         """Run a test or target script in the sandbox (override to use another sandbox).

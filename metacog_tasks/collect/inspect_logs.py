@@ -123,6 +123,8 @@ def _rows_from_sample(
 
 
 def _step_rows(name: str, meta: Mapping[str, Any], model: str, source: str) -> list[dict[str, Any]]:
+    if not meta.get("benchmark"):
+        raise _BadRow(f"score {name!r}: metadata lacks the benchmark")
     rows = []
     for step in meta["steps"]:
         if not isinstance(step, Mapping) or not step.get("item_id"):
@@ -132,7 +134,7 @@ def _step_rows(name: str, meta: Mapping[str, Any], model: str, source: str) -> l
             step,
             step,
             meta,
-            benchmark=str(meta.get("benchmark") or "scicode"),
+            benchmark=str(meta["benchmark"]),
             item_id=str(step["item_id"]),
             answer=step.get("answer"),
             model=model,

@@ -1,19 +1,19 @@
-"""SciCode tests in an Inspect sandbox (``-T sandbox=docker``) instead of the project's sandbox.
+"""Model code in an Inspect sandbox (``-T sandbox=docker``) instead of the project's sandbox.
 
-By default the SciCode scorer grades through the benchmark, which runs each test script in
-:func:`metacog_tasks.sandbox.run_python` (the bubblewrap boundary) on the host.
-With ``-T sandbox=docker`` the same scripts (built by
-:func:`metacog_tasks.benchmarks.scicode.build_test_script`) run in the sample's Inspect sandbox
-instead: a container built from a small image (Python 3.11 with numpy, scipy, sympy and h5py)
-without network. ``-T sandbox=docker:<compose.yaml>`` uses your own compose file; any other
-Inspect sandbox provider name (``k8s``, ...) is passed through. ``local`` runs the model's code
-on the host without any isolation, so it is refused unless the same explicit opt-in as the
-project's sandbox is set (:data:`metacog_tasks.sandbox.UNSAFE_ENV`).
+A benchmark whose record ``runs_code`` (SciCode) grades by running scripts of the model's code;
+by default they run in :func:`metacog_tasks.sandbox.run_python` (the bubblewrap boundary) on the
+host. With ``-T sandbox=docker`` the same scripts run in the sample's Inspect sandbox instead:
+a container built from a small image (Python 3.11 with numpy, scipy, sympy and h5py) without
+network. ``-T sandbox=docker:<compose.yaml>`` uses your own compose file; any other Inspect
+sandbox provider name (``k8s``, ...) is passed through. ``local`` runs the model's code on the
+host without any isolation, so it is refused unless the same explicit opt-in as the project's
+sandbox is set (:data:`metacog_tasks.sandbox.UNSAFE_ENV`).
 
 Whatever the sandbox, the grade is decided here, in the caller: the scripts only capture the
 values the test cases compare, the targets never enter the sandbox, and every target a sample
 needs is computed before any of the sample's model code runs (model code may leave files or
-processes behind in a container that lives for the whole sample).
+processes behind in a container that lives for the whole sample). What the benchmark provides
+is :class:`CodeBenchmark`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import copy
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import anyio
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox
@@ -50,13 +50,14 @@ _LOCAL_REFUSED = (
 __all__ = [
     "COMPOSE_YAML",
     "DOCKERFILE",
+    "CodeBenchmark",
     "current_sandbox",
     "grade_in_inspect_sandbox",
     "in_sandbox",
-    "scicode_sandbox",
+    "sandbox_spec",
 ]
 
-#: Image of the default docker sandbox: SciCode's required dependencies, nothing else.
+#: Image of the default docker sandbox: the scientific stack that model code may import.
 DOCKERFILE = """\
 FROM python:3.11-slim
 RUN pip install --no-cache-dir "numpy<3" "scipy>=1.10" "sympy>=1.12" "h5py>=3.10"
@@ -83,22 +84,40 @@ def _write_atomic(path: Path, text: str) -> None:
     atomic_write_text(path, text)
 
 
-def _docker_config_dir() -> Path:
+class CodeBenchmark(Protocol):
+    """What a benchmark whose record ``runs_code`` provides to run its scripts elsewhere."""
+
+    #: Largest file (MB) read back from a run (``SandboxResult.files``).
+    sandbox_collect_mb: ClassVar[int]
+    #: Wall-clock limit of one script, in seconds.
+    timeout_s: float
+
+    def sandbox_files(self) -> Mapping[str, str]:
+        """Files a script needs beside it (never a target)."""
+        ...
+
+    def run_script(self, script: str, collect: Sequence[str] = ()) -> SandboxResult:
+        """Run a script; the files named in ``collect`` come back in the result."""
+        ...
+
+
+def _docker_config_dir(benchmark: str) -> Path:
     import platformdirs  # an Inspect dependency
 
-    folder = Path(platformdirs.user_cache_dir("metacog-eval")) / "inspect-scicode-docker"
+    folder = Path(platformdirs.user_cache_dir("metacog-eval")) / f"inspect-{benchmark}-docker"
     folder.mkdir(parents=True, exist_ok=True)
     _write_atomic(folder / "Dockerfile", DOCKERFILE)
     _write_atomic(folder / "compose.yaml", COMPOSE_YAML)
     return folder
 
 
-def scicode_sandbox(spec: str) -> str | SandboxEnvironmentSpec:
+def sandbox_spec(spec: str, benchmark: str) -> str | SandboxEnvironmentSpec:
     """The Inspect sandbox for a ``-T sandbox=...`` value.
 
     Args:
         spec: ``docker`` (the project's image, written to the user cache on first use),
             ``docker:<compose file>`` (yours), or another provider name passed through.
+        benchmark: The benchmark whose model code runs there (it names the image's folder).
 
     Returns:
         A value for ``Task(sandbox=...)``.
@@ -114,7 +133,8 @@ def scicode_sandbox(spec: str) -> str | SandboxEnvironmentSpec:
     if kind == "local" and not unsafe_opt_in():
         raise SandboxUnavailableError(_LOCAL_REFUSED)
     if kind == "docker" and not config:
-        return SandboxEnvironmentSpec("docker", str(_docker_config_dir() / "compose.yaml"))
+        folder = _docker_config_dir(benchmark)
+        return SandboxEnvironmentSpec("docker", str(folder / "compose.yaml"))
     if config:
         path = Path(config).expanduser()
         if not path.is_file():
@@ -124,26 +144,35 @@ def scicode_sandbox(spec: str) -> str | SandboxEnvironmentSpec:
 
 
 class _InspectRunner:
-    """``SciCode.run_script`` replacement that runs scripts in an Inspect sandbox.
+    """A benchmark's ``run_script`` replacement that runs scripts in an Inspect sandbox.
 
-    ``SciCode.grade`` is synchronous and runs in a worker thread; each script is handed back to
-    the event loop (``anyio.from_thread.run``), where the sandbox's async API lives.
+    Grading is synchronous and runs in a worker thread; each script is handed back to the event
+    loop (``anyio.from_thread.run``), where the sandbox's async API lives.
     """
 
-    def __init__(self, env: Any, python: str, timeout_s: float) -> None:
+    def __init__(
+        self,
+        env: Any,
+        python: str,
+        timeout_s: float,
+        files: Mapping[str, str],
+        collect_mb: int,
+        prefix: str,
+    ) -> None:
         self.env = env
         self.python = python
         self.timeout_s = timeout_s
+        self.files = dict(files)
+        self.collect_mb = collect_mb
+        self.prefix = prefix
         self.kind = _provider(env)
 
     def __call__(self, script: str, collect: Sequence[str] = ()) -> SandboxResult:
         return anyio.from_thread.run(self._run, script, tuple(collect))
 
     async def _run(self, script: str, collect: tuple[str, ...]) -> SandboxResult:
-        from metacog_tasks.benchmarks.scicode import OUTPUTS_MB, support_files
-
-        folder = f"metacog-scicode-{uuid.uuid4().hex}"
-        files = dict(support_files())  # never a target
+        folder = f"{self.prefix}-{uuid.uuid4().hex}"
+        files = dict(self.files)  # never a target
         files["main.py"] = script
         isolation = {"sandbox": f"inspect:{self.kind}"}
         if self.kind == _LOCAL:
@@ -181,7 +210,7 @@ class _InspectRunner:
                     data = await self.env.read_file(f"{folder}/{name}", text=False)
                 except Exception:  # missing, a link, too large, unreadable: left out
                     continue
-                if 0 < len(data) <= OUTPUTS_MB * 1024 * 1024:
+                if 0 < len(data) <= self.collect_mb * 1024 * 1024:
                     collected[name] = data.decode("utf-8", "replace")
             return SandboxResult(
                 res.returncode,
@@ -221,7 +250,8 @@ def _python_for(env: Any) -> str:
 
 
 def in_sandbox(bench: Benchmark, env: Any) -> Benchmark:
-    """A shallow copy of SciCode whose test scripts run in ``env`` (caches stay shared).
+    """A shallow copy of a :class:`CodeBenchmark` whose scripts run in ``env`` (caches stay
+    shared).
 
     Raises:
         SandboxUnavailableError: ``env`` is Inspect's local sandbox (model code on this host)
@@ -229,9 +259,15 @@ def in_sandbox(bench: Benchmark, env: Any) -> Benchmark:
     """
     if _provider(env) == _LOCAL and not unsafe_opt_in():
         raise SandboxUnavailableError(_LOCAL_REFUSED)
+    code: CodeBenchmark = bench  # type: ignore[assignment]
     graded = copy.copy(bench)
     graded.run_script = _InspectRunner(  # type: ignore[attr-defined]
-        env, _python_for(env), float(getattr(bench, "timeout_s", 120.0))
+        env,
+        _python_for(env),
+        float(getattr(bench, "timeout_s", 120.0)),
+        code.sandbox_files(),
+        code.sandbox_collect_mb,
+        f"metacog-{bench.name}",
     )
     return graded
 
@@ -239,11 +275,11 @@ def in_sandbox(bench: Benchmark, env: Any) -> Benchmark:
 async def grade_in_inspect_sandbox(
     bench: Benchmark, item: Item, replies: list[str], env: Any
 ) -> Grade:
-    """Grade SciCode replies with the test scripts run in an Inspect sandbox.
+    """Grade the replies of a :class:`CodeBenchmark` with its scripts run in an Inspect sandbox.
 
     Args:
-        bench: The SciCode benchmark (its grading logic is reused unchanged).
-        item: The sub-step.
+        bench: The benchmark (its grading logic is reused unchanged).
+        item: The item.
         replies: The solve replies.
         env: The sample's sandbox environment (:func:`current_sandbox`).
 

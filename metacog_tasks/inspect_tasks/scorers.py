@@ -8,8 +8,10 @@ grade statuses and the record-table fields are in ``Score.metadata``; ``Score.ex
 shows the probe and the solve side by side in ``inspect view``.
 
 The item is graded once per sample (the grade is cached in the sample's store and shared by all
-scorers). SciCode code runs in the project's sandbox, or in the Inspect sandbox of the sample when
-the eval has one (``-T sandbox=docker`` or ``inspect eval --sandbox ...``).
+scorers). Model code (a benchmark whose record ``runs_code``) runs in the project's sandbox, or in
+the Inspect sandbox of the sample when the eval has one (``-T sandbox=docker`` or
+``inspect eval --sandbox ...``). A problem solved in one conversation (``mode=problem``) gets one
+score whose value holds every tested step's pair.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from metacog_tasks.benchmarks.base import Grade
 from metacog_tasks.inspect_tasks._naming import qualified
 from metacog_tasks.inspect_tasks.dataset import load_benchmark_items
 from metacog_tasks.inspect_tasks.metrics import default_metrics
+from metacog_tasks.inspect_tasks.problems import grade_problem_steps, step_outcomes
+from metacog_tasks.inspect_tasks.sandbox import current_sandbox, grade_in_inspect_sandbox
 from metacog_tasks.inspect_tasks.solvers import (
     CONFIDENCES,
     KIND_NAMES,
@@ -34,6 +38,12 @@ from metacog_tasks.inspect_tasks.solvers import (
     probe_key,
     probe_outcomes,
     solve_replies,
+)
+from metacog_tasks.inspect_tasks.store import (
+    STORE_GRADE,
+    grade_from_store,
+    grade_to_store,
+    stored_steps,
 )
 from metacog_tasks.sandbox import SandboxUnavailableError
 
@@ -43,30 +53,11 @@ log = logging.getLogger(__name__)
 
 #: The keys of ``Score.value``.
 SCORE_KEYS: tuple[str, ...] = ("confidence", "correct", "parsed", "graded")
-_STORE_GRADE = "metacog_grade"
 _EXCERPT = 2000
 
 
 def _excerpt(text: str) -> str:
     return text if len(text) <= _EXCERPT else text[:_EXCERPT] + " [...]"
-
-
-def _grade_to_store(grade: Grade) -> dict[str, Any]:
-    out = grade.to_dict()
-    out["correct"] = None if math.isnan(grade.correct) else grade.correct
-    return out
-
-
-def _grade_from_store(data: Mapping[str, Any]) -> Grade:
-    correct = data.get("correct")
-    score = data.get("score")
-    return Grade(
-        correct=math.nan if correct is None else float(correct),
-        status=str(data.get("status") or "ok"),
-        extracted=data.get("extracted"),
-        score=None if score is None else float(score),
-        details=dict(data.get("details") or {}),
-    )
 
 
 async def grade_sample(
@@ -91,9 +82,9 @@ async def grade_sample(
     Returns:
         The grade.
     """
-    cached = state.store.get(_STORE_GRADE)
+    cached = state.store.get(STORE_GRADE)
     if cached:
-        return _grade_from_store(cached)
+        return grade_from_store(cached)
     loaded = load_benchmark_items(benchmark, data=data, split=split, options=options)
     item = loaded.item(state.sample_id)
     _, replies = solve_replies(state)
@@ -101,14 +92,8 @@ async def grade_sample(
         grade = Grade(math.nan, status="no_solve", details={"error": "no solve reply stored"})
     else:
         try:
-            env = None
-            if loaded.benchmark.name == "scicode":
-                from metacog_tasks.inspect_tasks.sandbox import current_sandbox
-
-                env = current_sandbox()
-            if env is not None:  # the eval has an Inspect sandbox: SciCode's tests run there
-                from metacog_tasks.inspect_tasks.sandbox import grade_in_inspect_sandbox
-
+            env = current_sandbox() if loaded.benchmark.runs_code else None
+            if env is not None:  # the eval has an Inspect sandbox: the model's code runs there
                 grade = await grade_in_inspect_sandbox(loaded.benchmark, item, replies, env)
             else:
                 # Graders can be slow (sympy, model code in a subprocess): off the event loop.
@@ -120,7 +105,7 @@ async def grade_sample(
         except Exception as exc:  # a grader bug must not lose a finished run
             log.exception("%s: grading item %s failed", benchmark, item.item_id)
             grade = Grade(math.nan, status="grader_error", details={"error": repr(exc)})
-    state.store.set(_STORE_GRADE, _grade_to_store(grade))
+    state.store.set(STORE_GRADE, grade_to_store(grade))
     return grade
 
 
@@ -135,10 +120,8 @@ def _scorer_impl(
     key = probe_key(probe, confidence)
 
     async def score(state: TaskState, target: Target) -> Score:
-        from metacog_tasks.inspect_tasks.scicode import stored_steps
-
-        if stored_steps(state) is not None:  # SciCode mode=problem: one score, per-step values
-            return await _score_problem(state, probe, confidence, data, split, options)
+        if stored_steps(state) is not None:  # mode=problem: one score, per-step values
+            return await _score_problem(state, probe, confidence, benchmark, data, split, options)
         grade = await grade_sample(state, benchmark, data, split, options)
         outcomes = probe_outcomes(state)
         if key not in outcomes:
@@ -199,21 +182,21 @@ async def _score_problem(
     state: TaskState,
     probe: str,
     confidence: str,
+    benchmark: str,
     data: str | None,
     split: str | None,
     options: Mapping[str, Any] | None,
 ) -> Score:
-    """Score a multi-turn SciCode problem: one (confidence, correct) pair per tested step.
+    """Score a problem solved in one conversation: one (confidence, correct) pair per tested
+    step.
 
     ``Score.value`` has ``n_steps`` and ``confidence_<i>``, ``correct_<i>``, ``parsed_<i>``,
     ``graded_<i>`` per step (the metrics read them step by step), plus problem-level
-    ``confidence`` (mean over steps), ``correct`` (every step passed: SciCode's main-problem
-    score), ``parsed`` and ``graded``. ``Score.metadata["steps"]`` holds the step records.
+    ``confidence`` (mean over steps), ``correct`` (every step passed: the main-problem score),
+    ``parsed`` and ``graded``. ``Score.metadata["steps"]`` holds the step records.
     """
-    from metacog_tasks.inspect_tasks.scicode import grade_problem_steps, step_outcomes
-
     key = probe_key(probe, confidence)
-    grades = await grade_problem_steps(state, data, split, options)
+    grades = await grade_problem_steps(state, benchmark, data, split, options)
     steps = step_outcomes(state, key)
     if not steps or any(step["outcome"] is None for step in steps):
         raise ValueError(f"sample {state.sample_id!r}: no {key} probe was asked for every step")
@@ -258,7 +241,7 @@ async def _score_problem(
         value=value,  # type: ignore[arg-type]
         explanation=f"PROBES ({key}) and SOLVES, step by step\n" + "\n".join(lines),
         metadata={
-            "benchmark": "scicode",
+            "benchmark": benchmark,
             "item_id": str(state.sample_id),
             "probe": probe,
             "confidence_method": confidence,

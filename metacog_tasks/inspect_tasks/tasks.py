@@ -43,8 +43,8 @@ from inspect_ai.model import GenerateConfig
 from metacog_tasks.benchmarks import Benchmark, benchmark_classes
 from metacog_tasks.inspect_tasks._naming import qualified
 from metacog_tasks.inspect_tasks.dataset import benchmark_dataset, load_benchmark_items
-from metacog_tasks.inspect_tasks.sandbox import scicode_sandbox
-from metacog_tasks.inspect_tasks.scicode import problem_dataset, scicode_multiturn
+from metacog_tasks.inspect_tasks.problems import problem_dataset, problem_solver
+from metacog_tasks.inspect_tasks.sandbox import sandbox_spec
 from metacog_tasks.inspect_tasks.scorers import metacog_scorer
 from metacog_tasks.inspect_tasks.solvers import (
     KIND_NAMES,
@@ -101,7 +101,7 @@ def metacog_task(
             ``"docker"``.
         mode: ``step`` (one sample per item) or, where the record's ``task_modes`` has it,
             ``problem`` (one sample per main problem, its sub-steps solved in one conversation;
-            see :mod:`metacog_tasks.inspect_tasks.scicode`).
+            see :mod:`metacog_tasks.inspect_tasks.problems`).
 
     Returns:
         The task; one scorer per (probe, confidence) pair.
@@ -135,7 +135,7 @@ def metacog_task(
     }
     if mode == "problem":
         dataset = problem_dataset(loaded)
-        plan_solver = scicode_multiturn(**probe_args, **common)
+        plan_solver = problem_solver(bench_name)(**probe_args, **common)
     else:
         dataset = benchmark_dataset(loaded)
         plan_solver = probe_then_solve(bench_name, **probe_args, **common)
@@ -144,7 +144,7 @@ def metacog_task(
         solver=plan_solver,
         scorer=[metacog_scorer(bench_name, probe=p, confidence=c, **common) for p, c in plan],
         config=GenerateConfig(temperature=0.0),
-        sandbox=scicode_sandbox(sandbox) if sandbox is not None else None,
+        sandbox=sandbox_spec(sandbox, bench_name) if sandbox is not None else None,
         version=_TASK_VERSION,
         metadata={
             "metacog": {

@@ -35,7 +35,12 @@ _PROBES = (("prospective", ""), ("counterfactual", "_cf"))
 #: What writes the configs (named in each file's header).
 _COMMAND = "`python -m metacog_tasks.lmeval.configs`"
 
-#: Metrics of the group's aggregated row: (metric, weighted by task size).
+#: Metrics of the group's aggregated row: (metric, weighted by task size). lm-eval 0.4.13
+#: computes every group metric as a mean of the tasks' values (``Group.aggregate`` calls
+#: ``aggregate_subtask_metrics``, size-weighted or plain, and never a custom ``aggregation``),
+#: so a count cannot be summed there: ``ungraded`` (a count) and ``acc_graded`` (whose weights
+#: would be the graded items, not the task sizes) stay in the task rows. The size-weighted
+#: ``acc`` is the accuracy over every item of the group, an ungraded item counted wrong.
 _GROUP_METRICS = (
     ("acc", True),
     *(
@@ -93,6 +98,9 @@ def _group_yaml(records: Sequence[type[Benchmark]]) -> str:
     lines = [
         "# The group `metacog`: every metacog task. No underscore in the name, so that",
         "# --tasks 'metacog_*' (all leaf tasks) does not also match the group.",
+        "# lm-eval averages every group metric (by task size or not; it never calls a custom",
+        "# aggregation): `acc` is here (all items, an ungraded one counted wrong); the count",
+        "# `ungraded` and `acc_graded` (weighted by graded items) stay in the task rows.",
         f"# Generated from the benchmark records by {_COMMAND}.",
         "group: metacog",
         "task:",
