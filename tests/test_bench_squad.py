@@ -379,12 +379,19 @@ def test_aggregate_by_hand() -> None:
     no = [it for it in items if it.kind == "unanswerable"][:1]
     grades = [Grade(1.0, score=1.0), Grade(0.0, score=0.5), Grade(1.0)]  # last: F1 from EM
     assert v2.aggregate([*has, *no], grades) == {
-        "exact": 200 / 3, "f1": 250 / 3, "total": 3.0,
+        "exact": 200 / 3, "f1": 250 / 3, "total": 3.0, "ungraded": 0.0,
         "HasAns_exact": 50.0, "HasAns_f1": 75.0, "HasAns_total": 2.0,
         "NoAns_exact": 100.0, "NoAns_f1": 100.0, "NoAns_total": 1.0,
     }  # fmt: skip
     v1 = get_benchmark("squad")
-    assert v1.aggregate(has, grades[:2]) == {"exact_match": 50.0, "f1": 75.0, "total": 2.0}
+    assert v1.aggregate(has, grades[:2]) == {
+        "exact_match": 50.0, "f1": 75.0, "total": 2.0, "ungraded": 0.0,
+    }  # fmt: skip
+    # an ungraded item (a grader-side failure) scores 0, never NaN, and is counted
+    failed = Grade(float("nan"), status="grader_error", score=0.9)
+    assert v1.aggregate(has, [grades[0], failed]) == {
+        "exact_match": 50.0, "f1": 50.0, "total": 2.0, "ungraded": 1.0,
+    }  # fmt: skip
     only_has = v2.aggregate(has, grades[:2])
     assert "NoAns_total" not in only_has and only_has["HasAns_total"] == 2.0
     with pytest.raises(ValueError, match=r"^squad: 2 items but 1 grades$"):

@@ -353,20 +353,23 @@ class SQuAD(TemplatedBenchmark):
 
     def aggregate(self, items: Sequence[Item], grades: Sequence[Grade]) -> dict[str, float]:
         """Official headline x100: v1.1 ``exact_match``/``f1``; v2.0 ``exact``/``f1`` with
-        ``HasAns_*`` and ``NoAns_*``."""
+        ``HasAns_*`` and ``NoAns_*``. An ungraded item scores 0 in both (as every benchmark's
+        aggregate counts it wrong); ``ungraded`` counts them."""
         if len(items) != len(grades):
             raise ValueError(f"squad: {len(items)} items but {len(grades)} grades")
         # Python sums in item order, as the official scripts do: the figures match exactly.
-        em = [float(g.correct) for g in grades]
-        f1 = [float(g.score if g.score is not None else g.correct) for g in grades]
+        em = [float(g.correct) if g.graded else 0.0 for g in grades]
+        f1 = [float(g.score if g.score is not None else g.correct) if g.graded else 0.0
+              for g in grades]  # fmt: skip
+        ungraded = float(sum(not g.graded for g in grades))
 
         def pct(values: list[float]) -> float:
             return 100.0 * sum(values) / len(values) if values else float("nan")
 
         n = len(grades)
         if self.version == "1.1":
-            return {"exact_match": pct(em), "f1": pct(f1), "total": float(n)}
-        out = {"exact": pct(em), "f1": pct(f1), "total": float(n)}
+            return {"exact_match": pct(em), "f1": pct(f1), "total": float(n), "ungraded": ungraded}
+        out = {"exact": pct(em), "f1": pct(f1), "total": float(n), "ungraded": ungraded}
         has = [it.kind == "answerable" for it in items]
         for label, want in (("HasAns", True), ("NoAns", False)):
             idx = [i for i, h in enumerate(has) if h == want]
