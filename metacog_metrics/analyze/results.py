@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metacog_metrics._conventions import format_p
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.calibration import CalibrationResult
 from metacog_metrics.factors import EigenResult, FactorAlignmentResult, FactorAnalysisResult
@@ -186,24 +187,35 @@ def _summary_text(result: AnalysisResult) -> str:
             pw = d["pairwise"]
             nb, nc = pw["nulls"]["base_rate"], pw["nulls"]["calibration_preserving"]
             per = pw["basis"].get("n_items_per_pair") or {}
+            tested = s["parameters"].get("permutations") != 0
+            nulls = (
+                f"; base-rate null {_fmt(nb['mean'])} ({format_p(nb['p_value'])}), "
+                f"calibration-preserving null {_fmt(nc['mean'])} ({format_p(nc['p_value'])})"
+                if tested
+                else "; no permutation test run (--permutations 0): no p-values, no "
+                "FDR-significant pairs"
+            )
             lines.append(
                 f"  pairwise: mean tau-b {_fmt(pw['mean_tau'])} over {pw['n_pairs_valid']} "
                 f"pairs ({_fmt(per.get('min'), 'd')}-{_fmt(per.get('max'), 'd')} items a pair, "
-                f"median {_fmt(per.get('median'), '.0f')}); base-rate null {_fmt(nb['mean'])} "
-                f"(p={_fmt(nb['p_value'], '.3g')}), calibration-preserving null "
-                f"{_fmt(nc['mean'])} (p={_fmt(nc['p_value'], '.3g')})"
+                f"median {_fmt(per.get('median'), '.0f')}){nulls}"
             )
             if "private_signal" in pw["nulls"]:
                 ns = pw["nulls"]["private_signal"]
                 lines.append(
                     f"  private-signal test ({ns['basis']['n_models']} models x "
                     f"{ns['basis']['n_items']} complete-case items): null mean "
-                    f"{_fmt(ns['mean'])}, one-sided p={_fmt(ns['p_value'], '.3g')}"
+                    f"{_fmt(ns['mean'])}, one-sided {format_p(ns['p_value'])}"
                 )
             al = d["factor_alignment"]
+            share = (
+                f"{_fmt(pw['fdr_significant_share'], '.1%')} of pairs FDR-significant "
+                f"(base-rate, q < {pw['fdr_alpha']:g}); "
+                if tested
+                else ""
+            )
             lines.append(
-                f"  {_fmt(pw['fdr_significant_share'], '.1%')} of pairs FDR-significant "
-                f"(base-rate, q < {pw['fdr_alpha']:g}); factor alignment "
+                f"  {share}factor alignment "
                 f"({al['basis']['n_models']} models x {al['basis']['n_items']} complete-case "
                 f"items) r {_fmt(al['all']['r'])}, contentious "
                 f"({al['contentious']['n_items']} items) {_fmt(al['contentious']['r'])}"
