@@ -94,8 +94,22 @@ def test_a_models_file_naming_no_model_warns_on_the_terminal(tmp_path, capsys):
 
 def test_permutations_0_says_no_test_was_run(tmp_path, capsys):
     src = _records(tmp_path / "r.csv")
-    assert main(["analyze", str(src), "--out", str(tmp_path / "o"), "--permutations", "0",
-                 "--joint-permutations", "0", "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "analyze",
+                str(src),
+                "--out",
+                str(tmp_path / "o"),
+                "--permutations",
+                "0",
+                "--joint-permutations",
+                "0",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "no permutation test run (--permutations 0)" in out
     assert "% of pairs FDR-significant" not in out
@@ -109,7 +123,11 @@ def test_p_values_print_in_one_format(tmp_path, capsys):
     head = capsys.readouterr().out.split("Findings:")[0]
     assert "(p=" not in head and "p = " in head
     assert [format_p(p) for p in (0.00599, 0.000999, 0.002, None)] == [
-        "p = 0.00599", "p < 0.001", "p = 0.002", "p n/a"]  # fmt: skip
+        "p = 0.00599",
+        "p < 0.001",
+        "p = 0.002",
+        "p n/a",
+    ]
 
 
 def test_collect_checks_the_output_extension_before_reading(tmp_path, capsys):
@@ -135,8 +153,11 @@ def test_a_missing_extra_is_named_in_one_line(tmp_path):
     config = Path("examples/rlmf/tiny-cpu.yaml").resolve()
     proc = subprocess.run(
         [sys.executable, "-c", block, "rlmf", "train", "--config", str(config)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert proc.returncode == 2, proc.stderr[-2000:]
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and "pip install 'metacog-eval[rlmf]'" in err[0]

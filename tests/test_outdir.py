@@ -32,8 +32,9 @@ def _records(path: Path, n_models: int = 4, n_items: int = 30, seed: int = 0) ->
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
-            if p.is_file()}  # fmt: skip
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
 
 
 def test_a_folder_of_the_users_files_is_refused_and_left_byte_identical(tmp_path, capsys):
@@ -72,8 +73,11 @@ def test_reruns_remove_only_their_own_stale_outputs(tmp_path):
     assert {"notes.txt", "tables/extra.csv"} <= now
     assert "report.html" not in now and "tables/all__prospective__pairs.csv" in first - now
     manifest = json.loads((out / MANIFEST_NAME).read_text())
-    assert set(manifest["outputs"]["analyze"]) == now - {"notes.txt", "tables/extra.csv",
-                                                          MANIFEST_NAME}  # fmt: skip
+    assert set(manifest["outputs"]["analyze"]) == now - {
+        "notes.txt",
+        "tables/extra.csv",
+        MANIFEST_NAME,
+    }
 
 
 def test_a_file_the_user_changed_is_neither_replaced_nor_removed(tmp_path):

@@ -1,0 +1,137 @@
+"""``metacog lm-eval`` as a new user meets it: mistakes end before the run in one line, the
+samples ``metacog collect`` needs are always logged, and lm-eval's own flags (``--wandb_args``)
+pass through."""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from metacog_tasks.lmeval.wrapper import metacog_task_names
+from tests.availability import unavailable
+
+ENV = {
+    **os.environ,
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+BUNDLED = json.dumps({"metacog_data": "bundled", "metacog_confidence": "verbal"})
+SIM = ["--model", "metacog-sim", "--model_args", "model=m01", "--limit", "3", "--metadata", BUNDLED]
+
+
+def _metacog(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).with_name("metacog")
+    head = [str(script)] if script.exists() else [sys.executable, "-m", "metacog_tasks.cli"]
+    return subprocess.run(
+        [*head, *args], cwd=cwd, env=env or ENV, capture_output=True, text=True, timeout=600
+    )
+
+
+def _one_line_error(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("metacog lm-eval: error: "), proc.stderr
+    return lines[0]
+
+
+def test_the_task_names_are_those_of_the_configs():
+    names = metacog_task_names()
+    assert {"metacog", "metacog_squad", "metacog_squad_cf", "metacognition_probe"} <= set(names)
+
+
+def test_typos_end_in_one_line_with_a_suggestion(tmp_path):
+    line = _one_line_error(
+        _metacog(
+            "lm-eval",
+            "run",
+            *SIM,
+            "--tasks",
+            "metacog_sqaud",
+            "--output_path",
+            "runs",
+            cwd=tmp_path,
+        )
+    )
+    assert "no metacog task metacog_sqaud (did you mean metacog_squad" in line
+    line = _one_line_error(
+        _metacog(
+            "lm-eval",
+            "run",
+            "--model",
+            "metacog-simm",
+            "--tasks",
+            "metacog_squad",
+            "--output_path",
+            "runs",
+            cwd=tmp_path,
+        )
+    )
+    assert "no lm-eval model 'metacog-simm' (did you mean metacog-sim?)" in line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_that_would_lose_its_answers_is_refused(tmp_path):
+    line = _one_line_error(
+        _metacog("lm-eval", "run", *SIM, "--tasks", "metacog_squad", cwd=tmp_path)
+    )
+    assert "need --output_path DIR" in line and "metacog collect" in line
+
+
+def test_log_samples_is_added_and_a_results_only_folder_says_rerun(tmp_path):
+    proc = _metacog(
+        "lm-eval", "run", *SIM, "--tasks", "metacog_squad", "--output_path", "runs", cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "adding --log_samples" in proc.stderr
+    samples = list((tmp_path / "runs").rglob("samples_metacog_squad_*.jsonl"))
+    assert len(samples) == 1 and len(samples[0].read_text().splitlines()) == 3
+    ok = _metacog("collect", "runs", "-o", "r.parquet", cwd=tmp_path)
+    assert ok.returncode == 0 and "wrote 3 records" in ok.stdout
+    samples[0].unlink()  # as lm-eval leaves a run made without --log_samples
+    proc = _metacog("collect", "runs", "-o", "r2.parquet", cwd=tmp_path)
+    assert proc.returncode == 1 and not (tmp_path / "r2.parquet").exists()
+    assert "rerun with --log_samples" in proc.stderr
+    assert "without their per-item samples" in proc.stdout
+
+
+def test_wandb_args_pass_through_in_offline_mode(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("wandb") is None:
+        unavailable("wandb is not installed (the dev extra has it)")
+    env = {**ENV, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path), "WANDB_SILENT": "true"}
+    proc = _metacog(
+        "lm-eval",
+        "run",
+        *SIM,
+        "--tasks",
+        "metacog_squad",
+        "--output_path",
+        "runs",
+        "--wandb_args",
+        "project=metacog-test,mode=offline",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run,) = glob.glob(str(tmp_path / "wandb" / "offline-run-*"))
+    assert glob.glob(f"{run}/run-*.wandb")
+    (table,) = glob.glob(f"{run}/files/media/table/evaluation/*.table.json")
+    logged = json.loads(Path(table).read_text())
+    col = {c: i for i, c in enumerate(logged["columns"])}
+    rows = {
+        r[col["Metric"]]: r[col["Value"]]
+        for r in logged["data"]
+        if r[col["Tasks"]] == "metacog_squad" and r[col["Filter"]] == "none"
+    }
+    (results,) = (tmp_path / "runs").rglob("results_*.json")
+    expected = json.loads(results.read_text(), parse_constant=float)["results"]["metacog_squad"]
+    for metric in ("acc", "yes_rate_verbal", "brier_verbal", "ece_verbal"):
+        value = expected[f"{metric},none"]
+        assert math.isclose(float(rows[metric]), value), metric
