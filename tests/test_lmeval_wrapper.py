@@ -135,3 +135,40 @@ def test_wandb_args_pass_through_in_offline_mode(tmp_path):
     for metric in ("acc", "yes_rate_verbal", "brier_verbal", "ece_verbal"):
         value = expected[f"{metric},none"]
         assert math.isclose(float(rows[metric]), value), metric
+
+
+def test_prompts_are_overridden_the_lm_eval_way(tmp_path):
+    """The task README's example: a YAML that includes a task by its path and replaces one
+    template runs that template; the original task keeps the record's."""
+    from metacog_tasks.lmeval.paths import tasks_dir
+
+    mine = tmp_path / "my_tasks"
+    mine.mkdir()
+    (mine / "my_squad.yaml").write_text(
+        f"include: {tasks_dir() / 'metacog_squad.yaml'}\n"
+        "task: my_squad\n"
+        "prompts:\n"
+        '  solve: "Answer in one short phrase.\\n\\nQuestion: {question}\\nAnswer:"\n'
+    )
+    proc = _metacog(
+        "lm-eval",
+        "run",
+        *SIM,
+        "--tasks",
+        "my_squad,metacog_squad",
+        "--include_path",
+        str(mine),
+        "--output_path",
+        "runs",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    solve = {}
+    for path in (tmp_path / "runs").rglob("samples_*.jsonl"):
+        line = json.loads(path.read_text().splitlines()[0])
+        task = path.name.split("_20")[0].removeprefix("samples_")
+        solve[task] = line["arguments"]["gen_args_1"]["arg_0"]
+    assert solve["my_squad"].startswith("Answer in one short phrase.\n\nQuestion: ")
+    assert solve["metacog_squad"].startswith("Answer the following question with a short phrase")
+    results = json.loads(next((tmp_path / "runs").rglob("results_*.json")).read_text())
+    assert results["configs"]["my_squad"]["test_split"] == "validation"
