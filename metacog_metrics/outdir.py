@@ -145,8 +145,15 @@ class OutputFolder:
         self._mark_pending([self._relative(p) for p in paths])
 
     def _relative(self, p: str | os.PathLike[str]) -> str:
+        """A file's name in the folder: a path inside it (absolute or from the working
+        directory), else a name relative to the folder."""
         path = Path(p)
-        return (path.relative_to(self.path) if path.is_absolute() else path).as_posix()
+        try:
+            return path.resolve().relative_to(self.path.resolve()).as_posix()
+        except ValueError:
+            if path.is_absolute():
+                raise OutputFolderError(f"{path} is not in the output folder {self.path}") from None
+            return path.as_posix()
 
     def _mark_pending(self, rels: list[str]) -> None:
         self._save({**self.own, **dict.fromkeys(rels)})
@@ -155,8 +162,9 @@ class OutputFolder:
         """Record this run's outputs and remove this writer's earlier outputs it did not rewrite.
 
         Args:
-            written: The files this run wrote (absolute, or relative to the folder); one that
-                is not there is left out.
+            written: The files this run wrote: paths inside the folder (absolute or from the
+                working directory), or names relative to it; one that is not there is left
+                out.
 
         Returns:
             The stale files removed. A stale file the user changed since is kept (and dropped

@@ -126,3 +126,19 @@ def test_bad_folders_are_named(tmp_path):
         OutputFolder(tmp_path / "d", "analyze")
     OutputFolder(tmp_path / "empty", "analyze")  # absent: fine, and not created yet
     assert not (tmp_path / "empty").exists()
+
+
+def test_a_relative_out_folder_keeps_its_outputs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _records(tmp_path / "r.csv")
+    for extra in ([], ["--no-report"], []):
+        assert main(["analyze", "r.csv", "--out", "o", *FAST, *extra]) == 0
+        assert (tmp_path / "o" / "summary.json").is_file()
+        assert (tmp_path / "o" / "tables" / "per_model.csv").is_file()
+    monkeypatch.chdir(tmp_path / "o")  # --out . from inside the folder
+    assert main(["analyze", "../r.csv", "--out", ".", *FAST]) == 0
+    assert (tmp_path / "o" / "summary.json").is_file() and (
+        tmp_path / "o" / "report.html"
+    ).is_file()
+    with pytest.raises(OutputFolderError, match="not in the output folder"):
+        OutputFolder(tmp_path / "o", "analyze").commit([tmp_path / "elsewhere.csv"])
