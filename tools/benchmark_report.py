@@ -85,9 +85,10 @@ def squad_real(data: Path) -> str:
                 items, [bench.grade_prediction(it, preds[it.item_id]) for it in items]
             )
             want = expected[run]
+            em = "exact" if "exact" in want else "exact_match"  # v2.0's script / v1.1's names
             lines.append(
-                f"| {version} | {run} | {len(items)} | {got['exact']:.3f} | {got['f1']:.3f} | "
-                f"{want['exact']:.3f} | {want['f1']:.3f} |"
+                f"| {version} | {run} | {len(items)} | {got[em]:.3f} | {got['f1']:.3f} | "
+                f"{want[em]:.3f} | {want['f1']:.3f} |"
             )
     return "\n".join(lines)
 
@@ -120,11 +121,15 @@ def omni_math_real(data: Path) -> str:
     bench = get_benchmark("omni_math")
     items = bench.load(data / "benchmarks" / "omni_math" / "omni_math_rule_sample.jsonl")
     grades = [bench.grade(it, it.record["solution"]) for it in items]
-    right = sum(g.correct == 1.0 for g in grades)
+    boxed = [g for it, g in zip(items, grades) if "\\boxed" in it.record["solution"]]
+    right = sum(g.correct == 1.0 for g in boxed)
+    flagged = sum(g.status == "unextractable" for g in grades)
     return (
-        f"The reference solutions of {len(items)} Omni-MATH-Rule problems, graded as model "
-        f"replies (last `\\boxed{{}}` against the answer, math-verify): {right} of "
-        f"{len(items)} verified ({right / len(items):.1%})."
+        f"The authors' reference solutions of {len(items)} Omni-MATH-Rule problems, graded as "
+        f"model replies (the last `\\boxed{{}}` against the answer, math-verify): of the "
+        f"{len(boxed)} that box their final answer, {right} verified; the other "
+        f"{len(items) - len(boxed)} state it in prose, and the grader marks them unextractable "
+        f"({flagged} flagged, graded wrong), as it would a model reply without a box."
     )
 
 
