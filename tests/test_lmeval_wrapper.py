@@ -76,6 +76,52 @@ def test_typos_end_in_one_line_with_a_suggestion(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_backend_that_is_not_installed_is_named(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is not None:
+        return  # installed here: nothing to name
+    line = _one_line_error(
+        _metacog(
+            "lm-eval",
+            "run",
+            "--model",
+            "vllm",
+            "--model_args",
+            "pretrained=x",
+            "--tasks",
+            "metacog_squad",
+            "--output_path",
+            "runs",
+            cwd=tmp_path,
+        )
+    )
+    assert "--model vllm: lm-eval's backend needs vllm" in line
+
+
+def test_a_users_own_metacog_named_task_is_left_to_lm_eval(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    proc = _metacog(
+        "lm-eval",
+        "run",
+        *SIM,
+        "--tasks",
+        "metacog_mine",
+        "--include_path",
+        str(mine),
+        "--output_path",
+        "runs",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2  # lm-eval's own verdict, in one line
+    assert (
+        proc.stderr.strip()
+        .splitlines()[-1]
+        .startswith("metacog lm-eval: error: lm-eval has no task metacog_mine")
+    )
+
+
 def test_a_run_that_would_lose_its_answers_is_refused(tmp_path):
     line = _one_line_error(
         _metacog("lm-eval", "run", *SIM, "--tasks", "metacog_squad", cwd=tmp_path)

@@ -147,7 +147,9 @@ def _check_run(args: argparse.Namespace) -> None:
     """Refuse a run that would fail or lose its results; add ``--log_samples`` where needed."""
     config = _config_file(args)
     tasks = getattr(args, "tasks", None) or config.get("tasks")
-    unknown = _unknown_metacog_tasks(tasks)
+    # a folder of the user's own may define more metacog_* tasks: lm-eval judges those names
+    own_tasks = getattr(args, "include_path", None) or config.get("include_path")
+    unknown = [] if own_tasks else _unknown_metacog_tasks(tasks)
     if unknown:
         known = metacog_task_names()
         listed = "; ".join(f"{n}{_suggest(n, known)}" for n in unknown)
@@ -221,9 +223,9 @@ def run_lm_eval_cli(argv: Sequence[str]) -> int:
         print(f"metacog lm-eval: error: {exc}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:  # the backend's extra (torch for hf) is missing
-        hint = missing_extra_message(exc)
-        if hint is None:
-            raise
+        hint = missing_extra_message(exc) or (
+            f"lm-eval's backend needs {exc.name}, which is not installed (pip install {exc.name})"
+        )
         print(f"metacog lm-eval: error: --model {args.model}: {hint}", file=sys.stderr)
         return 2
     user_include = getattr(args, "include_path", None)
