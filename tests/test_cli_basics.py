@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -139,26 +140,48 @@ def test_collect_checks_the_output_extension_before_reading(tmp_path, capsys):
 
 
 def test_a_missing_extra_is_named_in_one_line(tmp_path):
-    """On the core install (torch, TRL blocked here): one line naming the extra, exit 2."""
+    """As on the core install (torch, TRL, mlflow blocked here): one line naming the extra."""
     block = (
         "import sys, importlib.abc\n"
         "class Block(importlib.abc.MetaPathFinder):\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('torch', 'trl', 'transformers'):\n"
+        "        if name.split('.')[0] in ('torch', 'trl', 'transformers', 'mlflow'):\n"
         "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "from metacog_tasks.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     config = Path("examples/rlmf/tiny-cpu.yaml").resolve()
-    proc = subprocess.run(
-        [sys.executable, "-c", block, "rlmf", "train", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-    )
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    err = proc.stderr.strip().splitlines()
-    assert len(err) == 1 and "pip install 'metacog-eval[rlmf]'" in err[0]
-    assert "--index-url https://download.pytorch.org/whl/cpu" in err[0]
+    src = _records(tmp_path / "r.csv")
+    cases = {
+        "metacog-eval[rlmf]": ["rlmf", "train", "--config", str(config)],
+        "metacog-eval[hf]": [
+            "lm-eval",
+            "run",
+            "--model",
+            "hf",
+            "--model_args",
+            "pretrained=ORG/MODEL",
+            "--tasks",
+            "metacog_*",
+            "--output_path",
+            "runs/",
+        ],
+        "metacog-eval[mlflow]": ["analyze", str(src), "--out", "o", "--mlflow", "file:./mlruns"],
+    }
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    for extra, args in cases.items():
+        proc = subprocess.run(
+            [sys.executable, "-c", block, *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=300,
+            env=env,
+        )
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        err = proc.stderr.strip().splitlines()
+        assert len(err) == 1 and f"pip install '{extra}'" in err[-1], (extra, err)
+        if "mlflow" not in extra:
+            assert "--index-url https://download.pytorch.org/whl/cpu" in err[-1]
+    assert not (tmp_path / "o").exists()  # refused before the analysis, not after it
