@@ -68,7 +68,7 @@ def _option(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
 
 def _list_presets(action: argparse.Action) -> None:
     """Name the presets in the help of ``--preset`` (imported only when that help is needed)."""
-    from metacog_metrics.simulate import PRESETS
+    from metacog_metrics import PRESETS
 
     base = action.help or "generative-model preset (default %(default)s)"
     action.help = f"{base}; one of {', '.join(PRESETS)}"
@@ -296,8 +296,7 @@ def _add_collect(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_collect(args: argparse.Namespace) -> int:
-    from metacog_metrics import write_records
-    from metacog_metrics.records import record_format
+    from metacog_metrics import record_format, write_records
     from metacog_tasks.collect import collect, parse_renames
 
     record_format(args.out)  # a bad extension fails before any log is read

@@ -199,7 +199,7 @@ def _analysable(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(benchmarks to run, notes on those left out): by default every registered benchmark
     whose bundled pack has enough items for an analysis of its own; named ones always run."""
-    from metacog_metrics.analyze.options import MIN_ITEMS
+    from metacog_metrics import MIN_ITEMS
     from metacog_tasks.benchmarks import BENCHMARK_NAMES, get_benchmark
 
     if benchmarks:
@@ -262,8 +262,7 @@ def run_demo(
         ValueError: Bad harness, size, preset or benchmark name.
         OutputFolderError: The harness folder holds files the demo did not write.
     """
-    from metacog_metrics import get_preset, model_names
-    from metacog_metrics.outdir import OutputFolder, OutputFolderError
+    from metacog_metrics import OutputFolder, OutputFolderError, get_preset, model_names
 
     if harness not in ("lm-eval", "inspect"):
         raise ValueError(f"harness must be 'lm-eval' or 'inspect', not {harness!r}")
