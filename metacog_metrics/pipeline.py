@@ -88,7 +88,11 @@ def analyze_files(
         warnings.simplefilter("ignore", RecordWarning)  # they are kept in the summary
         df = read_records(paths, models_file=models_file)
     if on_warning is not None:
-        for note in [*_models_file_mismatch(df, models_file), *df.attrs.get("warnings", ())]:
+        mismatch = _models_file_mismatch(df, models_file)
+        notes = list(df.attrs.get("warnings", ()))
+        if mismatch:  # it says all the file's own notes would (names absent, flags missing)
+            notes = [n for n in notes if not n.startswith(f"{models_file}: ")]
+        for note in [*mismatch, *notes]:
             on_warning(note)
     with one_blas_thread():
         result = analyze_validated(df, opts, validated=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -89,8 +90,12 @@ def test_a_models_file_naming_no_model_warns_on_the_terminal(tmp_path, capsys):
     args = ["analyze", str(src), "--out", str(tmp_path / "o"), "--models", str(models), *FAST]
     assert main(args) == 0
     err = capsys.readouterr().err
-    assert "warning:" in err and "none of its 2 model name(s) is in the records" in err
-    assert "names must match exactly" in err
+    lines = [ln for ln in err.splitlines() if "warning:" in ln]
+    assert len(lines) == 1, err  # not again as "not in the records" and "no reasoning flag"
+    assert "none of its 2 model name(s) is in the records" in lines[0]
+    assert "names must match exactly" in lines[0]
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert any("no reasoning flag" in w for w in summary["warnings"])  # the summary keeps all
 
 
 def test_permutations_0_says_no_test_was_run(tmp_path, capsys):

@@ -33,6 +33,10 @@ def _metacog(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Compl
     )
 
 
+#: A run into runs/ (the model and tasks follow).
+_RUN = ("lm-eval", "run", "--output_path", "runs")
+
+
 def _one_line_error(proc: subprocess.CompletedProcess) -> str:
     assert proc.returncode == 2, proc.stderr[-3000:]
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
@@ -72,7 +76,12 @@ def test_typos_end_in_one_line_with_a_suggestion(tmp_path):
             cwd=tmp_path,
         )
     )
-    assert "no lm-eval model 'metacog-simm' (did you mean metacog-sim?)" in line
+    assert line.endswith("no lm-eval model 'metacog-simm' (did you mean metacog-sim?)")
+    line = _one_line_error(
+        _metacog(*_RUN, "--model", "zzzz", "--tasks", "metacog_squad", cwd=tmp_path)
+    )
+    assert "no lm-eval model 'zzzz'; lm-eval has " in line
+    assert ", metacog-sim, " in line and ", hf, " in line
     assert not (tmp_path / "runs").exists()
 
 

@@ -124,8 +124,9 @@ def _check_model(name: str | None) -> None:
         get_model(name)
     except ValueError:
         known = sorted(model_registry.keys())
+        hint = _suggest(name, known)  # the full list (some 40 names) only without a suggestion
         raise _Refusal(
-            f"no lm-eval model {name!r}{_suggest(name, known)}; lm-eval has {', '.join(known)}"
+            f"no lm-eval model {name!r}{hint or '; lm-eval has ' + ', '.join(known)}"
         ) from None
 
 
