@@ -29,6 +29,7 @@ from .records import (
     item_matrices as item_matrices,
     load_models_file as load_models_file,
     read_records as read_records,
+    record_format as record_format,
     validate_records as validate_records,
     write_records as write_records,
 )
@@ -102,11 +103,17 @@ from .calibration import (
     population_confidence as population_confidence,
 )
 from .analyze import (
+    MIN_ITEMS as MIN_ITEMS,
     AnalysisOptions as AnalysisOptions,
     AnalysisResult as AnalysisResult,
     GroupAnalysis as GroupAnalysis,
     MatrixSection as MatrixSection,
     analyze_records as analyze_records,
+)
+from .outdir import (
+    MANIFEST_NAME as MANIFEST_NAME,
+    OutputFolder as OutputFolder,
+    OutputFolderError as OutputFolderError,
 )
 from .pipeline import (
     analyze_files as analyze_files,

@@ -4,6 +4,8 @@
   ``SeedSequence``, a ``Generator`` or None. Top-level runs (``analyze``, ``simulate``,
   ``power``) take an integer ``seed`` that they record in their outputs and derive every stream
   from, by name, so adding a group or a model does not change the others' draws.
+* p-values are printed one way everywhere (:func:`format_p`): three significant digits, and
+  ``p < 0.001`` below 0.001 (a permutation p-value's floor, 1/(draws + 1), is not a finding).
 * Ties: a null draw within ``TIE_ULPS`` units in the last place of the observed value counts as
   equal to it (SciPy's ``permutation_test``), so a draw equal to the observed value up to
   floating-point rounding is counted on both sides. Values computed from data (a confidence
@@ -24,6 +26,7 @@ __all__ = [
     "TIE_ULPS",
     "SeedLike",
     "child_sequence",
+    "format_p",
     "seed_sequence",
     "tie_tolerance",
     "value_ties",
@@ -68,3 +71,15 @@ def value_ties(values: ArrayLike) -> NDArray[np.float64]:
     given to fewer decimals.
     """
     return np.round(np.asarray(values, dtype=float), TIE_DECIMALS)
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as printed: ``p = 0.00599``, ``p < 0.001``, or ``p n/a`` when undefined.
+
+    Example:
+        >>> format_p(0.00599), format_p(0.000999), format_p(0.002), format_p(float("nan"))
+        ('p = 0.00599', 'p < 0.001', 'p = 0.002', 'p n/a')
+    """
+    if p is None or not np.isfinite(p):
+        return "p n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3g}"

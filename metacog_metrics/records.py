@@ -37,6 +37,7 @@ __all__ = [
     "item_matrices",
     "load_models_file",
     "read_records",
+    "record_format",
     "validate_records",
     "write_records",
 ]
@@ -461,6 +462,15 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
 
 
 _CSV_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+
+
+def record_format(path: str | os.PathLike[str]) -> str:
+    """``"parquet"`` or ``"csv"``: the format a record file's name asks for.
+
+    Raises:
+        RecordError: Any other extension (checked before a command reads its inputs).
+    """
+    return _format(Path(path))
 
 
 def _format(path: Path) -> str:

@@ -15,6 +15,9 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
+from metacog_tasks._extras import missing_extra_message
+from metacog_tasks._links import docs_url
+
 __all__ = ["COMMANDS_GROUP", "build_parser", "main"]
 
 #: Entry-point group of subcommands other packages add: ``name = "module:add_parser"``, where
@@ -44,13 +47,31 @@ _OPTIONS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "joint_permutations": (("--joint-permutations",), {"type": int}),
     "preset": (("--preset",), {"default": "paper"}),
     "benchmarks": (("--benchmarks",), {"type": _names}),
+    "overwrite": (
+        ("--overwrite",),
+        {
+            "action": "store_true",
+            "help": "write into a folder metacog did not write, replacing files of its output "
+            "names there (other files are never touched)",
+        },
+    ),
 }
 
 
 def _option(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
     """Add the shared option ``name`` (:data:`_OPTIONS`) with this subcommand's keywords."""
     flags, shared = _OPTIONS[name]
-    p.add_argument(*flags, **{**shared, **kwargs})
+    action = p.add_argument(*flags, **{**shared, **kwargs})
+    if name == "preset" and isinstance(p, _CommandParser):
+        p.deferred = (*p.deferred, lambda _p: _list_presets(action))
+
+
+def _list_presets(action: argparse.Action) -> None:
+    """Name the presets in the help of ``--preset`` (imported only when that help is needed)."""
+    from metacog_metrics import PRESETS
+
+    base = action.help or "generative-model preset (default %(default)s)"
+    action.help = f"{base}; one of {', '.join(PRESETS)}"
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -119,12 +140,17 @@ class _CommandParser(argparse.ArgumentParser):
     subcommands, ``metacog include-path`` among them, do not import the statistics."""
 
     options_of: str | None = None
+    #: Called with the parser before it parses or shows help (e.g. to list the presets).
+    deferred: tuple[Callable[[argparse.ArgumentParser], None], ...] = ()
 
     def _add_deferred_options(self) -> None:
         if self.options_of:
             module, name = self.options_of.split(":")
             self.options_of = None
             _add_options_of(self, getattr(importlib.import_module(module), name))
+        hooks, self.deferred = self.deferred, ()
+        for hook in hooks:
+            hook(self)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._add_deferred_options()
@@ -151,12 +177,29 @@ def _add_analyze(sub: argparse._SubParsersAction) -> None:
     _option(p, "out", dest="out_dir", required=True, help="output folder")
     p.add_argument("--models", dest="models_file", help="models.yaml with per-model traits")
     p.add_argument("--no-report", dest="report", action="store_false", help="skip report.html")
+    _option(p, "overwrite")
+    p.add_argument(
+        "--mlflow",
+        dest="mlflow_uri",
+        metavar="TRACKING_URI",
+        help="also log the summary to this MLflow tracking URI (needs the mlflow extra)",
+    )
+    p.add_argument(
+        "--mlflow-experiment",
+        default="metacog",
+        help="MLflow experiment of --mlflow (default metacog)",
+    )
     p.options_of = "metacog_metrics:AnalysisOptions"
     p.set_defaults(func=_run_analyze)
 
 
 #: Options of ``metacog analyze`` that are not :class:`~metacog_metrics.AnalysisOptions` fields.
-_ANALYZE_FILE_OPTIONS = ("paths", "out_dir", "models_file", "report")
+_ANALYZE_FILE_OPTIONS = ("paths", "out_dir", "models_file", "report", "overwrite")
+_ANALYZE_TRACKING_OPTIONS = ("mlflow_uri", "mlflow_experiment")
+
+
+def _warn(command: str) -> Callable[[str], None]:
+    return lambda note: print(f"metacog {command}: warning: {note}", file=sys.stderr)
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
@@ -164,12 +207,27 @@ def _run_analyze(args: argparse.Namespace) -> int:
 
     given = _options(args)
     files = {k: given.pop(k) for k in _ANALYZE_FILE_OPTIONS}
+    tracking = {k: given.pop(k) for k in _ANALYZE_TRACKING_OPTIONS}
+    if tracking["mlflow_uri"]:
+        from metacog_tasks.tracking import require_mlflow
+
+        require_mlflow()  # before the analysis, not after it
     options = AnalysisOptions(**{"progress": True, **given})  # bars unless --quiet
-    result = analyze_files(files.pop("paths"), options, **files)
+    result = analyze_files(files.pop("paths"), options, on_warning=_warn("analyze"), **files)
     print(result.summary_text())
     print("Findings:")
     for line in headline_findings(result.summary):
         print(f"  - {line}")
+    if tracking["mlflow_uri"]:
+        from metacog_tasks.tracking import log_analysis
+
+        run = log_analysis(
+            result.summary,
+            tracking["mlflow_uri"],
+            experiment=tracking["mlflow_experiment"],
+            out_dir=result.out_dir,
+        )
+        print(f"logged to MLflow {tracking['mlflow_uri']} (run {run})")
     return 0
 
 
@@ -238,15 +296,20 @@ def _add_collect(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_collect(args: argparse.Namespace) -> int:
-    from metacog_metrics import write_records
+    from metacog_metrics import record_format, write_records
     from metacog_tasks.collect import collect, parse_renames
 
-    result = collect(args.paths, rename=parse_renames(args.rename), latest_only=args.latest_only)
+    record_format(args.out)  # a bad extension fails before any log is read
+    renames = parse_renames(args.rename)
+    result = collect(args.paths, rename=renames, latest_only=args.latest_only)
     report = result.report_text()
     print(report if args.verbose else report.splitlines()[0])
     if result.n_records == 0:
+        hint = result.hint()
         print(
-            f"metacog collect: error: no records read from {' '.join(args.paths)}", file=sys.stderr
+            f"metacog collect: error: no records read from {' '.join(args.paths)}"
+            + (f"; {hint}" if hint else ""),
+            file=sys.stderr,
         )
         return 1
     write_records(result.records, args.out)
@@ -258,11 +321,17 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo",
         help="the whole pipeline offline: simulated models -> harness -> records -> report",
-        description="Run the probe tasks of the six benchmarks (bundled packs) for a simulated "
-        "population through the real lm-eval harness (or Inspect), collect the logs, analyse "
-        "them and write report.html. Needs no network, no GPU and no API key.",
+        description="Run the probe tasks of the benchmarks (bundled packs; by default those "
+        "with enough items for an analysis of their own) for a simulated population through "
+        "the real lm-eval harness (or Inspect), collect the logs, analyse them and write "
+        "OUT/<harness>/report.html. Needs no network, no GPU and no API key.",
     )
-    _option(p, "out", default="metacog-demo", help="output folder (default metacog-demo)")
+    _option(
+        p,
+        "out",
+        default="metacog-demo",
+        help="output folder (default metacog-demo); each harness writes OUT/<harness>/",
+    )
     p.add_argument("--models", type=int, default=12, help="population size (default 12)")
     _option(p, "preset", help="generative-model preset (default paper)")
     p.add_argument("--harness", choices=("lm-eval", "inspect"), default="lm-eval")
@@ -274,6 +343,7 @@ def _add_demo(sub: argparse._SubParsersAction) -> None:
     _option(p, "permutations", default=10_000, help="per-pair draws")
     _option(p, "joint_permutations", default=1_000, help="joint draws")
     _option(p, "quiet", dest="verbose", help="print only the summary")
+    _option(p, "overwrite")
     p.set_defaults(func=_summarized("metacog_tasks.demo:run_demo"))
 
 
@@ -362,7 +432,8 @@ def _add_gate(sub: argparse._SubParsersAction) -> None:
         "output folders, Inspect log folders, record tables or a baseline saved by `metacog "
         "gate bless`): a paired item bootstrap of every metric against its non-inferiority "
         "margin, Holm over all tests. Exit 0 pass (and inconclusive unless the config says "
-        "inconclusive: fail), 1 regression, 2 unusable input, 3 inconclusive. See docs/gate.md.",
+        "inconclusive: fail), 1 regression, 2 unusable input, 3 inconclusive. See "
+        f"{docs_url('gate.md')}.",
     )
     p.add_argument("--baseline", help="baseline run or baseline .json")
     p.add_argument("--candidate", help="candidate run")
@@ -424,12 +495,24 @@ def _run_gate(args: argparse.Namespace) -> int:
     return verdict.exit_code
 
 
+def _version() -> str:
+    """metacog-eval's installed version (``unknown`` in a checkout that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("metacog-eval")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``metacog``."""
     parser = argparse.ArgumentParser(
         prog="metacog",
-        description="Metacognition probes for lm-eval and Inspect, and their analysis.",
+        description="Metacognition probes for lm-eval and Inspect, and their analysis. "
+        "Start with `metacog demo` (offline, about a minute); guides: " + docs_url(""),
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=_CommandParser
     )
@@ -457,12 +540,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_lm_eval_cli(argv[1:])
     parser = build_parser()
+    if not argv:  # bare `metacog`: what it can do, not a usage error
+        parser.print_help()
+        return 0
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
         # Input errors are reported in one line; bugs keep their traceback.
         print(f"metacog {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        hint = missing_extra_message(exc, args.command)
+        if hint is None:
+            raise
+        print(f"metacog {args.command}: error: {hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status, not a traceback
         print(f"metacog {args.command}: interrupted", file=sys.stderr)

@@ -7,8 +7,13 @@ collected into the record table, analysed, and written up as ``report.html``.
 
 The packs hold 8-20 items per benchmark, too few for stable per-benchmark statistics, so the
 demo also analyses the benchmarks pooled (``analyze_records(..., pool=True)``) and takes its
-headline findings from that group. The numbers describe the simulated population, whose truth is
-known (``preset``), not any real model.
+headline findings from that group. A benchmark whose pack has fewer items than an analysis needs
+(SciCode's 8) is left out unless ``benchmarks`` names it. The numbers describe the simulated
+population, whose truth is known (``preset``), not any real model.
+
+Each harness writes its own folder, ``OUT/lm-eval`` or ``OUT/inspect``, an
+:class:`~metacog_metrics.outdir.OutputFolder`: a rerun replaces only the demo's own earlier
+outputs, and a folder holding files the demo did not write is refused.
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ __all__ = ["DemoResult", "run_demo"]
 DEFAULT_OUT = "metacog-demo"
 
 
+#: The demo's own files in its folder (beside the logs and the analysis outputs).
+_RECORDS, _MODELS = "records.parquet", "models.yaml"
+
+
 @dataclasses.dataclass(frozen=True)
 class DemoResult(Result):
     """What :func:`run_demo` produced.
@@ -47,6 +56,7 @@ class DemoResult(Result):
         n_bad: Log lines or samples the collector could not read.
         findings: The headline findings (pooled benchmarks).
         seconds: Wall time per stage.
+        left_out: Benchmarks left out, with the reason.
     """
 
     out_dir: str
@@ -61,6 +71,7 @@ class DemoResult(Result):
     n_bad: int
     findings: tuple[str, ...]
     seconds: dict[str, float]
+    left_out: tuple[str, ...] = ()
 
     def summary_text(self) -> str:
         """What ``metacog demo`` prints at the end."""
@@ -178,9 +189,37 @@ def _write_models_file(out_dir: Path, names: Sequence[str], *, preset: str, seed
         short = logged.rsplit("/", 1)[-1]
         if short in flags:
             lines.append(f'  "{logged}": {{reasoning: {str(flags[short]).lower()}}}')
-    path = out_dir / "models.yaml"
+    path = out_dir / _MODELS
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _analysable(
+    benchmarks: Sequence[str] | None, say: Callable[[str], None]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(benchmarks to run, notes on those left out): by default every registered benchmark
+    whose bundled pack has enough items for an analysis of its own; named ones always run."""
+    from metacog_metrics import MIN_ITEMS
+    from metacog_tasks.benchmarks import BENCHMARK_NAMES, get_benchmark
+
+    if benchmarks:
+        chosen = tuple(benchmarks)
+        unknown = sorted(set(chosen) - set(BENCHMARK_NAMES))
+        if unknown:
+            raise ValueError(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARK_NAMES)}")
+        return chosen, ()
+    keep, notes = [], []
+    for name in BENCHMARK_NAMES:
+        n = len(get_benchmark(name).load("bundled"))
+        if n < MIN_ITEMS:
+            notes.append(
+                f"{name}: its bundled pack has {n} items, fewer than the {MIN_ITEMS} an "
+                f"analysis needs; left out (--benchmarks naming it runs it anyway)"
+            )
+            say(f"  {notes[-1]}")
+        else:
+            keep.append(name)
+    return tuple(keep), tuple(notes)
 
 
 def run_demo(
@@ -195,30 +234,35 @@ def run_demo(
     permutations: int = 10_000,
     joint_permutations: int = 1_000,
     verbose: bool = True,
+    overwrite: bool = False,
 ) -> DemoResult:
     """Run the probe tasks for a simulated population, collect, analyse and report.
 
     Args:
-        out: Output folder (``logs/``, ``records.parquet``, ``summary.json``, ``tables/``,
-            ``report.html``).
+        out: Output folder; the demo writes ``OUT/<harness>/``: ``logs/``,
+            ``records.parquet``, ``models.yaml``, ``summary.json``, ``tables/``,
+            ``report.html``.
         models: Population size (``m01`` .. ``mNN``).
         preset: Generative-model preset (``paper``, ``individuated``, ...).
         harness: ``lm-eval`` or ``inspect``.
         items_per_benchmark: Keep the first N items of each pack (``--limit``); all by default.
-        benchmarks: Benchmarks to run (default all six).
+        benchmarks: Benchmarks to run (default: every one whose bundled pack has enough items
+            for an analysis of its own).
         seed: Population and analysis seed.
         permutations: Per-pair permutation draws of the analysis.
         joint_permutations: Joint draws for the mean tau of the analysis.
         verbose: Print progress lines.
+        overwrite: Write into a folder the demo did not write, replacing files of its output
+            names (never removing others).
 
     Returns:
         The :class:`DemoResult`.
 
     Raises:
         ValueError: Bad harness, size, preset or benchmark name.
+        OutputFolderError: The harness folder holds files the demo did not write.
     """
-    from metacog_metrics import get_preset, model_names
-    from metacog_tasks.benchmarks import BENCHMARK_NAMES
+    from metacog_metrics import OutputFolder, OutputFolderError, get_preset, model_names
 
     if harness not in ("lm-eval", "inspect"):
         raise ValueError(f"harness must be 'lm-eval' or 'inspect', not {harness!r}")
@@ -227,19 +271,22 @@ def run_demo(
     if items_per_benchmark is not None and items_per_benchmark < 1:
         raise ValueError(f"items_per_benchmark must be >= 1, got {items_per_benchmark}")
     get_preset(preset)  # fail early on an unknown preset
-    benchmarks = tuple(benchmarks or BENCHMARK_NAMES)
-    unknown = sorted(set(benchmarks) - set(BENCHMARK_NAMES))
-    if unknown:
-        raise ValueError(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARK_NAMES)}")
 
     say: Callable[[str], None] = print if verbose else (lambda _msg: None)
-    out_dir = Path(out).resolve()
-    logs_dir = out_dir / "logs" / harness
-    if logs_dir.exists():
-        import shutil
-
-        shutil.rmtree(logs_dir)  # a rerun replaces the demo's own logs, never anything else
-    logs_dir.mkdir(parents=True)
+    out_dir = Path(out).resolve() / harness
+    folder = OutputFolder(out_dir, "demo", overwrite=overwrite)
+    benchmarks, left_out = _analysable(benchmarks, say)
+    logs_dir = out_dir / "logs"
+    # A rerun replaces the demo's own earlier outputs (its logs among them), never anything else.
+    folder.claim([_RECORDS, _MODELS])  # refused here if they are not the demo's
+    folder.commit([])
+    folder.claim([_RECORDS, _MODELS])
+    if logs_dir.exists() and any(p.is_file() for p in logs_dir.rglob("*")):
+        raise OutputFolderError(
+            f"{logs_dir} holds files the demo did not write (they would be collected with its "
+            "logs); move them or name another --out"
+        )
+    logs_dir.mkdir(parents=True, exist_ok=True)
     names = model_names(models)
     seconds: dict[str, float] = {}
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -251,15 +298,19 @@ def run_demo(
     )
     t0 = time.perf_counter()
     runner = _run_lmeval_population if harness == "lm-eval" else _run_inspect_population
-    runner(
-        names,
-        benchmarks,
-        preset=preset,
-        seed=seed,
-        logs_dir=logs_dir,
-        limit=items_per_benchmark,
-        say=say,
-    )
+    try:
+        runner(
+            names,
+            benchmarks,
+            preset=preset,
+            seed=seed,
+            logs_dir=logs_dir,
+            limit=items_per_benchmark,
+            say=say,
+        )
+    finally:  # the folder held no file before: all there now are the harness's (even on Ctrl-C)
+        logs = sorted(p for p in logs_dir.rglob("*") if p.is_file())
+        folder.adopt(logs)
     seconds["harness"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -269,7 +320,7 @@ def run_demo(
     collected = collect([logs_dir])
     if collected.records.empty:
         raise RuntimeError(f"no records could be read from {logs_dir}:\n{collected.report_text()}")
-    records_path = out_dir / "records.parquet"
+    records_path = out_dir / _RECORDS
     write_records(collected.records, records_path)
     seconds["collect"] = time.perf_counter() - t0
     say(f"collected {collected.n_records} records ({collected.n_bad} bad lines) -> {records_path}")
@@ -288,7 +339,9 @@ def run_demo(
         seed=seed,
         progress=verbose,
         pool=True,
+        overwrite=overwrite,
     )
+    folder.commit([*logs, records_path, models_path])
     seconds["analysis"] = time.perf_counter() - t0
     findings = headline_findings(result.summary, benchmarks=["pooled"])
     return DemoResult(
@@ -304,4 +357,5 @@ def run_demo(
         n_bad=collected.n_bad,
         findings=tuple(findings),
         seconds=seconds,
+        left_out=left_out,
     )

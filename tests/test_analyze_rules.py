@@ -247,20 +247,6 @@ def test_union_items_by_hand():
     assert an_summary._union_items(e2, ["m0", "ghost"]) == 7
 
 
-def test_remove_stale_outputs(tmp_path):
-    tables = tmp_path / "tables"
-    tables.mkdir()
-    keep, old = tables / "keep.csv", tables / "old.csv"
-    for p in (keep, old, tables / "note.txt", tmp_path / "report.html", tmp_path / "mine.csv"):
-        p.write_text("x")
-    pipeline._remove_stale_outputs(tmp_path, {keep}, keep_report=True)
-    assert keep.exists() and not old.exists() and (tables / "note.txt").exists()
-    assert (tmp_path / "report.html").exists() and (tmp_path / "mine.csv").exists()
-    pipeline._remove_stale_outputs(tmp_path, {keep}, keep_report=False)
-    assert not (tmp_path / "report.html").exists() and keep.exists()
-    pipeline._remove_stale_outputs(tmp_path / "absent", set(), keep_report=False)  # no error
-
-
 # ------------------------------------------------------------------------------------------
 # One group's notes, sections and summary
 # ------------------------------------------------------------------------------------------
@@ -513,10 +499,11 @@ def test_analyze_files_writes_outputs_and_removes_stale_ones(tmp_path):
     src = tmp_path / "runs.csv"
     _records(n_items=12, n_models=3).to_csv(src, index=False)
     out = tmp_path / "out"
-    (out / "tables").mkdir(parents=True)
-    (out / "tables" / "old.csv").write_text("x")
-    (out / "report.html").write_text("old")
+    analyze_files(src, out_dir=out, report=True, **{**FAST, "pool": False})
+    (out / "tables" / "old.csv").write_text("x")  # not metacog's: kept
     res = analyze_files(src, out_dir=out, report=False, **FAST)
+    assert (out / "tables" / "old.csv").read_text() == "x"
+    (out / "tables" / "old.csv").unlink()
     assert res.out_dir == out
     s = json.loads((out / "summary.json").read_text())
     assert s == json.loads(json.dumps(res.summary))

@@ -11,6 +11,10 @@ import pytest
 from metacog_metrics import AnalysisOptions, option_spec
 from metacog_tasks.cli import build_parser, main
 
+#: What `metacog analyze` parses that is not an AnalysisOptions field: files and tracking.
+NOT_OPTIONS = {"paths", "out_dir", "models_file", "report", "overwrite", "mlflow_uri",
+               "mlflow_experiment"}  # fmt: skip
+
 
 def _analyze_parser() -> argparse.ArgumentParser:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
@@ -50,7 +54,7 @@ def test_other_commands_do_not_import_the_analysis():
 
 def test_no_flag_given_leaves_every_option_to_the_dataclass():
     given = _parsed()
-    assert set(given) == {"paths", "out_dir", "models_file", "report"}
+    assert set(given) == NOT_OPTIONS
 
 
 def test_flags_are_parsed_to_the_fields_types():
@@ -59,8 +63,7 @@ def test_flags_are_parsed_to_the_fields_types():
                     "0,0.5", "--workers", "2", "--engine", "numpy", "--alternative", "greater",
                     "--numeric-levels", "0", "--binarize-at", "0.7", "--n-boot", "5",
                     "--fdr-alpha", "0.1", "--seed", "3")  # fmt: skip
-    options = AnalysisOptions(**{k: v for k, v in given.items() if k not in
-                                 ("paths", "out_dir", "models_file", "report")})  # fmt: skip
+    options = AnalysisOptions(**{k: v for k, v in given.items() if k not in NOT_OPTIONS})
     assert options == AnalysisOptions(
         permutations=99, joint_permutations=7, pool=True, progress=False, min_coverage=None,
         contentious_bounds=(0.2, 0.8), deltas=(0.0, 0.5), workers=2, engine="numpy",

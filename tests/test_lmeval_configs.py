@@ -10,8 +10,8 @@ import pytest
 from lm_eval.tasks import TaskManager
 from lm_eval.tasks._yaml_loader import load_yaml
 
-from metacog_tasks.benchmarks import BENCHMARK_NAMES, benchmark_class
-from metacog_tasks.lmeval.configs import GROUP_FILE, TEMPLATE, main, render_configs
+from metacog_tasks.benchmarks import BENCHMARK_NAMES, benchmark_class, get_benchmark
+from metacog_tasks.lmeval.configs import GROUP_FILE, README, TEMPLATE, main, render_configs
 from metacog_tasks.lmeval.paths import tasks_dir
 
 CONFIGS = tasks_dir()
@@ -20,12 +20,12 @@ TASKS = [f"metacog_{name}{suffix}" for name in BENCHMARK_NAMES for suffix in (""
 
 def test_committed_configs_are_what_the_records_generate() -> None:
     rendered = render_configs()
-    assert sorted(rendered) == sorted([f"{t}.yaml" for t in TASKS] + [GROUP_FILE])
+    assert sorted(rendered) == sorted([f"{t}.yaml" for t in TASKS] + [GROUP_FILE, README])
     for name, text in rendered.items():
         assert (CONFIGS / name).read_text(encoding="utf-8") == text, (
             f"{name} is out of date: run python -m metacog_tasks.lmeval.configs"
         )
-    on_disk = {p.name for p in CONFIGS.glob("*.yaml")}
+    on_disk = {p.name for p in CONFIGS.glob("*.yaml")} | {README}
     assert on_disk == set(rendered)  # no task YAML of a benchmark that is not registered
     assert main([str(CONFIGS), "--check"]) == 0
 
@@ -47,11 +47,14 @@ def test_every_task_yaml_includes_the_template_and_resolves_to_its_record() -> N
             "do_sample": False,
             "temperature": 0.0,
         }
+        # the split the record reads (SQuAD's and SciCode's is validation)
         assert (cfg["output_type"], cfg["test_split"], cfg["num_fewshot"]) == (
             "generate_until",
-            "test",
+            getattr(record, "default_split", "test"),
             0,
         )
+        # the prompts, readable in the YAML, are the record's own
+        assert cfg["prompts"] == get_benchmark(record.name).prompts.as_dict()
     group = load_yaml(CONFIGS / GROUP_FILE, resolve_func=False, recursive=True)
     assert group["group"] == "metacog" and group["task"] == TASKS
 
@@ -71,7 +74,7 @@ def test_the_generator_writes_updates_and_removes_stale_files(tmp_path: Path, ca
     assert "out of date" in capsys.readouterr().err
     assert main([str(tmp_path)]) == 0
     assert not (tmp_path / "metacog_gone.yaml").exists()
-    assert {p.name for p in tmp_path.glob("*.yaml")} == set(render_configs())
+    assert {p.name for p in tmp_path.glob("*.yaml")} | {README} == set(render_configs())
     assert main([str(tmp_path), "--check"]) == 0
     (tmp_path / "metacog_squad.yaml").write_text("task: metacog_squad\n")
     assert main([str(tmp_path), "--check"]) == 1
@@ -119,3 +122,25 @@ def test_lm_eval_averages_group_metrics_so_counts_stay_in_the_task_rows() -> Non
     listed = {m["metric"]: m["weight_by_size"] for m in group["aggregate_metric_list"]}
     assert listed["acc"] is True
     assert "ungraded" not in listed and "acc_graded" not in listed
+
+
+def test_the_task_readme_has_lm_evals_sections_and_every_task() -> None:
+    text = (CONFIGS / README).read_text(encoding="utf-8")
+    for head in (
+        "### Paper",
+        "### Citation",
+        "#### Groups",
+        "#### Tags",
+        "#### Tasks",
+        "### Prompts",
+        "### Checklist",
+        "### Changelog",
+    ):
+        assert f"\n{head}\n" in text, head
+    for task in TASKS:
+        assert f"* `{task}`:" in text
+    for name in BENCHMARK_NAMES:
+        record = benchmark_class(name)
+        assert record.paper and record.homepage and record.citation and record.data_license
+        assert record.homepage in text and record.citation.strip() in text
+    assert "arXiv:2605.24299" in text

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metacog_metrics._conventions import format_p
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.calibration import CalibrationResult
 from metacog_metrics.factors import EigenResult, FactorAlignmentResult, FactorAnalysisResult
@@ -186,27 +187,39 @@ def _summary_text(result: AnalysisResult) -> str:
                 )  # fmt: skip
             pw = d["pairwise"]
             per = pw["basis"].get("n_items_per_pair") or {}
-            versus = ", ".join(
-                f"{get_null(n).short_label} null {_fmt(pw['nulls'][n]['mean'])} "
-                f"(p={_fmt(pw['nulls'][n]['p_value'], '.3g')})"
-                for n in null_names()
+            tested = s["parameters"].get("permutations") != 0
+            nulls = (
+                "; "
+                + ", ".join(
+                    f"{get_null(n).short_label} null {_fmt(pw['nulls'][n]['mean'])} "
+                    f"({format_p(pw['nulls'][n]['p_value'])})"
+                    for n in null_names()
+                )
+                if tested
+                else "; no permutation test run (--permutations 0): no p-values, no "
+                "FDR-significant pairs"
             )
             lines.append(
                 f"  pairwise: mean tau-b {_fmt(pw['mean_tau'])} over {pw['n_pairs_valid']} "
                 f"pairs ({_fmt(per.get('min'), 'd')}-{_fmt(per.get('max'), 'd')} items a pair, "
-                f"median {_fmt(per.get('median'), '.0f')}); {versus}"
+                f"median {_fmt(per.get('median'), '.0f')}){nulls}"
             )
             if "private_signal" in pw["nulls"]:
                 ns = pw["nulls"]["private_signal"]
                 lines.append(
                     f"  private-signal test ({ns['basis']['n_models']} models x "
                     f"{ns['basis']['n_items']} complete-case items): null mean "
-                    f"{_fmt(ns['mean'])}, one-sided p={_fmt(ns['p_value'], '.3g')}"
+                    f"{_fmt(ns['mean'])}, one-sided {format_p(ns['p_value'])}"
                 )
             al = d["factor_alignment"]
+            share = (
+                f"{_fmt(pw['fdr_significant_share'], '.1%')} of pairs FDR-significant "
+                f"(base-rate, q < {pw['fdr_alpha']:g}); "
+                if tested
+                else ""
+            )
             lines.append(
-                f"  {_fmt(pw['fdr_significant_share'], '.1%')} of pairs FDR-significant "
-                f"(base-rate, q < {pw['fdr_alpha']:g}); factor alignment "
+                f"  {share}factor alignment "
                 f"({al['basis']['n_models']} models x {al['basis']['n_items']} complete-case "
                 f"items) r {_fmt(al['all']['r'])}, contentious "
                 f"({al['contentious']['n_items']} items) {_fmt(al['contentious']['r'])}"

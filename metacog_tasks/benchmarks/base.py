@@ -197,6 +197,14 @@ class Benchmark(abc.ABC):
     wording: ClassVar[SimWording]
     #: RLMF family of the items, verl's ``ability`` (``math``, ``code``, ``qa``, ...).
     rlmf_family: ClassVar[str]
+    #: The paper that introduced the benchmark: title, venue and year, and its address.
+    paper: ClassVar[str] = ""
+    #: The benchmark's homepage.
+    homepage: ClassVar[str] = ""
+    #: BibTeX of that paper (the task READMEs cite it).
+    citation: ClassVar[str] = ""
+    #: Licence of the benchmark's data, as its owners state it.
+    data_license: ClassVar[str] = ""
     #: Benchmark options the harness tasks take as named arguments (besides ``prompts``).
     task_options: ClassVar[tuple[TaskOption, ...]] = ()
     #: Whether graded answers are code run in a sandbox (the Inspect task takes ``sandbox``).

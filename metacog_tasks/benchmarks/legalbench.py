@@ -338,6 +338,23 @@ class LegalBench(TemplatedBenchmark):
     simulation = BenchmarkProfile(difficulty_mean=-0.4, difficulty_sd=1.4, legibility=0.8)
     wording = SimWording("legal", "applying the legal rule to these facts")
     rlmf_family = "legal"
+    paper = (
+        '"LegalBench: A Collaboratively Built Benchmark for Measuring Legal Reasoning in Large '
+        'Language Models", NeurIPS 2023 Datasets and Benchmarks, https://arxiv.org/abs/2308.11462'
+    )
+    homepage = "https://hazyresearch.stanford.edu/legalbench/"
+    data_license = "per task; CC BY 4.0 for most (see each task's card)"
+    citation = """\
+@inproceedings{guha2023legalbench,
+  title = {{LegalBench}: A Collaboratively Built Benchmark for Measuring Legal Reasoning in
+    Large Language Models},
+  author = {Guha, Neel and Nyarko, Julian and Ho, Daniel E. and R{\\'e}, Christopher and others},
+  booktitle = {Advances in Neural Information Processing Systems (Datasets and Benchmarks Track)},
+  year = {2023},
+  eprint = {2308.11462},
+  archivePrefix = {arXiv}
+}
+"""
     task_options = (
         TaskOption(
             "tasks", str, "Task names to run (``-T tasks=proa,hearsay``; default: all).", True

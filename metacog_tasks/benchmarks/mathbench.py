@@ -173,6 +173,24 @@ class MathBench(TemplatedBenchmark):
     )
     wording = SimWording("math", "carrying out the calculation exactly")
     rlmf_family = "math"
+    paper = (
+        '"MathBench: Evaluating the Theory and Application Proficiency of LLMs with a '
+        'Hierarchical Mathematics Benchmark", Findings of ACL 2024, '
+        "https://arxiv.org/abs/2405.12209"
+    )
+    homepage = "https://github.com/open-compass/MathBench"
+    data_license = "Apache-2.0"
+    citation = """\
+@inproceedings{liu2024mathbench,
+  title = {{MathBench}: Evaluating the Theory and Application Proficiency of {LLMs} with a
+    Hierarchical Mathematics Benchmark},
+  author = {Liu, Hongwei and Zheng, Zilong and Qiao, Yuxuan and Duan, Haodong and others},
+  booktitle = {Findings of the Association for Computational Linguistics: ACL 2024},
+  year = {2024},
+  eprint = {2405.12209},
+  archivePrefix = {arXiv}
+}
+"""
     task_options = (
         TaskOption("circular", bool, "Circular evaluation of single-choice items (default on)."),
         TaskOption("languages", str, "Languages to keep (``en``, ``cn``).", True),

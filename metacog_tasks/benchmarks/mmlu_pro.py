@@ -99,6 +99,22 @@ class MMLUPro(TemplatedBenchmark):
     simulation = BenchmarkProfile(difficulty_mean=0.2, difficulty_sd=1.5)
     wording = SimWording("{category}", "telling apart closely related options")
     rlmf_family = "knowledge"
+    paper = (
+        '"MMLU-Pro: A More Robust and Challenging Multi-Task Language Understanding Benchmark", '
+        "NeurIPS 2024 Datasets and Benchmarks, https://arxiv.org/abs/2406.01574"
+    )
+    homepage = "https://github.com/TIGER-AI-Lab/MMLU-Pro"
+    data_license = "MIT"
+    citation = """\
+@inproceedings{wang2024mmlupro,
+  title = {{MMLU-Pro}: A More Robust and Challenging Multi-Task Language Understanding Benchmark},
+  author = {Wang, Yubo and Ma, Xueguang and Zhang, Ge and others},
+  booktitle = {Advances in Neural Information Processing Systems (Datasets and Benchmarks Track)},
+  year = {2024},
+  eprint = {2406.01574},
+  archivePrefix = {arXiv}
+}
+"""
     solve_stop = ("Question:",)
     task_noun = "multiple-choice question"
     default_split = "test"

@@ -75,6 +75,22 @@ class OmniMath(TemplatedBenchmark):
     )
     wording = SimWording("competition math", "finding the right construction or invariant")
     rlmf_family = "math"
+    paper = (
+        '"Omni-MATH: A Universal Olympiad Level Mathematic Benchmark For Large Language Models", '
+        "2024, https://arxiv.org/abs/2410.07985"
+    )
+    homepage = "https://omni-math.github.io/"
+    data_license = "Apache-2.0"
+    citation = """\
+@article{gao2024omnimath,
+  title = {{Omni-MATH}: A Universal Olympiad Level Mathematic Benchmark For Large Language Models},
+  author = {Gao, Bofei and others},
+  journal = {arXiv preprint arXiv:2410.07985},
+  year = {2024},
+  eprint = {2410.07985},
+  archivePrefix = {arXiv}
+}
+"""
     task_options = (
         TaskOption(
             "judge_on",

@@ -263,6 +263,22 @@ class SciCode(TemplatedBenchmark):
         sketch="Sketch: loop over the grid, then update x = x + dt * f(x).",
     )
     rlmf_family = "code"
+    paper = (
+        '"SciCode: A Research Coding Benchmark Curated by Scientists", NeurIPS 2024 Datasets and '
+        "Benchmarks, https://arxiv.org/abs/2407.13168"
+    )
+    homepage = "https://scicode-bench.github.io/"
+    data_license = "Apache-2.0 (the GitHub repository)"
+    citation = """\
+@inproceedings{tian2024scicode,
+  title = {{SciCode}: A Research Coding Benchmark Curated by Scientists},
+  author = {Tian, Minyang and others},
+  booktitle = {Advances in Neural Information Processing Systems (Datasets and Benchmarks Track)},
+  year = {2024},
+  eprint = {2407.13168},
+  archivePrefix = {arXiv}
+}
+"""
     task_options = (
         TaskOption("with_background", bool, "Include the scientific background in the prompt."),
         TaskOption("h5_path", str, "The ``test_data.h5`` (needed for the official test cases)."),

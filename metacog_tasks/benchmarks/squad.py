@@ -166,6 +166,24 @@ class SQuAD(TemplatedBenchmark):
     simulation = BenchmarkProfile(difficulty_mean=0.0, difficulty_sd=1.5)
     wording = SimWording("factual", "recalling a specific detail of the passage's subject")
     rlmf_family = "qa"
+    paper = (
+        '"SQuAD: 100,000+ Questions for Machine Comprehension of Text", EMNLP 2016, '
+        "https://arxiv.org/abs/1606.05250"
+    )
+    homepage = "https://rajpurkar.github.io/SQuAD-explorer/"
+    data_license = "CC BY-SA 4.0"
+    citation = """\
+@inproceedings{rajpurkar2016squad,
+  title = {{SQuAD}: 100,000+ Questions for Machine Comprehension of Text},
+  author = {Rajpurkar, Pranav and Zhang, Jian and Lopyrev, Konstantin and Liang, Percy},
+  booktitle = {Proceedings of the 2016 Conference on Empirical Methods in Natural Language
+    Processing},
+  pages = {2383--2392},
+  year = {2016},
+  eprint = {1606.05250},
+  archivePrefix = {arXiv}
+}
+"""
     task_options = (
         TaskOption("open_book", bool, "Show the context passage in the solve prompt."),
         TaskOption("version", str, "SQuAD version, 1.1 or 2.0 (benchmark default when unset)."),

@@ -76,6 +76,10 @@ def _is_lmeval_results_json(path: Path) -> bool:
     return head.lstrip().startswith('{\n  "results"')
 
 
+#: Files Inspect writes beside the logs of an ``eval-set`` (its index of them), not logs.
+INSPECT_INDEX_FILES = frozenset({"logs.json", "eval-set.json"})
+
+
 def _classify(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[Path], list[str]]:
     """Split inputs into lm-eval files, Inspect logs, and warnings for everything else."""
     lmeval: list[Path] = []
@@ -87,6 +91,8 @@ def _classify(paths: Iterable[str | PathLike[str]]) -> tuple[list[Path], list[Pa
             found = sorted(p for p in path.rglob("*") if p.is_file())
             n_before = len(lmeval) + len(inspect)
             for p in found:
+                if p.name in INSPECT_INDEX_FILES:
+                    continue
                 is_samples = p.suffix == ".jsonl" and p.name.startswith("samples_")
                 if is_samples or (p.suffix == ".json" and _is_lmeval_results_json(p)):
                     lmeval.append(p)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from metacog_tasks.collect.results import (
+    NO_SAMPLES,
     CollectResult,
     FileReport,
     _BadRow,
@@ -260,8 +261,20 @@ def read_lmeval(paths: Iterable[str | PathLike[str]], *, latest_only: bool = Tru
             continue
         folder = path.resolve().parent
         runs[(folder, parsed[1])] = (path, data)
-        for sample in folder.glob(f"samples_*_{parsed[1]}.jsonl"):
+        samples = list(folder.glob(f"samples_*_{parsed[1]}.jsonl"))
+        for sample in samples:
             samples_files.setdefault(sample.resolve(), sample)
+        metacog = sorted(_metacog_tasks(data))
+        if metacog and not samples:
+            reports.append(
+                FileReport(
+                    str(path),
+                    HARNESS,
+                    _model_name(data, folder),
+                    skipped=f"results of {', '.join(metacog)} without their per-item samples "
+                    f"(samples_*_{parsed[1]}.jsonl): {NO_SAMPLES}",
+                )
+            )
 
     # Look for the results file of samples given on their own.
     for resolved in list(samples_files):

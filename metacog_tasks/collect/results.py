@@ -15,7 +15,14 @@ import pandas as pd
 
 from metacog_metrics import EXTRA_COLUMNS, RECORD_COLUMNS, Result
 
-__all__ = ["COLLECT_COLUMNS", "MAX_ERRORS", "CollectError", "CollectResult", "FileReport"]
+__all__ = [
+    "COLLECT_COLUMNS",
+    "MAX_ERRORS",
+    "NO_SAMPLES",
+    "CollectError",
+    "CollectResult",
+    "FileReport",
+]
 
 #: Columns of the records a reader returns, in order: the record table's (see
 #: ``metacog_metrics.records``) but ``reasoning`` (from a models file) and ``epoch`` (one is
@@ -25,6 +32,8 @@ COLLECT_COLUMNS: tuple[str, ...] = tuple(
 )
 #: How many bad-line reasons a file report keeps (the count is always exact).
 MAX_ERRORS = 5
+#: Why an lm-eval results file of metacog tasks gave no records (its run had no samples).
+NO_SAMPLES = "rerun with --log_samples"
 
 
 class CollectError(ValueError):
@@ -144,6 +153,17 @@ class CollectResult(Result):
             for f in self.files
         )
         return dataclasses.replace(self, records=records, files=files)
+
+    def hint(self) -> str | None:
+        """What to do when nothing could be read, or None when the reports say nothing more."""
+        if any(f.skipped and NO_SAMPLES in f.skipped for f in self.files):
+            return (
+                "the lm-eval runs were made without --log_samples, so they hold no per-item "
+                "records; rerun with --log_samples (`metacog lm-eval run` adds it)"
+            )
+        if not self.files:
+            return "no lm-eval output folder or Inspect log found there"
+        return None
 
     def report_text(self) -> str:
         """A short human report: per model and file, records read, bad lines, skips."""

@@ -29,19 +29,24 @@ One factory, :func:`benchmark_task`, makes every benchmark's ``@task`` from its 
 module is imported (the package's Inspect entry point imports it); ``metacog_tasks/metacog``
 (``-T benchmark=<name>``) is the same task with the benchmark as an argument, and the one that
 ``inspect list tasks`` finds in the source.
+
+A bad argument or unreachable data (offline without ``-T data=bundled``) raises
+:class:`TaskSetupError`, a ``ValueError`` that Inspect's command line prints as one line, without
+a traceback; ``inspect eval metacog_tasks/<typo>`` prints the nearest task names.
 """
 
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
-from metacog_tasks.benchmarks import Benchmark, benchmark_classes
-from metacog_tasks.inspect_tasks._naming import qualified
+from metacog_tasks.benchmarks import Benchmark, DataUnavailableError, benchmark_classes
+from metacog_tasks.inspect_tasks._naming import PACKAGE, qualified
 from metacog_tasks.inspect_tasks.dataset import benchmark_dataset, load_benchmark_items
 from metacog_tasks.inspect_tasks.problems import problem_dataset, problem_solver
 from metacog_tasks.inspect_tasks.sandbox import sandbox_spec
@@ -55,9 +60,40 @@ from metacog_tasks.inspect_tasks.solvers import (
     probe_then_solve,
 )
 
-__all__ = ["benchmark_task", "benchmark_tasks", "metacog", "metacog_task"]
+__all__ = ["TaskSetupError", "benchmark_task", "benchmark_tasks", "metacog", "metacog_task"]
 
 _TASK_VERSION = 1
+
+try:  # Inspect prints this error's message alone, where others get a traceback
+    from inspect_ai._util.error import PrerequisiteError as _CleanError
+except ImportError:  # pragma: no cover - a future Inspect without it: a traceback, still right
+    _CleanError = Exception  # type: ignore[assignment,misc]
+
+
+class TaskSetupError(_CleanError, ValueError):  # type: ignore[misc,valid-type]
+    """A task argument or the task's data is unusable (one line, naming the task and the fix)."""
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _setup_error(benchmark: str, exc: ValueError) -> TaskSetupError:
+    """The one-line error of a task that cannot be built."""
+    if isinstance(exc, TaskSetupError):
+        return exc
+    text = str(exc).strip()
+    if isinstance(exc, DataUnavailableError):
+        head = text.splitlines()[0] if text else "the data cannot be loaded"
+        text = (
+            f"{head}; run it on the bundled mini pack with -T data=bundled (offline), or on "
+            "local files with -T data=PATH"
+        )
+    text = " ".join(text.split()).removeprefix(f"{benchmark}: ")
+    return TaskSetupError(f"{PACKAGE}/{benchmark}: {text}")
 
 
 def _options(options: Mapping[str, Any] | None, **named: Any) -> dict[str, Any]:
@@ -107,8 +143,43 @@ def metacog_task(
         The task; one scorer per (probe, confidence) pair.
 
     Raises:
-        ValueError: Bad arguments or no items.
+        TaskSetupError: Bad arguments, no items, or the data cannot be loaded (a
+            ``ValueError``).
     """
+    try:
+        return _build_task(
+            benchmark,
+            probe=probe,
+            confidence=confidence,
+            k=k,
+            temperature=temperature,
+            probe_max_tokens=probe_max_tokens,
+            seed=seed,
+            data=data,
+            split=split,
+            options=options,
+            sandbox=sandbox,
+            mode=mode,
+        )
+    except ValueError as exc:
+        raise _setup_error(benchmark, exc) from exc
+
+
+def _build_task(
+    benchmark: str,
+    *,
+    probe: str | Sequence[str],
+    confidence: str | Sequence[str],
+    k: int,
+    temperature: float,
+    probe_max_tokens: int,
+    seed: int | None,
+    data: str | None,
+    split: str | None,
+    options: Mapping[str, Any] | None,
+    sandbox: str | None,
+    mode: str,
+) -> Task:
     if data is not None and str(data).strip().lower() in ("hf", "huggingface", "none", ""):
         data = None
     probes = parse_probes(probe)
@@ -310,3 +381,41 @@ def __getattr__(name: str) -> Callable[..., Task]:
     if name in _TASKS:
         return _TASKS[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _unknown_task_hint(argv: Sequence[str]) -> str | None:
+    """For ``inspect eval metacog_tasks/<typo>``: the nearest task names, or None.
+
+    Inspect loads this package's entry point to resolve ``metacog_tasks/...``; what it says of a
+    name it cannot find ("No inspect tasks were found") names no alternative.
+    """
+    import difflib
+    import os
+
+    argv = list(argv)
+    if (
+        len(argv) < 2
+        or os.path.basename(argv[0]) != "inspect"
+        or argv[1] not in ("eval", "eval-set")
+    ):
+        return None
+    known = [*_TASKS, "metacog"]
+    lines = []
+    for arg in argv[2:]:
+        head, sep, name = arg.partition("/")
+        if head != PACKAGE or not sep or name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+        guess = f"; did you mean {' or '.join(f'{PACKAGE}/{c}' for c in close)}?" if close else ""
+        lines.append(
+            f"{PACKAGE}: no task {name!r}{guess} (tasks: "
+            f"{', '.join(f'{PACKAGE}/{t}' for t in _TASKS)})"
+        )
+    return "\n".join(lines) or None
+
+
+# Printed when Inspect's command line loads this module to resolve a metacog_tasks/ name that
+# does not exist: Inspect's own error follows, with its non-zero exit.
+_HINT = _unknown_task_hint(sys.argv)
+if _HINT:
+    print(_HINT, file=sys.stderr)

@@ -103,7 +103,8 @@ class MetacogTask(ConfigurableTask):
     """lm-eval task that asks a confidence probe and the solve prompt(s) of each item.
 
     The YAML sets ``benchmark:`` (a name from ``metacog_tasks.benchmarks.BENCHMARK_NAMES``),
-    ``probe:`` (``prospective`` or ``counterfactual``) and optionally ``benchmark_options:``;
+    ``probe:`` (``prospective`` or ``counterfactual``) and optionally ``prompts:`` (template
+    overrides, as ``get_benchmark(..., prompts=...)`` takes them) and ``benchmark_options:``;
     the usual lm-eval keys (``generation_kwargs``, ``metadata``) work as in any YAML task.
 
     Args:
@@ -120,7 +121,10 @@ class MetacogTask(ConfigurableTask):
         task = str(cfg.get("task") or "metacog")
         bench_name = cfg.pop("benchmark", None)
         probe = cfg.pop("probe", "prospective")
-        yaml_options = cfg.pop("benchmark_options", None) or {}
+        yaml_options = dict(cfg.pop("benchmark_options", None) or {})
+        prompts = cfg.pop("prompts", None)  # the YAML's templates (an include may replace them)
+        if prompts:
+            yaml_options["prompts"] = dict(prompts)
         if not bench_name:
             raise OptionsError(f"task {task}: the YAML must set `benchmark:`")
         if probe not in PROBES:
@@ -166,7 +170,9 @@ class MetacogTask(ConfigurableTask):
         }
         cfg["metadata"] = meta
         cfg.setdefault("output_type", "generate_until")
-        cfg.setdefault("test_split", "test")
+        # the split read, under its own name (the YAML states the record's default)
+        default_split = getattr(self._bench, "default_split", None) or cfg.get("test_split")
+        cfg["test_split"] = self._options.split or default_split or "test"
         super().__init__(config=cfg)
 
     # ------------------------------------------------------------------ data
@@ -203,7 +209,8 @@ class MetacogTask(ConfigurableTask):
             }
             for item in items
         ]
-        self.dataset = datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+        split = str(self.config.test_split)
+        self.dataset = datasets.DatasetDict({split: datasets.Dataset.from_list(docs)})
 
     def _item(self, doc: Mapping[str, Any]) -> Item:
         try:
