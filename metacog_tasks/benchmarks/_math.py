@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 import threading
@@ -131,6 +132,20 @@ def _wrap(latex: str) -> str:
     return f"${s}$"
 
 
+@functools.cache
+def _warm_up() -> None:
+    """Import math-verify and make its first parse and verify, untimed, once a process.
+
+    The first call builds the LaTeX grammar and SymPy's caches: about 4 s on a busy machine,
+    close to the default 5 s timeout, so that without this the first item of a run could be
+    graded ``timeout`` by the grader's own start-up."""
+    from math_verify import parse, verify
+
+    untimed: Any = None  # math-verify types its timeouts as int; None turns them off
+    gold = parse("$\\frac{1}{2}$", parsing_timeout=untimed)
+    verify(gold, parse("$\\boxed{0.5}$", parsing_timeout=untimed), timeout_seconds=untimed)
+
+
 def _verify_now(gold: str, answer: str, timeout_s: int | None) -> VerifyOutcome:
     from math_verify import parse, verify
     from math_verify.errors import TimeoutException
@@ -175,6 +190,7 @@ def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome
         reason = too_large(text)
         if reason is not None:
             return VerifyOutcome(None, status, reason)
+    _warm_up()
     if threading.current_thread() is threading.main_thread():
         return _verify_now(gold, answer, timeout_s)
     box: dict[str, Any] = {}
