@@ -238,6 +238,13 @@ def analyze_group(
             )
         if tet.smoothing_note:
             notes.append(f"{name}: {tet.smoothing_note}")
+        fallback = getattr(tet, "n_fallback_pairs", 0)
+        if fallback:
+            notes.append(
+                f"{name}: {fallback} pair(s) of the polychoric matrix estimated without the "
+                "zero-cell correction (it pushed their cumulative shares to 1, where psych is "
+                "undefined; polycor's two-step rule)"
+            )
         if section.reason:
             notes.append(f"{name}: {section.reason}")
         if section.factor is not None and section.factor.heywood:

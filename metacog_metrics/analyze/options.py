@@ -11,7 +11,7 @@ from typing import Any
 
 from metacog_metrics._options import check_options, count, documented, option
 from metacog_metrics.pairwise import DEFAULT_DELTAS, ENGINES
-from metacog_metrics.polychoric import N_LEVELS
+from metacog_metrics.polychoric import MAX_LEVELS, N_LEVELS
 
 __all__ = [
     "CONTINUOUS_KINDS",
@@ -91,7 +91,12 @@ def _engine(name: str, value: Any) -> str:
 
 def _levels(name: str, value: Any) -> int:
     if isinstance(value, bool) or int(value) != value or value < 0 or value == 1:
-        raise ValueError(f"{name} must be 0 or an integer >= 2, got {value!r}")
+        raise ValueError(f"{name} must be 0 or an integer from 2 to {MAX_LEVELS}, got {value!r}")
+    if value > MAX_LEVELS:
+        raise ValueError(
+            f"{name} must be 0 or an integer from 2 to {MAX_LEVELS}, got {value!r}: a "
+            f"polychoric takes at most {MAX_LEVELS} levels (psych's max.cat)"
+        )
     return int(value)
 
 
@@ -199,9 +204,9 @@ class AnalysisOptions:
         check=_levels,
         help="Numeric confidence (verbal_numeric, sampled, logprob) enters the correlation and "
         "factor sections as at most this many ordered levels per model (its distinct values, "
-        "or its own quantile bins) with polychoric correlations, so every model whose "
-        "confidence varies stays in; 0 binarises it at binarize_at (--binarize-at; "
-        "tetrachoric) instead.",
+        f"or its own quantile bins; 2 to {MAX_LEVELS}, psych's limit) with polychoric "
+        "correlations, so every model whose confidence varies stays in; 0 binarises it at "
+        "binarize_at (--binarize-at; tetrachoric) instead.",
     )
 
     def __post_init__(self) -> None:

@@ -80,12 +80,15 @@ def _section_summary(
         "smoothing_note": tet.smoothing_note,
         "min_eigenvalue": tet.min_eigenvalue,
         "n_corrected_pairs": tet.n_corrected_pairs,
+        "n_corrected_cells": tet.n_corrected_cells,
         "n_items_pair": np.asarray(tet.n)[iu].tolist(),
         "threshold_rule": getattr(tet, "threshold_rule", "") or _PSYCH_TAU,
     }
     if section.method == "polychoric":
         corr["n_levels"] = dict(zip(tet.names, np.asarray(tet.n_levels).tolist()))
         corr["median_confidence"] = tet.median
+        corr["thresholds"] = "global" if tet.global_thresholds else "per pair"
+        corr["n_fallback_pairs"] = tet.n_fallback_pairs
     out: dict[str, Any] = {
         "rate": dict(zip(models, section.rate.tolist())),
         "method": section.method,
