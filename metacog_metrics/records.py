@@ -84,7 +84,7 @@ _STR_COLUMNS += ("probe_status", "grade_status", "answer", "harness", "source")
 # version of the task graded it; the gate matches baseline and candidate items on them.
 _STR_COLUMNS += ("doc_hash", "prompt_hash", "task_version")
 _DEFAULT_BENCHMARK = "all"
-_DEFAULT_PROBE = "prospective"
+_DEFAULT_PROBE = "unspecified"  # not known: the analysis says so
 _MAX_EXAMPLES = 5
 _TRUE = {"true", "1", "yes", "y", "t", "1.0"}
 _FALSE = {"false", "0", "no", "n", "f", "0.0"}
@@ -311,7 +311,7 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
 
     Canonical means: every :data:`RECORD_COLUMNS` present in order (optional text columns and
     ``reasoning`` filled with NA when absent), then any :data:`EXTRA_COLUMNS` given; ``benchmark``
-    defaults to ``"all"``, ``probe`` to ``"prospective"``, ``confidence_kind`` is inferred when
+    defaults to ``"all"``, ``probe`` to ``"unspecified"``, ``confidence_kind`` is inferred when
     absent or empty (``"verbal_binary"`` when every confidence of the table is 0, 1 or NaN, else
     ``"verbal_numeric"``); ``item_id`` and the other text columns are strings (a CSV ``0`` and a
     Parquet ``0`` agree); ``confidence`` and ``correct`` are floats.
@@ -336,7 +336,7 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
         ...                    "confidence": [1, 0, 1, 1], "correct": [1, 0, 0, 1]})
         >>> records = validate_records(df)
         >>> records[["benchmark", "probe", "confidence_kind"]].iloc[0].tolist()
-        ['all', 'prospective', 'verbal_binary']
+        ['all', 'unspecified', 'verbal_binary']
     """
     if not isinstance(df, pd.DataFrame):
         raise RecordError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")

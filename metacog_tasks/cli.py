@@ -160,16 +160,14 @@ _ANALYZE_FILE_OPTIONS = ("paths", "out_dir", "models_file", "report")
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
-    from metacog_metrics import AnalysisOptions, analyze_files, headline_findings
+    from metacog_metrics import AnalysisOptions, analyze_files
 
     given = _options(args)
     files = {k: given.pop(k) for k in _ANALYZE_FILE_OPTIONS}
     options = AnalysisOptions(**{"progress": True, **given})  # bars unless --quiet
     result = analyze_files(files.pop("paths"), options, **files)
     print(result.summary_text())
-    print("Findings:")
-    for line in headline_findings(result.summary):
-        print(f"  - {line}")
+    print(result.findings_text())
     return 0
 
 

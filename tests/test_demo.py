@@ -35,7 +35,10 @@ def _check_outputs(out: Path, proc: subprocess.CompletedProcess, harness: str) -
         assert (out / name).exists(), name
     assert (out / "logs" / harness / "harness.log").is_file()
     assert f"through {harness}" in proc.stdout
-    assert "Headline findings" in proc.stdout
+    assert "Findings (the report's list, the pooled group first):" in proc.stdout
+    # the report and the terminal say the models are simulated, and what truth was planted
+    assert "These models are simulated" in proc.stdout
+    assert "These models are simulated" in (out / "report.html").read_text()
     assert str(out / "report.html") in proc.stdout
 
     records = pd.read_parquet(out / "records.parquet")

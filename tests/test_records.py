@@ -37,7 +37,7 @@ def _tiny(**overrides) -> pd.DataFrame:
 def test_minimal_tidy_gets_defaults():
     out = validate_records(_tiny())
     assert list(out.columns) == list(RECORD_COLUMNS)
-    assert set(out["benchmark"]) == {"all"} and set(out["probe"]) == {"prospective"}
+    assert set(out["benchmark"]) == {"all"} and set(out["probe"]) == {"unspecified"}
     assert set(out["confidence_kind"]) == {"verbal_binary"}
     numeric = validate_records(_tiny(confidence=[0.9, 0.1, 1, 1, 0, 0]))
     assert set(numeric["confidence_kind"]) == {"verbal_numeric"}
@@ -568,7 +568,7 @@ def test_item_matrices_of_raw_records_and_their_messages():
     )
     m = item_matrices(raw, missing="keep")
     assert (m.benchmark, m.probe, m.confidence_kind, m.missing) == (
-        "all", "prospective", "verbal_numeric", "keep",
+        "all", "unspecified", "verbal_numeric", "keep",
     )  # fmt: skip
     assert m.models == ("2", "1") and m.item_ids == ("10", "7", "1")
     assert m.models_dropped == {"3": "no item with both a confidence and a grade"}
@@ -595,19 +595,19 @@ def test_item_matrices_of_raw_records_and_their_messages():
     with pytest.raises(RecordError, match=_exact("records lack column(s) item_id, correct")):
         item_matrices(raw.drop(columns=["item_id", "correct"]))
     with pytest.raises(RecordError, match=_exact(
-        "all/prospective/verbal_numeric: no records for model(s) ['9']"
+        "all/unspecified/verbal_numeric: no records for model(s) ['9']"
     )):  # fmt: skip
         item_matrices(raw, models=[9])
     twice = pd.concat([raw, raw.iloc[[0]].assign(confidence=0.3)])
     with pytest.raises(RecordError, match=r"^records: 2 rows repeat a "):  # kind inference
         item_matrices(twice)
     with pytest.raises(RecordError, match=_exact(
-        "all/prospective/verbal_numeric: a model repeats an item_id"
+        "all/unspecified/verbal_numeric: a model repeats an item_id"
     )):  # fmt: skip
         item_matrices(twice.assign(confidence_kind="verbal_numeric"))
     flags = raw.assign(reasoning=[True, False, False, False, True, False, None])
     with pytest.raises(RecordError, match=_exact(
-        "all/prospective/verbal_numeric: conflicting reasoning flags for model(s) ['2']"
+        "all/unspecified/verbal_numeric: conflicting reasoning flags for model(s) ['2']"
     )):  # fmt: skip
         item_matrices(flags)
 
@@ -619,7 +619,11 @@ def test_item_matrices_select_probe_and_kind():
             [
                 base.assign(probe="prospective"),
                 base.assign(probe="counterfactual", correct=[0, 0, 0, 0, 1, 1]),
-                base.assign(confidence_kind="logprob", confidence=[0.9, 0.1, 0.8, 0.7, 0.2, 0.3]),
+                base.assign(
+                    probe="prospective",
+                    confidence_kind="logprob",
+                    confidence=[0.9, 0.1, 0.8, 0.7, 0.2, 0.3],
+                ),
             ]
         )
     )
@@ -692,7 +696,7 @@ def test_item_matrices_refuse_a_repeat_anywhere_in_the_table():
     df = _tiny(confidence_kind="verbal_binary")
     df = pd.concat([df, df.iloc[[5]]], ignore_index=True)
     with pytest.raises(
-        RecordError, match=r"^all/prospective/verbal_binary: a model repeats an item_id$"
+        RecordError, match=r"^all/unspecified/verbal_binary: a model repeats an item_id$"
     ):
         item_matrices(df)
 
@@ -965,7 +969,7 @@ def test_defaulted_columns_are_object_columns_of_python_strings():
     out = validate_records(_tiny())
     for name, value in (
         ("benchmark", "all"),
-        ("probe", "prospective"),
+        ("probe", "unspecified"),
         ("confidence_kind", "verbal_binary"),
     ):
         assert out[name].dtype == object, name
@@ -1066,7 +1070,7 @@ def test_item_matrices_selection_on_a_column_of_one_value():
     ):
         item_matrices(one, benchmark="squad")
     with pytest.raises(
-        RecordError, match=_exact("no records with probe 'retro'; present: ['prospective']")
+        RecordError, match=_exact("no records with probe 'retro'; present: ['unspecified']")
     ):
         item_matrices(one, probe="retro")
 

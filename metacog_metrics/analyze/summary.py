@@ -148,9 +148,10 @@ def _alignment_summary(
     return out
 
 
-def _private_signal_summary(ps: PrivateSignalTestResult, mat: ItemMatrices) -> dict[str, Any]:
+def _private_signal_summary(ps: PrivateSignalTestResult, models: Sequence[str]) -> dict[str, Any]:
     return {**ps.summary(), "observed": ps.observed,
-            "basis": _basis(mat.models, mat.n_items, "complete-case")}  # fmt: skip
+            "basis": {**_basis(models, ps.n_items, "pairwise-complete", ps.n_items_pair),
+                      "n_pairs": ps.n_pairs}}  # fmt: skip
 
 
 def _pairwise_summary(
@@ -178,7 +179,7 @@ def _pairwise_summary(
         for null, res in pw.nulls.items()
     }
     if private is not None and mat is not None:
-        nulls["private_signal"] = _private_signal_summary(private, mat)
+        nulls["private_signal"] = _private_signal_summary(private, mat.models)
     valid = np.isfinite(pw.tau)
     pair_items = pw.n_items_pair if pw.n_items_pair is not None else np.full(
         pw.n_pairs, pw.n_items)  # fmt: skip
@@ -425,8 +426,8 @@ def build_summary(
             "binarize_at": opts.binarize_at,
             "contentious_bounds": list(opts.contentious_bounds),
             "factor_method": "minres",
-            "missing": "pairwise-complete correlations and pairs; complete-case factor "
-            "scores, alignment and private-signal test",
+            "missing": "pairwise-complete correlations, pairs and private-signal test; "
+            "complete-case factor scores and alignment",
             "n_boot": opts.n_boot,
             "deltas": list(opts.deltas),
             "min_models": MIN_MODELS,
@@ -436,6 +437,8 @@ def build_summary(
             "numeric_levels": opts.numeric_levels,
             "min_pair_items": MIN_ITEMS,
             "engine": opts.engine,
+            "small_gap": opts.small_gap,
+            "probe": opts.probe,
         },
         "engine": _engines_used(groups, opts.engine),
         "warnings": list(notes),
