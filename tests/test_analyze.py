@@ -372,10 +372,9 @@ def test_private_signal_test_separates_private_signal_from_shared_difficulty(pre
     assert ps["basis"] == {
         "models": group["models"],
         "n_models": 12,
-        "items": "pairwise-complete",
+        "items": "complete-case",
         "n_items": 400,
         "n_pairs": 66,
-        "n_items_per_pair": {"min": 400, "median": 400.0, "max": 400},
     }
     assert ps["design"] == "complete" and ps["n_pairs"] == 66  # fmt: skip
     assert ps["ci"][0] < ps["mean"] < ps["ci"][1]

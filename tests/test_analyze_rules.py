@@ -284,9 +284,9 @@ def test_group_notes_and_coverage_of_a_partial_run():
     assert g["warnings"][:3] == [
         "1 model(s) below min_coverage 0.5 left out of the cross-model analyses (m3 33%)",
         "1 unparseable confidence(s) (m1 1)",
-        "complete-case analyses (factor scores, alignment) use 11 of 12 items, those every "
-        "included model answered (m1 lacks 1); the correlation matrices, the pairwise section "
-        "and the private-signal test use each pair's shared items",
+        "complete-case analyses (factor scores, alignment, private-signal test) use 11 of 12 "
+        "items, those every included model answered (m1 lacks 1); the correlation matrices and "
+        "the pairwise section use each pair's shared items",
     ]
     assert res.summary["warnings"][:3] == [f"all/unspecified: {w}" for w in g["warnings"][:3]]
     assert g["status"] == "ok" and g["reason"] is None
@@ -319,8 +319,8 @@ def test_group_notes_and_coverage_of_a_partial_run():
         "permutations": 0, "joint_permutations": 0, "seed": 0, "alternative": "two-sided",
         "fdr_alpha": 0.05, "binarize_at": 0.5, "contentious_bounds": [0.1, 0.9],
         "factor_method": "minres",
-        "missing": "pairwise-complete correlations, pairs and private-signal test; "
-        "complete-case factor scores and alignment",
+        "missing": "pairwise-complete correlations and pairs; complete-case factor scores, "
+        "alignment and private-signal test",
         "n_boot": 0, "deltas": list(DEFAULT_DELTAS), "min_models": 3, "min_items": 10,
         "pool": False, "min_coverage": 0.5, "numeric_levels": N_LEVELS,
         "min_pair_items": 10, "engine": "numpy", "small_gap": 0.02, "probe": None,
@@ -451,9 +451,10 @@ def test_summary_text_has_one_unindented_line_per_group_after_the_run_line():
     assert len(heads) == 1 + len(res.groups) == 3
 
 
-def test_short_pairs_and_the_private_signal_test_on_the_others():
-    """m3 answers 9 of 14 items: its pairs share fewer than 10 items and are left out (noted);
-    the private-signal test runs on the other three pairs, each on its shared items."""
+def test_short_pairs_and_the_private_signal_note():
+    """m3 answers 9 of 14 items: pairs with fewer than 10 shared items are left out and noted
+    before the private-signal note (9 complete-case items: not run), and the findings say its
+    basis is too thin."""
     df = _records(n_items=14, n_models=4)
     drop = (df["model"] == "m3") & df["item_id"].isin(["q0", "q1", "q2", "q3", "q4"])
     df = df[~drop].reset_index(drop=True)  # m3: 9 of 14 items (64%, kept)
@@ -463,12 +464,13 @@ def test_short_pairs_and_the_private_signal_test_on_the_others():
         "items with 3 other model(s))" in w  # fmt: skip
     assert "correctness: model 'm3' excluded from the tetrachoric matrix (fewer than 10 shared "\
         "items with 3 other model(s))" in w  # fmt: skip
-    assert "pairwise: 3 pair(s) share fewer than 10 items; left out" in w
-    assert not any(n.startswith("private-signal test") for n in w)
-    ps = res.groups[("all", "unspecified", "verbal_binary")].private_signal
-    assert (ps.design, ps.n_pairs, ps.n_items_pair.tolist()) == ("available-case", 3, [14] * 3)
-    assert ps.observed == pytest.approx(
-        res.groups[("all", "unspecified", "verbal_binary")].pairwise.mean_tau
+    i = w.index("pairwise: 3 pair(s) share fewer than 10 items; left out")
+    assert w[i + 1] == "private-signal test: 9 complete-case item(s); need at least 10; not run"
+    assert res.groups[("all", "unspecified", "verbal_binary")].private_signal is None
+    assert any(
+        c.startswith("The test of private signal runs on the items every included model")
+        and "all/unspecified (9 complete-case items)" in c
+        for c in res.findings.caveats
     )
 
 
@@ -657,9 +659,9 @@ def test_notes_list_several_models_in_their_order():
         "2 model(s) below min_coverage 0.5 left out of the cross-model analyses (y 25%, x 45%)",
         "model 'z' left out: no item with both a confidence and a grade",
         "23 unparseable confidence(s) (b 1, c 2, z 20)",
-        "complete-case analyses (factor scores, alignment) use 13 of 20 items, those every "
-        "included model answered (c lacks 3, d lacks 2, b lacks 1); the correlation matrices, "
-        "the pairwise section and the private-signal test use each pair's shared items",
+        "complete-case analyses (factor scores, alignment, private-signal test) use 13 of 20 "
+        "items, those every included model answered (c lacks 3, d lacks 2, b lacks 1); the "
+        "correlation matrices and the pairwise section use each pair's shared items",
     ]
     assert g["models"] == ["a", "b", "c", "d", "e"] and g["n_models"] == 5
     assert list(g["coverage_excluded"].items()) == [("y", 0.25), ("x", 0.45)]
@@ -696,9 +698,9 @@ def test_complete_case_note_lists_only_models_that_lack_items():
     res = analyze_records(df[~drop].reset_index(drop=True), **FAST)
     w = res.summary["results"]["all"]["unspecified"]["warnings"]
     assert w[0] == (
-        "complete-case analyses (factor scores, alignment) use 11 of 14 items, those every "
-        "included model answered (m3 lacks 2, m1 lacks 1); the correlation matrices, the "
-        "pairwise section and the private-signal test use each pair's shared items"
+        "complete-case analyses (factor scores, alignment, private-signal test) use 11 of 14 "
+        "items, those every included model answered (m3 lacks 2, m1 lacks 1); the correlation "
+        "matrices and the pairwise section use each pair's shared items"
     )
 
 
@@ -1413,16 +1415,16 @@ def test_pairs_are_named_by_their_models():
 
 def test_one_joint_draw_is_enough_to_run_the_private_signal_test():
     """joint_permutations=1: the private-signal test runs with one draw on 12 complete-case
-    items; when no pair shares 10 items the note says it was not run."""
+    items, and on 9 the note says it was not run."""
     res = analyze_records(_records(n_items=12, n_models=3), **{**FAST, "joint_permutations": 1})
     d = res.summary["results"]["all"]["unspecified"]
     assert d["pairwise"]["nulls"]["private_signal"]["n_draws"] == 1
     df = _records(n_items=12, n_models=3)
-    df = df[~((df["model"] == "m0") & df["item_id"].isin(["q0", "q1", "q2"]))
-            & ~((df["model"] == "m1") & df["item_id"].isin(["q3", "q4", "q5"]))]  # fmt: skip
+    df = df[~((df["model"] == "m0") & df["item_id"].isin(["q0", "q1", "q2"]))]
     res = analyze_records(df.reset_index(drop=True), **{**FAST, "joint_permutations": 1})
     d = res.summary["results"]["all"]["unspecified"]
-    assert "private-signal test: no pair of models shares 10 items; not run" in d["warnings"]
+    assert "private-signal test: 9 complete-case item(s); need at least 10; not run" in (
+        d["warnings"])  # fmt: skip
     assert "private_signal" not in d["pairwise"]["nulls"]
 
 

@@ -94,7 +94,8 @@ def test_key_figures_are_the_result_objects_numbers(result, page) -> None:
     (g,) = result.groups.values()
     (kf,) = key_figures(Page(page))
     assert kf["models in the cross-model analyses"] == "8 of 8"
-    assert kf["complete-case items (factor scores, alignment)"] == "150"
+    assert g.private_signal is not None  # so the row names it
+    assert kf["complete-case items (factor scores, alignment, private-signal test)"] == "150"
     ps = g.private_signal
     assert kf["private-signal test: its basis"] == "8 models x 150 items, 28 pairs"
     assert kf["private-signal test: shift detected with 80% power"] == f3(ps.detectable_shift)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from metacog_metrics.analyze.options import POOLED, AnalysisOptions
+from metacog_metrics.analyze.options import MIN_ITEMS, POOLED, AnalysisOptions
 from metacog_metrics.analyze.results import (
     Finding,
     Findings,
@@ -344,6 +344,19 @@ def _caveats(groups: Sequence[GroupAnalysis], opts: AnalysisOptions) -> list[str
             out.append(
                 "Its basis is too thin to read 'no evidence' as absence in " + "; ".join(thin) + "."
             )
+    few = [
+        f"{g.benchmark}/{g.label} ({g.matrices.n_items} complete-case items)"
+        for g in groups
+        if not g.skipped and g.private_signal is None and g.pairwise is not None
+        and not g.pairwise.continuous and g.matrices.n_items < MIN_ITEMS
+        and opts.joint_permutations > 0
+    ]  # fmt: skip
+    if few:
+        out.append(
+            "The test of private signal runs on the items every included model answered, and "
+            f"too few remain to run it in {', '.join(few)}: its basis is too thin, so nothing "
+            "is said about private signal there."
+        )
     numeric = [
         f"{g.benchmark}/{g.label}"
         for g in groups

@@ -4,9 +4,9 @@
 coverage of every model (models below ``min_coverage`` left out, reported); tetrachoric
 correlations (polychoric over ordered levels for numeric confidence) on pairwise-complete
 items, their eigen-decomposition and one-factor model, of confidence and of correctness;
-pairwise calibration with both nulls and the test of private signal, each pair on the items both
-models answered; on the complete-case items (those every included model answered), the factor
-alignment on all and on contentious items; and per-model calibration.
+pairwise calibration with both nulls, each pair on the items both models answered; on the
+complete-case items (those every included model answered), the factor alignment on all and on
+contentious items and the test of private signal; and per-model calibration.
 """
 
 from __future__ import annotations
@@ -198,10 +198,10 @@ def analyze_group(
         worst = sorted(mat.dropped_by_model.items(), key=lambda kv: -kv[1])[:3]
         listed = ", ".join(f"{m} lacks {n}" for m, n in worst if n)
         notes.append(
-            f"complete-case analyses (factor scores, alignment) use {mat.n_items} of "
-            f"{mat.n_items_total} items, those every included model answered ({listed}); the "
-            f"correlation matrices, the pairwise section and the private-signal test use each "
-            f"pair's shared items"
+            f"complete-case analyses (factor scores, alignment, private-signal test) use "
+            f"{mat.n_items} of {mat.n_items_total} items, those every included model answered "
+            f"({listed}); the correlation matrices and the pairwise section use each pair's "
+            f"shared items"
         )
     continuous = kind in CONTINUOUS_KINDS
     ordinal = continuous and opts.numeric_levels > 0
@@ -265,21 +265,20 @@ def analyze_group(
     )  # fmt: skip
     private = None
     pairwise_notes_at = len(notes)  # the pairwise note, known last, goes before these
-    answered_both = (~np.isnan(every.confidence)).astype(np.float32)
-    shared = answered_both.T @ answered_both
-    np.fill_diagonal(shared, 0)
     if continuous:
         notes.append("private-signal test: binary confidence only; not run")
-    elif opts.joint_permutations > 0 and shared.max(initial=0) >= MIN_ITEMS:
+    elif opts.joint_permutations > 0 and mat.n_items >= MIN_ITEMS:
+        # complete-case items: the available-case design (each pair on its shared items)
+        # rejected too often with answers missing (private_signal's docstring)
         sources = None
         if (
             SOURCE_COLUMN in df.columns
         ):  # a pooled group: items are exchanged within their benchmark
             source = dict(zip(df["item_id"].astype(str), df[SOURCE_COLUMN].astype(str)))
-            sources = [source[i] for i in every.item_ids]
+            sources = [source[i] for i in mat.item_ids]
         private = private_signal_test(
-            every.confidence,
-            every.correct,
+            mat.confidence,
+            mat.correct,
             permutations=opts.joint_permutations,
             rng=strat_seed,
             groups=sources,
@@ -287,7 +286,8 @@ def analyze_group(
             min_pair_items=MIN_ITEMS,
         )
     elif opts.joint_permutations > 0:
-        notes.append(f"private-signal test: no pair of models shares {MIN_ITEMS} items; not run")
+        notes.append(f"private-signal test: {mat.n_items} complete-case item(s); need at least "
+                     f"{MIN_ITEMS}; not run")  # fmt: skip
     calibration = calibration_run.result()
     # The pairwise section last, on every core: run beside the stages above it was slower on
     # the smaller real runs (their Python-heavy stages and its thread pool contend for the GIL)

@@ -77,7 +77,7 @@ class GroupAnalysis(Result):
         label: Key under ``summary["results"][benchmark]`` (the probe, or ``probe:kind`` when the
             probe has several kinds).
         matrices: The complete-case items x models matrices of the included models (items every
-            one of them answered): factor scores and the alignment.
+            one of them answered): factor scores, the alignment and the private-signal test.
         binarized_at: Threshold used to binarise numeric confidence for the tetrachoric and
             factor sections (None for binary confidence, and for numeric confidence analysed
             as ordered levels with the polychoric).
@@ -89,13 +89,13 @@ class GroupAnalysis(Result):
         calibration: Per-model calibration (each model on its own graded items).
         skipped: Why the cross-model analyses were skipped, else None.
         warnings: Notes on this group (drops, degenerate models, smoothing, unparseable rows).
-        private_signal: The test of private signal, each pair on its shared items (binary
+        private_signal: The test of private signal on the complete-case items (binary
             confidence only; :mod:`metacog_metrics.private_signal`).
         coverage_excluded: ``{model: share of the group's items it has}`` for models left out
             of the cross-model analyses by ``min_coverage``.
         all_items: The items x models matrices of the included models on every item any of
-            them answered (NaN where a model lacks one): the correlation matrices, the
-            pairwise section and the private-signal test.
+            them answered (NaN where a model lacks one): the correlation matrices and the
+            pairwise section.
         coverage: One row per model of the group: usable items, share, included or why not.
     """
 

@@ -149,9 +149,8 @@ def _alignment_summary(
 
 
 def _private_signal_summary(ps: PrivateSignalTestResult, models: Sequence[str]) -> dict[str, Any]:
-    return {**ps.summary(), "observed": ps.observed,
-            "basis": {**_basis(models, ps.n_items, "pairwise-complete", ps.n_items_pair),
-                      "n_pairs": ps.n_pairs}}  # fmt: skip
+    basis = {**_basis(models, ps.n_items, "complete-case"), "n_pairs": ps.n_pairs}
+    return {**ps.summary(), "observed": ps.observed, "basis": basis}
 
 
 def _pairwise_summary(
@@ -426,8 +425,8 @@ def build_summary(
             "binarize_at": opts.binarize_at,
             "contentious_bounds": list(opts.contentious_bounds),
             "factor_method": "minres",
-            "missing": "pairwise-complete correlations, pairs and private-signal test; "
-            "complete-case factor scores and alignment",
+            "missing": "pairwise-complete correlations and pairs; complete-case factor "
+            "scores, alignment and private-signal test",
             "n_boot": opts.n_boot,
             "deltas": list(opts.deltas),
             "min_models": MIN_MODELS,

@@ -154,7 +154,11 @@ def key_figures(g: GroupAnalysis, gap: SmallGapControl | None = None) -> Table:
             "items per pair (pairwise sections): min / median / max",
             f"{_whole(lo)} / {fmt(med, 0)} / {_whole(hi)}",
         ),
-        ("complete-case items (factor scores, alignment)", str(mat.n_items)),
+        (
+            "complete-case items (factor scores, alignment"
+            + (", private-signal test)" if g.private_signal is not None else ")"),
+            str(mat.n_items),
+        ),
         (
             f"first-factor share, confidence ({conf.method if conf else 'tetrachoric'}, "
             f"{basis(conf)} models)",
