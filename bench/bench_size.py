@@ -93,6 +93,7 @@ MISSING = {
     "complete": (None, 0.0),
     "MCAR 5%": ("mcar", 0.05),
     "MCAR 25%": ("mcar", 0.25),
+    "by difficulty 5%": ("difficulty", 0.05),
     "by difficulty 25%": ("difficulty", 0.25),
 }
 
@@ -164,7 +165,13 @@ def _ragged(
                     if rows.sum() < 10:  # the analysis does not run it
                         continue
                 hits += _decide(conf, perf, r)
-            design = "complete-case" if complete_case else "available-case"
+            design = (
+                "complete"
+                if missing is None
+                else "complete-case"
+                if complete_case
+                else "available-case"
+            )
             items = f"{n_items} items" + (
                 f" (complete-case median {np.median(kept):.0f})" if kept else ""
             )
