@@ -20,16 +20,24 @@ two abilities (correlation 0.3) with confidence shifted by track, no private sig
 
     python bench/bench_size.py --items 524,2000 --reps 200 --two-tracks
 
-``--ragged`` gives the README's size and power tables of the test as the analysis runs it: the
-same independent generator with a slope per model (log-sd 0.5, 1.0) besides the Rasch,
-item-level 2PL and 3PL settings, complete, with a quarter of the answers missing at random
-(MCAR) and as many missing by difficulty (more of the hard items and the weak models), no
-private signal (size) and a planted one of 0.1, 0.2 and 0.35 (power); each pair on the items both
-models answered:
+``--ragged`` gives the README's size and power tables of the test: the same independent
+generator with a slope per model (log-sd 0.5, 1.0) besides the Rasch, item-level 2PL and 3PL
+settings, complete, with answers missing at random (MCAR) or by difficulty (more of the hard
+items and the weak models), no private signal (size) or a planted one of 0.1, 0.2 and 0.35
+(power), on each pair's shared items (available-case) or, with ``--complete-case``, on the items
+every model answered, as the analysis runs it. The README's figures came from
 
-    python bench/bench_size.py --ragged size --items 400 --reps 200 --only per-model
-    python bench/bench_size.py --ragged size --items 400 --reps 200 --only Rasch,item,3PL
-    python bench/bench_size.py --ragged power --items 400 --reps 200
+    python bench/bench_size.py --ragged size --items 400,2000 --reps 400 --missing complete
+    python bench/bench_size.py --ragged size --items 5000 --reps 400 --missing complete \
+        --only per-model
+    python bench/bench_size.py --ragged size --items 400 --reps 200 --only Rasch,"per-model \
+        slopes (log-sd 0.5)" --missing "MCAR 25%,by difficulty 25%"
+    python bench/bench_size.py --ragged size --items 400 --reps 400 --complete-case \
+        --missing "MCAR 5%,by difficulty 5%" --only Rasch,"per-model slopes (log-sd 1.0)"
+    python bench/bench_size.py --ragged power --items 400 --reps 200 --complete-case
+
+(the available-case cells the README quotes are Rasch at random and by difficulty, and the
+per-model slopes at random; one to five minutes a cell on a loaded core).
 """
 
 from __future__ import annotations
