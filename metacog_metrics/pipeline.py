@@ -19,7 +19,7 @@ from typing import Any
 from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics.analyze import AnalysisOptions, AnalysisResult
 from metacog_metrics.analyze.orchestration import analyze_validated, one_blas_thread
-from metacog_metrics.records import RecordWarning, read_records
+from metacog_metrics.records import UNSPECIFIED_PROBE, RecordWarning, read_records
 
 __all__ = ["analyze_files"]
 
@@ -64,7 +64,7 @@ def analyze_files(
     opts = AnalysisOptions.build(options, **overrides)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RecordWarning)  # they are kept in the summary
-        df = read_records(paths, models_file=models_file)
+        df = read_records(paths, models_file=models_file, default_probe=UNSPECIFIED_PROBE)
     with one_blas_thread():
         result = analyze_validated(df, opts, validated=True)
     out = Path(out_dir)

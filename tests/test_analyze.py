@@ -526,7 +526,7 @@ def test_realruns_atlas_keeps_models_and_items(realruns_dir):
     598 items). Complete-case kept 129 items and, binarised at 0.5, 8 models."""
     from metacog_metrics.records import read_records
 
-    df = read_records(realruns_dir / "cacioli_atlas_mmlu" / "tidy.csv")
+    df = read_records(realruns_dir / "cacioli_atlas_mmlu" / "tidy.csv", default_probe="unspecified")
     res = analyze_records(df, permutations=0, joint_permutations=9, seed=0, n_boot=0)
     g = res.summary["results"]["all"]["unspecified"]
     assert len(g["coverage"]) == 33 and g["coverage"]["zai/glm-5"]["included"] is False
@@ -679,7 +679,9 @@ def test_realruns_mmlu500_keeps_models_and_items(realruns_dir):
     """16 models x 500 MMLU items, verbalised confidence; complete-case kept 186 items."""
     from metacog_metrics.records import read_records
 
-    df = read_records(realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv")
+    df = read_records(
+        realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv", default_probe="unspecified"
+    )
     res = analyze_records(df, permutations=0, joint_permutations=9, seed=0, n_boot=0)
     g = res.summary["results"]["all"]["unspecified"]
     assert [m for m, c in g["coverage"].items() if not c["included"]] == ["zai/glm-5"]  # 37%

@@ -37,7 +37,7 @@ def _tiny(**overrides) -> pd.DataFrame:
 def test_minimal_tidy_gets_defaults():
     out = validate_records(_tiny())
     assert list(out.columns) == list(RECORD_COLUMNS)
-    assert set(out["benchmark"]) == {"all"} and set(out["probe"]) == {"unspecified"}
+    assert set(out["benchmark"]) == {"all"} and set(out["probe"]) == {"prospective"}
     assert set(out["confidence_kind"]) == {"verbal_binary"}
     numeric = validate_records(_tiny(confidence=[0.9, 0.1, 1, 1, 0, 0]))
     assert set(numeric["confidence_kind"]) == {"verbal_numeric"}
@@ -568,7 +568,7 @@ def test_item_matrices_of_raw_records_and_their_messages():
     )
     m = item_matrices(raw, missing="keep")
     assert (m.benchmark, m.probe, m.confidence_kind, m.missing) == (
-        "all", "unspecified", "verbal_numeric", "keep",
+        "all", "prospective", "verbal_numeric", "keep",
     )  # fmt: skip
     assert m.models == ("2", "1") and m.item_ids == ("10", "7", "1")
     assert m.models_dropped == {"3": "no item with both a confidence and a grade"}
@@ -595,19 +595,19 @@ def test_item_matrices_of_raw_records_and_their_messages():
     with pytest.raises(RecordError, match=_exact("records lack column(s) item_id, correct")):
         item_matrices(raw.drop(columns=["item_id", "correct"]))
     with pytest.raises(RecordError, match=_exact(
-        "all/unspecified/verbal_numeric: no records for model(s) ['9']"
+        "all/prospective/verbal_numeric: no records for model(s) ['9']"
     )):  # fmt: skip
         item_matrices(raw, models=[9])
     twice = pd.concat([raw, raw.iloc[[0]].assign(confidence=0.3)])
     with pytest.raises(RecordError, match=r"^records: 2 rows repeat a "):  # kind inference
         item_matrices(twice)
     with pytest.raises(RecordError, match=_exact(
-        "all/unspecified/verbal_numeric: a model repeats an item_id"
+        "all/prospective/verbal_numeric: a model repeats an item_id"
     )):  # fmt: skip
         item_matrices(twice.assign(confidence_kind="verbal_numeric"))
     flags = raw.assign(reasoning=[True, False, False, False, True, False, None])
     with pytest.raises(RecordError, match=_exact(
-        "all/unspecified/verbal_numeric: conflicting reasoning flags for model(s) ['2']"
+        "all/prospective/verbal_numeric: conflicting reasoning flags for model(s) ['2']"
     )):  # fmt: skip
         item_matrices(flags)
 
@@ -619,11 +619,7 @@ def test_item_matrices_select_probe_and_kind():
             [
                 base.assign(probe="prospective"),
                 base.assign(probe="counterfactual", correct=[0, 0, 0, 0, 1, 1]),
-                base.assign(
-                    probe="prospective",
-                    confidence_kind="logprob",
-                    confidence=[0.9, 0.1, 0.8, 0.7, 0.2, 0.3],
-                ),
+                base.assign(confidence_kind="logprob", confidence=[0.9, 0.1, 0.8, 0.7, 0.2, 0.3]),
             ]
         )
     )
@@ -696,7 +692,7 @@ def test_item_matrices_refuse_a_repeat_anywhere_in_the_table():
     df = _tiny(confidence_kind="verbal_binary")
     df = pd.concat([df, df.iloc[[5]]], ignore_index=True)
     with pytest.raises(
-        RecordError, match=r"^all/unspecified/verbal_binary: a model repeats an item_id$"
+        RecordError, match=r"^all/prospective/verbal_binary: a model repeats an item_id$"
     ):
         item_matrices(df)
 
@@ -969,7 +965,7 @@ def test_defaulted_columns_are_object_columns_of_python_strings():
     out = validate_records(_tiny())
     for name, value in (
         ("benchmark", "all"),
-        ("probe", "unspecified"),
+        ("probe", "prospective"),
         ("confidence_kind", "verbal_binary"),
     ):
         assert out[name].dtype == object, name
@@ -1070,7 +1066,7 @@ def test_item_matrices_selection_on_a_column_of_one_value():
     ):
         item_matrices(one, benchmark="squad")
     with pytest.raises(
-        RecordError, match=_exact("no records with probe 'retro'; present: ['unspecified']")
+        RecordError, match=_exact("no records with probe 'retro'; present: ['prospective']")
     ):
         item_matrices(one, probe="retro")
 
@@ -1092,3 +1088,15 @@ def test_item_matrices_read_numbers_held_as_objects():
     np.testing.assert_array_equal(m.correct, [[1.0, np.nan], [np.nan, 1.0]])
     assert m.unparseable_by_model == {"a": 0, "b": 1}
     assert m.ungraded_by_model == {"a": 1, "b": 0}
+
+
+def test_the_default_probe_is_the_callers():
+    """Records without a probe column (or with empty cells) take ``default_probe``: the
+    analysis passes 'unspecified', since nothing says which probe produced them."""
+    from metacog_metrics.records import UNSPECIFIED_PROBE
+
+    out = validate_records(_tiny(), default_probe=UNSPECIFIED_PROBE)
+    assert set(out["probe"]) == {"unspecified"}
+    named = validate_records(_tiny().assign(probe=["retrospective"] * 3 + [""] * 3),
+                             default_probe=UNSPECIFIED_PROBE)  # fmt: skip
+    assert named["probe"].tolist() == ["retrospective"] * 3 + ["unspecified"] * 3

@@ -34,6 +34,7 @@ from metacog_metrics.analyze.results import (
 )
 from metacog_metrics.pairwise.nulls import get_null, headline_null
 from metacog_metrics.private_signal import SIZE_SHOWN, PrivateSignalTestResult
+from metacog_metrics.records import UNSPECIFIED_PROBE
 
 __all__ = [
     "INVERTED_AUROC",
@@ -59,8 +60,6 @@ PARABOLA_MAX_P = 0.05
 #: A model whose own AUROC is at most this is flagged: its confidence runs against its
 #: correctness (higher on the items it gets wrong).
 INVERTED_AUROC = 0.4
-#: The probe of records that do not name one (no ``probe`` column, or empty cells).
-UNSPECIFIED_PROBE = "unspecified"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,7 +333,7 @@ def _caveats(groups: Sequence[GroupAnalysis], opts: AnalysisOptions) -> list[str
         )
     ran = [g for g in groups if g.private_signal is not None]
     if ran:
-        out.append(f"The test of private signal: {SIZE_SHOWN}")
+        out.append(f"The test of private signal: {SIZE_SHOWN}.")
         thin = [
             f"{g.benchmark}/{g.label} ({g.private_signal.thin})"
             for g in ran

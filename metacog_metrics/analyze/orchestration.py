@@ -90,7 +90,11 @@ def analyze_validated(
     records = (
         df
         if validated
-        else validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
+        else validate_records(
+            df,
+            source=inputs[0] if len(inputs) == 1 else "<records>",
+            default_probe=UNSPECIFIED_PROBE,
+        )
     )
     if models:
         notes += apply_model_traits(records, models, source="models")
