@@ -19,6 +19,25 @@ guessing (``tests/test_private_signal.py``); the README quotes
 two abilities (correlation 0.3) with confidence shifted by track, no private signal:
 
     python bench/bench_size.py --items 524,2000 --reps 200 --two-tracks
+
+``--ragged`` gives the README's size and power tables of the test: the same independent
+generator with a slope per model (log-sd 0.5, 1.0) besides the Rasch, item-level 2PL and 3PL
+settings, complete, with answers missing at random (MCAR) or by difficulty (more of the hard
+items and the weak models), no private signal (size) or a planted one of 0.1, 0.2 and 0.35
+(power), on each pair's shared items (available-case) or, with ``--complete-case``, on the items
+every model answered, as the analysis runs it. The README's figures came from
+
+    python bench/bench_size.py --ragged size --items 400,2000 --reps 400 --missing complete
+    python bench/bench_size.py --ragged size --items 5000 --reps 400 --missing complete \
+        --only per-model
+    python bench/bench_size.py --ragged size --items 400 --reps 200 --only Rasch,"per-model \
+        slopes (log-sd 0.5)" --missing "MCAR 25%,by difficulty 25%"
+    python bench/bench_size.py --ragged size --items 400 --reps 400 --complete-case \
+        --missing "MCAR 5%,by difficulty 5%" --only Rasch,"per-model slopes (log-sd 1.0)"
+    python bench/bench_size.py --ragged power --items 400 --reps 200 --complete-case
+
+(the available-case cells the README quotes are Rasch at random and by difficulty, and the
+per-model slopes at random; one to five minutes a cell on a loaded core).
 """
 
 from __future__ import annotations
@@ -32,9 +51,16 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from metacog_metrics._conventions import tie_tolerance
 from metacog_metrics.power import _curtailed_rejects, size_analysis
-from metacog_metrics.private_signal import pattern_strata
-from metacog_metrics.stratified import mean_taus
+from metacog_metrics.private_signal import (
+    _pairs,
+    _ragged_draws,
+    _ragged_means,
+    pattern_strata,
+    permutations_within,
+)
+from metacog_metrics.stratified import mean_taus, stratified_null_draws
 
 INDEPENDENT = {
     "slopes sd 1.0": {"slope_sd": 1.0},
@@ -61,6 +87,104 @@ def _rejects(conf: np.ndarray, perf: np.ndarray, r: int) -> int:
         conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, 10)
     )
     return int(hit)
+
+
+#: The generator settings of the ragged tables (keyword arguments of the tests' generator).
+RAGGED_SETTINGS = {
+    "Rasch": {},
+    "item-level 2PL (log-sd 1.0)": {"slope_sd": 1.0},
+    "3PL (item log-sd 0.5, guessing 0.25 on half)": {"slope_sd": 0.5, "guess": 0.25},
+    "per-model slopes (log-sd 0.5)": {"model_slope_sd": 0.5},
+    "per-model slopes (log-sd 1.0)": {"model_slope_sd": 1.0},
+}
+MISSING = {
+    "complete": (None, 0.0),
+    "MCAR 5%": ("mcar", 0.05),
+    "MCAR 25%": ("mcar", 0.25),
+    "by difficulty 5%": ("difficulty", 0.05),
+    "by difficulty 25%": ("difficulty", 0.25),
+}
+
+
+def _decide(conf: np.ndarray, perf: np.ndarray, r: int, permutations: int = 99) -> bool:
+    """:func:`~metacog_metrics.private_signal.private_signal_test`'s decision at 0.05 (the same
+    strata, permutations and statistic; each pair on its shared items on ragged data), drawn in
+    batches of 10 and stopped once settled: the decision of all ``permutations`` draws."""
+    answered = ~np.isnan(perf).all(axis=1)
+    c, y = conf[answered], perf[answered]
+    perms = permutations_within(pattern_strata(y), permutations, np.random.default_rng(r))
+    allowed = math.floor(0.05 * (permutations + 1) + 1e-9) - 1
+    if not np.isnan(y).any():
+        observed = float(mean_taus(c, y))
+
+        def draws(part: np.ndarray) -> np.ndarray:
+            return stratified_null_draws(c, y, part, 1)
+    else:
+        pairs = _pairs(c, y, 10)
+        dperf = (np.nan_to_num(y)[:, pairs.a] - np.nan_to_num(y)[:, pairs.b]).T
+        observed = float(_ragged_means(np.nan_to_num(c), dperf, pairs, None)[0])
+
+        def draws(part: np.ndarray) -> np.ndarray:
+            return _ragged_draws(c, y, pairs, part, 1)
+
+    count = 0
+    for start in range(0, permutations, 10):
+        got = draws(perms[start : start + 10])
+        count += int(np.sum(got[np.isfinite(got)] >= observed - tie_tolerance(observed)))
+        if count > allowed:
+            return False
+    return True
+
+
+def _ragged(
+    kind: str,
+    n_items: int,
+    reps: int,
+    only: str | None = None,
+    missing_only: str | None = None,
+    complete_case: bool = False,
+    seed: int = 20261207,
+) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.test_private_signal import _logistic_population
+
+    if kind == "size":
+        cells = [(name, kw, 0.0) for name, kw in RAGGED_SETTINGS.items()]
+        if only:  # the settings whose name starts with one of these
+            cells = [c for c in cells if c[0].startswith(tuple(only.split(",")))]
+    else:
+        slopes = RAGGED_SETTINGS["per-model slopes (log-sd 0.5)"]
+        cells = [("per-model slopes (log-sd 0.5)", slopes, v) for v in (0.1, 0.2, 0.35)]
+    for name, kw, private in cells:
+        for label, (missing, rate) in MISSING.items():
+            if missing_only and not label.startswith(tuple(missing_only.split(","))):
+                continue
+            rng = np.random.default_rng(seed)
+            t0 = time.perf_counter()
+            hits, kept = 0, []
+            for r in range(reps):
+                conf, perf = _logistic_population(
+                    n_items, 20, rng, private=private, missing=missing, miss_rate=rate, **kw
+                )
+                if complete_case:  # the items every model answered
+                    rows = ~np.isnan(perf).any(axis=1)
+                    conf, perf = conf[rows], perf[rows]
+                    kept.append(int(rows.sum()))
+                    if rows.sum() < 10:  # the analysis does not run it
+                        continue
+                hits += _decide(conf, perf, r)
+            design = (
+                "complete"
+                if missing is None
+                else "complete-case"
+                if complete_case
+                else "available-case"
+            )
+            items = f"{n_items} items" + (
+                f" (complete-case median {np.median(kept):.0f})" if kept else ""
+            )
+            _print_rate(f"{kind} | {name} | private {private:g} | {label} | {design} | {items}",
+                        hits, reps, t0)  # fmt: skip
 
 
 def _print_rate(label: str, hits: int, reps: int, t0: float) -> None:
@@ -101,8 +225,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--independent", action="store_true")
     parser.add_argument("--two-tracks", action="store_true")
+    parser.add_argument("--ragged", choices=("size", "power"))
+    parser.add_argument("--only", help="--ragged size: the settings whose name starts so")
+    parser.add_argument("--missing", help="--ragged: the missingness labels that start so")
+    parser.add_argument("--complete-case", action="store_true", help="--ragged: drop the "
+                        "items some model lacks, as the analysis does")  # fmt: skip
     args = parser.parse_args()
     items = [int(v) for v in args.items.split(",")]
+    if args.ragged:
+        for n in items:
+            _ragged(args.ragged, n, args.reps, args.only, args.missing, args.complete_case)
+        return
     if args.two_tracks:
         for n in items:
             _two_tracks(n, args.reps)

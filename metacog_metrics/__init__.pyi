@@ -106,6 +106,7 @@ from .analyze import (
     MIN_ITEMS as MIN_ITEMS,
     AnalysisOptions as AnalysisOptions,
     AnalysisResult as AnalysisResult,
+    Findings as Findings,
     GroupAnalysis as GroupAnalysis,
     MatrixSection as MatrixSection,
     analyze_records as analyze_records,
@@ -119,7 +120,6 @@ from .pipeline import (
     analyze_files as analyze_files,
 )
 from .report import (
-    headline_findings as headline_findings,
     render_report as render_report,
     write_report as write_report,
 )

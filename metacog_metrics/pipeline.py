@@ -20,7 +20,12 @@ from metacog_metrics._io import atomic_write, atomic_write_text
 from metacog_metrics.analyze import AnalysisOptions, AnalysisResult
 from metacog_metrics.analyze.orchestration import analyze_validated, one_blas_thread
 from metacog_metrics.outdir import OutputFolder
-from metacog_metrics.records import RecordWarning, load_models_file, read_records
+from metacog_metrics.records import (
+    UNSPECIFIED_PROBE,
+    RecordWarning,
+    load_models_file,
+    read_records,
+)
 
 __all__ = ["analyze_files"]
 
@@ -86,7 +91,7 @@ def analyze_files(
     folder = OutputFolder(out, "analyze", overwrite=overwrite)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RecordWarning)  # they are kept in the summary
-        df = read_records(paths, models_file=models_file)
+        df = read_records(paths, models_file=models_file, default_probe=UNSPECIFIED_PROBE)
     if on_warning is not None:
         mismatch = _models_file_mismatch(df, models_file)
         notes = list(df.attrs.get("warnings", ()))

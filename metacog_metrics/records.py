@@ -86,6 +86,8 @@ _STR_COLUMNS += ("probe_status", "grade_status", "answer", "harness", "source")
 _STR_COLUMNS += ("doc_hash", "prompt_hash", "task_version")
 _DEFAULT_BENCHMARK = "all"
 _DEFAULT_PROBE = "prospective"
+#: The probe the analysis gives records that do not name one (``default_probe``): not known.
+UNSPECIFIED_PROBE = "unspecified"
 _MAX_EXAMPLES = 5
 _TRUE = {"true", "1", "yes", "y", "t", "1.0"}
 _FALSE = {"false", "0", "no", "n", "f", "0.0"}
@@ -307,12 +309,15 @@ def _duplicate_error(
     )
 
 
-def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.DataFrame:
+def validate_records(
+    df: pd.DataFrame, *, source: str = "<DataFrame>", default_probe: str = _DEFAULT_PROBE
+) -> pd.DataFrame:
     """Check a record table and return a canonical copy.
 
     Canonical means: every :data:`RECORD_COLUMNS` present in order (optional text columns and
     ``reasoning`` filled with NA when absent), then any :data:`EXTRA_COLUMNS` given; ``benchmark``
-    defaults to ``"all"``, ``probe`` to ``"prospective"``, ``confidence_kind`` is inferred when
+    defaults to ``"all"``, ``probe`` to ``default_probe`` (``"prospective"``; the analysis passes
+    :data:`UNSPECIFIED_PROBE`), ``confidence_kind`` is inferred when
     absent or empty (``"verbal_binary"`` when every confidence of the table is 0, 1 or NaN, else
     ``"verbal_numeric"``); ``item_id`` and the other text columns are strings (a CSV ``0`` and a
     Parquet ``0`` agree); ``confidence`` and ``correct`` are floats.
@@ -358,7 +363,7 @@ def validate_records(df: pd.DataFrame, *, source: str = "<DataFrame>") -> pd.Dat
                 if empty.any():
                     raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
     constant = set()  # key columns known to hold one value (absent: the default)
-    for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", _DEFAULT_PROBE)):
+    for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", default_probe)):
         if name not in out:
             out[name] = _constant(default, len(df))
             constant.add(name)
@@ -598,6 +603,7 @@ def read_records(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
     models_file: str | os.PathLike[str] | None = None,
+    default_probe: str = _DEFAULT_PROBE,
 ) -> pd.DataFrame:
     """Read, validate and concatenate record tables (Parquet or CSV).
 
@@ -605,6 +611,8 @@ def read_records(
         paths: One path or several; ``.parquet``/``.pq`` or ``.csv`` (optionally compressed).
         models_file: YAML of per-model traits (see :func:`load_models_file`); its ``reasoning``
             flags fill the ``reasoning`` column (and override it where both give one).
+        default_probe: The probe of records that do not name one (see
+            :func:`validate_records`).
 
     Returns:
         The validated table. ``df.attrs["inputs"]`` lists the files and ``df.attrs["warnings"]``
@@ -637,7 +645,7 @@ def read_records(
         raw = _read_one(path)
         if raw.empty:  # a header-only (or empty) file would give an empty summary and exit 0
             raise RecordError(f"{path}: no records (the file holds no data rows)")
-        frame = validate_records(raw, source=str(path))
+        frame = validate_records(raw, source=str(path), default_probe=default_probe)
         frames.append(frame)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if len(frames) > 1:

@@ -106,6 +106,7 @@ class TetrachoricMatrixResult(Result):
         min_eigenvalue: Smallest eigenvalue of ``raw_rho`` (NaN if it has missing entries).
         n_corrected_pairs: Number of pairs whose table had a zero cell replaced by ``correct``.
         correct: The zero-cell value used.
+        n_corrected_cells: Number of zero cells replaced by ``correct``, over those pairs.
     """
 
     rho: NDArray[np.float64]
@@ -120,6 +121,7 @@ class TetrachoricMatrixResult(Result):
     min_eigenvalue: float
     n_corrected_pairs: int
     correct: float
+    n_corrected_cells: int = 0
 
     def reindex(self, names: Sequence[str]) -> NDArray[np.float64]:
         """The matrix laid out over ``names`` with NaN rows/columns for excluded names.
@@ -533,4 +535,5 @@ def tetrachoric_matrix(
         min_eigenvalue=min_eig,
         n_corrected_pairs=int(fix[enough].sum()),
         correct=correct,
+        n_corrected_cells=int(((counts == 0) & fix[:, None])[enough].sum()),
     )

@@ -203,7 +203,7 @@ def _warn(command: str) -> Callable[[str], None]:
 
 
 def _run_analyze(args: argparse.Namespace) -> int:
-    from metacog_metrics import AnalysisOptions, analyze_files, headline_findings
+    from metacog_metrics import AnalysisOptions, analyze_files
 
     given = _options(args)
     files = {k: given.pop(k) for k in _ANALYZE_FILE_OPTIONS}
@@ -215,9 +215,7 @@ def _run_analyze(args: argparse.Namespace) -> int:
     options = AnalysisOptions(**{"progress": True, **given})  # bars unless --quiet
     result = analyze_files(files.pop("paths"), options, on_warning=_warn("analyze"), **files)
     print(result.summary_text())
-    print("Findings:")
-    for line in headline_findings(result.summary):
-        print(f"  - {line}")
+    print(result.findings_text())
     if tracking["mlflow_uri"]:
         from metacog_tasks.tracking import log_analysis
 

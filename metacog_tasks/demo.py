@@ -36,7 +36,7 @@ DEFAULT_OUT = "metacog-demo"
 
 
 #: The demo's own files in its folder (beside the logs and the analysis outputs).
-_RECORDS, _MODELS = "records.parquet", "models.yaml"
+_RECORDS, _MODELS, _REPORT = "records.parquet", "models.yaml", "report.html"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +54,8 @@ class DemoResult(Result):
         report_path: ``report.html``.
         n_records: Rows of the record table.
         n_bad: Log lines or samples the collector could not read.
-        findings: The headline findings (pooled benchmarks).
+        findings: The findings as the report lists them (the pooled group first).
+        caveats: Their caveats, the simulated population and its planted truth first.
         seconds: Wall time per stage.
         left_out: Benchmarks left out, with the reason.
     """
@@ -72,6 +73,7 @@ class DemoResult(Result):
     findings: tuple[str, ...]
     seconds: dict[str, float]
     left_out: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
 
     def summary_text(self) -> str:
         """What ``metacog demo`` prints at the end."""
@@ -83,10 +85,38 @@ class DemoResult(Result):
             f"  summary: {self.summary_path}",
             f"  records: {self.records_path}",
             f"  logs:    {self.logs_dir}",
-            "Headline findings (all benchmarks pooled; simulated models, known truth):",
+            "Findings (the report's list, the pooled group first):",
         ]
         lines += [f"  {i}. {f}" for i, f in enumerate(self.findings, 1)]
+        if self.caveats:
+            lines += ["Caveats:"] + [f"  - {c}" for c in self.caveats]
         return "\n".join(lines)
+
+
+def planted_truth(preset: str) -> str:
+    """What the demo's report says first: the models are simulated, and what truth was planted
+    (from the preset's parameters)."""
+    from metacog_metrics import get_preset
+
+    p = get_preset(preset)
+    signal = (
+        "no private signal: each model's confidence reads only the shared, partly mistaken "
+        "difficulty of the item through its own threshold (individuated weight 0), so a test "
+        "that finds private signal here is wrong"
+        if p.individuated == 0
+        else f"a private signal: each model's confidence weighs its own residual "
+        f"(individuated weight {p.individuated:g})"
+    )
+    inline = (
+        f"; reasoning models solve math items inside the probe at rate {p.inline_rate:g}, so "
+        "their confidence follows their own correctness there"
+        if p.inline_rate > 0
+        else ""
+    )
+    return (
+        f"These models are simulated (metacog demo, preset {preset!r}); nothing here describes "
+        f"a real model. The truth planted in them: {signal}{inline}."
+    )
 
 
 @contextlib.contextmanager
@@ -278,9 +308,10 @@ def run_demo(
     benchmarks, left_out = _analysable(benchmarks, say)
     logs_dir = out_dir / "logs"
     # A rerun replaces the demo's own earlier outputs (its logs among them), never anything else.
-    folder.claim([_RECORDS, _MODELS])  # refused here if they are not the demo's
+    own = [_RECORDS, _MODELS, _REPORT]
+    folder.claim(own)  # refused here if they are not the demo's
     folder.commit([])
-    folder.claim([_RECORDS, _MODELS])
+    folder.claim(own)
     if logs_dir.exists() and any(p.is_file() for p in logs_dir.rglob("*")):
         raise OutputFolderError(
             f"{logs_dir} holds files the demo did not write (they would be collected with its "
@@ -326,7 +357,7 @@ def run_demo(
     say(f"collected {collected.n_records} records ({collected.n_bad} bad lines) -> {records_path}")
 
     t0 = time.perf_counter()
-    from metacog_metrics import analyze_files, headline_findings
+    from metacog_metrics import analyze_files, write_report
 
     say("analysing (tetrachoric factors, pairwise calibration with permutation nulls) ...")
     models_path = _write_models_file(out_dir, names, preset=preset, seed=seed, records=collected)
@@ -340,10 +371,13 @@ def run_demo(
         progress=verbose,
         pool=True,
         overwrite=overwrite,
+        report=False,  # the demo's own: the planted truth among its caveats
     )
-    folder.commit([*logs, records_path, models_path])
+    result = result.with_notice(planted_truth(preset))
+    report_path = write_report(result, out_dir)
+    folder.commit([*logs, records_path, models_path, report_path])
     seconds["analysis"] = time.perf_counter() - t0
-    findings = headline_findings(result.summary, benchmarks=["pooled"])
+    findings = result.findings.lines()
     return DemoResult(
         out_dir=str(out_dir),
         harness=harness,
@@ -358,4 +392,5 @@ def run_demo(
         findings=tuple(findings),
         seconds=seconds,
         left_out=left_out,
+        caveats=tuple(result.findings.caveats),
     )

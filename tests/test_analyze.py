@@ -113,7 +113,7 @@ def test_analyze_files_end_to_end(tmp_path):
     assert summary["parameters"]["seed"] == 3
     assert isinstance(summary["warnings"], list)
     groups = summary["results"]["all"]
-    assert set(groups) == {"prospective", "counterfactual"}
+    assert set(groups) == {"unspecified", "counterfactual"}
     for group in groups.values():
         assert group["status"] == "ok", group["reason"]
         method = group["confidence"]["method"]
@@ -132,8 +132,8 @@ def test_analyze_files_end_to_end(tmp_path):
     assert groups["counterfactual"]["confidence"]["method"] == "polychoric"
     assert groups["counterfactual"]["confidence"]["binarized_at"] is None
     assert groups["counterfactual"]["pairwise"]["continuous"] is True
-    assert groups["prospective"]["confidence"]["method"] == "tetrachoric"
-    assert groups["prospective"]["confidence"]["binarized_at"] is None
+    assert groups["unspecified"]["confidence"]["method"] == "tetrachoric"
+    assert groups["unspecified"]["confidence"]["binarized_at"] is None
     # tables
     names = {p.name for p in (out / "tables").iterdir()}
     for stem in (
@@ -148,10 +148,10 @@ def test_analyze_files_end_to_end(tmp_path):
         "pair_types",
         "coverage",
     ):
-        assert f"all__prospective__{stem}.csv" in names, stem
+        assert f"all__unspecified__{stem}.csv" in names, stem
     assert "all__counterfactual__polychoric_confidence.csv" in names
     assert "per_model.csv" in names and "coverage.csv" in names
-    pairs = pd.read_csv(out / "tables" / "all__prospective__pairs.csv")
+    pairs = pd.read_csv(out / "tables" / "all__unspecified__pairs.csv")
     assert len(pairs) == 10
     for col in (
         "tau",
@@ -166,7 +166,7 @@ def test_analyze_files_end_to_end(tmp_path):
         assert col in pairs.columns
     assert not any(p.name.endswith(".tmp") for p in out.rglob("*"))
     # the result object keeps what the report plots
-    g = res.groups[("all", "prospective", "verbal_binary")]
+    g = res.groups[("all", "unspecified", "verbal_binary")]
     assert g.pairwise.nulls["base_rate"].draws.shape == (99,)
     assert g.confidence.eigen is not None and g.confidence.tetrachoric.rho.shape == (5, 5)
 
@@ -189,10 +189,10 @@ def test_probe_label_with_two_kinds_and_benchmarks():
     )
     assert set(res.summary["results"]) == {"squad", "mmlu_pro"}
     assert set(res.summary["results"]["squad"]) == {
-        "prospective:verbal_binary",
-        "prospective:logprob",
+        "unspecified:verbal_binary",
+        "unspecified:logprob",
     }
-    assert set(res.summary["results"]["mmlu_pro"]) == {"prospective"}
+    assert set(res.summary["results"]["mmlu_pro"]) == {"unspecified"}
 
 
 def test_small_groups_reported_not_crashing():
@@ -203,8 +203,8 @@ def test_small_groups_reported_not_crashing():
         ]
     )
     res = analyze_records(df, permutations=9, joint_permutations=9)
-    tm = res.summary["results"]["tiny_models"]["prospective"]
-    ti = res.summary["results"]["tiny_items"]["prospective"]
+    tm = res.summary["results"]["tiny_models"]["unspecified"]
+    ti = res.summary["results"]["tiny_items"]["unspecified"]
     assert tm["status"] == "skipped" and "need at least 3" in tm["reason"]
     assert ti["status"] == "skipped" and "need at least 10" in ti["reason"]
     # per-model calibration is still reported for a skipped group
@@ -217,7 +217,7 @@ def test_dropped_items_and_unparseable_reported():
     df.loc[(df["model"] == "model-1") & (df["item_id"].isin(["q1", "q2"])), "confidence"] = np.nan
     df = df[~((df["model"] == "model-2") & (df["item_id"] == "q3"))]
     res = analyze_records(df, permutations=19, joint_permutations=9)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["n_items"] == 47 and g["n_items_dropped"] == 3
     assert g["dropped_by_model"]["model-1"] == 2 and g["dropped_by_model"]["model-2"] == 1
     assert g["unparseable_by_model"]["model-1"] == 2
@@ -227,7 +227,7 @@ def test_dropped_items_and_unparseable_reported():
     assert "use 47 of 50 items" in joined and "unparseable" in joined
     # the pairwise-complete sections keep every item: a pair lacks only its own models' gaps
     assert g["n_items_union"] == 50
-    pairs = res.tables["all__prospective__pairs"].set_index(["model_a", "model_b"])["n_items"]
+    pairs = res.tables["all__unspecified__pairs"].set_index(["model_a", "model_b"])["n_items"]
     assert pairs[("model-0", "model-3")] == 50
     assert pairs[("model-1", "model-2")] == 47 and pairs[("model-0", "model-1")] == 48
 
@@ -282,7 +282,7 @@ def test_realruns_battery_binary(realruns_dir, tmp_path):
         progress=False,
         report=False,
     )
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["status"] == "ok" and g["n_models"] == 20 and g["n_items"] == 524
     assert g["n_items_dropped"] == 0
     # DeepSeek-R1 mostly withdraws, and withdraws the items it gets right: AUROC far below 0.5
@@ -306,6 +306,28 @@ def test_realruns_battery_binary(realruns_dir, tmp_path):
         r = g["factor_alignment"][part]["r"]
         assert r is not None and math.isfinite(r)
     assert g["factor_alignment"]["contentious"]["n_items"] < 524
+    # the findings: the small-gap control of the paper's pattern, the inverted model, and the
+    # probe the records do not name
+    gap = pw["small_gap_control"]
+    assert gap["delta"] == 0.02 and gap["n_pairs"] == 54
+    assert gap["mean_tau"] == pytest.approx(0.0671, abs=5e-4)
+    assert (
+        gap["null_low"] < 0 < gap["null_high"] < 0.03 and gap["p_value"] == 2 / 200
+    )  # two-sided, the least
+    assert gap["verdict"] == "does_not_shrink"
+    head = res.findings.headline
+    assert [f.topic for f in head.findings] == [
+        "shared_difficulty", "pairwise", "small_gap", "private_signal", "alignment",
+        "inverted_confidence",
+    ]  # fmt: skip
+    assert head.findings[2].text.startswith(
+        "Small-gap control (all/unspecified; pairs whose accuracies differ by at most 0.02): "
+        "54 pairs, mean tau-b 0.067"
+    )
+    assert list(head.inverted) == ["DeepSeek-R1"] and head.inverted["DeepSeek-R1"] < 0.1
+    assert "DeepSeek-R1 0.066" in head.findings[-1].text
+    assert res.findings.caveats[0].startswith("The records do not say which probe")
+    assert res.summary["findings"]["headline"]["group"] == "all/unspecified"
 
 
 def test_cli_analyze(tmp_path, capsys):
@@ -338,7 +360,6 @@ def test_cli_analyze(tmp_path, capsys):
 
 @pytest.mark.parametrize(("preset", "detects"), [("paper", False), ("individuated", True)])
 def test_private_signal_test_separates_private_signal_from_shared_difficulty(preset, detects):
-    from metacog_metrics.report import headline_findings
     from metacog_metrics.simulate import get_preset, simulate_records
 
     df = simulate_records(
@@ -348,15 +369,22 @@ def test_private_signal_test_separates_private_signal_from_shared_difficulty(pre
     group = res.summary["results"]["squad"]["prospective"]
     ps = group["pairwise"]["nulls"]["private_signal"]
     assert ps["alternative"] == "greater" and ps["n_draws"] == 300 and ps["n_strata"] > 5
-    assert ps["basis"] == {"models": group["models"], "n_models": 12, "items": "complete-case",
-                           "n_items": 400}  # fmt: skip
+    assert ps["basis"] == {
+        "models": group["models"],
+        "n_models": 12,
+        "items": "complete-case",
+        "n_items": 400,
+        "n_pairs": 66,
+    }
+    assert ps["design"] == "complete" and ps["n_pairs"] == 66  # fmt: skip
     assert ps["ci"][0] < ps["mean"] < ps["ci"][1]
     assert (ps["p_value"] < 0.05) is detects
     g = res.groups[("squad", "prospective", "verbal_binary")]
     assert g.private_signal.observed == pytest.approx(group["pairwise"]["mean_tau"])
-    finding = headline_findings(res.summary)[1]
-    assert "12 models x 400 complete-case items" in finding
-    assert ("no evidence of private signal" in finding) is not detects
+    (finding,) = [f for f in res.findings.headline.findings if f.topic == "private_signal"]
+    assert "12 models x 400 items, 66 pairs" in finding.text
+    assert ("no evidence of private signal" in finding.text) is not detects
+    assert f"detects a shift of {g.private_signal.detectable_shift:.3f}" in finding.text
 
 
 def test_private_signal_test_is_reported_as_not_run_for_numeric_confidence():
@@ -479,7 +507,7 @@ def test_numeric_confidence_keeps_every_model_with_variance():
         "confidence_kind": "verbal_numeric",
     })  # fmt: skip
     res = analyze_records(df, permutations=0, joint_permutations=0, seed=0, n_boot=0)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     sec = g["confidence"]
     assert sec["method"] == "polychoric" and len(sec["polychoric"]["models"]) == n_models
     assert sec["basis"]["n_models"] == n_models
@@ -488,7 +516,7 @@ def test_numeric_confidence_keeps_every_model_with_variance():
     assert g["factor_alignment"]["all"]["n_models_confidence"] == n_models
     binarised = analyze_records(df, permutations=0, joint_permutations=0, seed=0, n_boot=0,
                                 numeric_levels=0)  # fmt: skip
-    b = binarised.summary["results"]["all"]["prospective"]["confidence"]
+    b = binarised.summary["results"]["all"]["unspecified"]["confidence"]
     assert b["method"] == "tetrachoric" and b["binarized_at"] == 0.5
     assert b["tetrachoric"]["models"] == [] and b["eigen"]["first_share"] is None
 
@@ -497,11 +525,10 @@ def test_realruns_atlas_keeps_models_and_items(realruns_dir):
     """33 models x 1,500 MMLU items, verbalised 0-100 confidence; 12 partial runs (GLM-5 has
     598 items). Complete-case kept 129 items and, binarised at 0.5, 8 models."""
     from metacog_metrics.records import read_records
-    from metacog_metrics.report import headline_findings
 
-    df = read_records(realruns_dir / "cacioli_atlas_mmlu" / "tidy.csv")
+    df = read_records(realruns_dir / "cacioli_atlas_mmlu" / "tidy.csv", default_probe="unspecified")
     res = analyze_records(df, permutations=0, joint_permutations=9, seed=0, n_boot=0)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert len(g["coverage"]) == 33 and g["coverage"]["zai/glm-5"]["included"] is False
     conf = g["confidence"]
     assert conf["method"] == "polychoric" and conf["basis"]["n_models"] >= 30
@@ -509,11 +536,13 @@ def test_realruns_atlas_keeps_models_and_items(realruns_dir):
     assert g["pairwise"]["basis"]["n_items_per_pair"]["median"] >= 1000
     assert g["pairwise"]["n_pairs_valid"] == 496
     assert g["factor_alignment"]["basis"]["n_items"] > 129
-    findings = headline_findings(res.summary)
+    findings = {f.topic: f.text for f in res.findings.headline.findings}
     assert f"{conf['basis']['n_models']} models, each pair on the items both answered" in (
-        findings[0])  # fmt: skip
-    assert "496 pairs" in findings[1] and "of 1500 items" in findings[1]
-    assert f"x {g['n_items']} complete-case items" in findings[2]
+        findings["shared_difficulty"])  # fmt: skip
+    assert "496 pairs" in findings["pairwise"] and "of 1500 items" in findings["pairwise"]
+    assert f"x {g['n_items']} complete-case items" in findings["alignment"]
+    assert "private_signal" not in findings  # numeric confidence: not run, and said so
+    assert any("needs binary confidence" in c for c in res.findings.caveats)
 
 
 def test_second_run_into_the_same_out_leaves_only_its_own_outputs(tmp_path):
@@ -600,7 +629,7 @@ def test_summary_values_match_independent_computations():
 
     df = _records(seed=4)
     res = analyze_records(df, permutations=99, joint_permutations=49, seed=0, n_boot=0)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["status"] == "ok"
     models = g["models"]
     conf = df.pivot(index="item_id", columns="model", values="confidence")[models]
@@ -650,9 +679,11 @@ def test_realruns_mmlu500_keeps_models_and_items(realruns_dir):
     """16 models x 500 MMLU items, verbalised confidence; complete-case kept 186 items."""
     from metacog_metrics.records import read_records
 
-    df = read_records(realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv")
+    df = read_records(
+        realruns_dir / "cacioli_mmlu500_verbalized" / "tidy.csv", default_probe="unspecified"
+    )
     res = analyze_records(df, permutations=0, joint_permutations=9, seed=0, n_boot=0)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert [m for m, c in g["coverage"].items() if not c["included"]] == ["zai/glm-5"]  # 37%
     assert g["confidence"]["method"] == "polychoric"
     assert g["confidence"]["basis"]["n_models"] == 15
@@ -729,3 +760,53 @@ def test_cli_interrupted_is_one_line_and_status_130(tmp_path, capsys, monkeypatc
     assert main(["analyze", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "metacog analyze: interrupted" and not (tmp_path / "o").exists()
+
+
+def _zero_cells(frame: pd.DataFrame, models: list[str]) -> tuple[int, int]:
+    """Pairs of ``models`` whose 2x2 table over their shared items has an empty cell, and the
+    empty cells: a recount of what the tetrachoric's zero-cell correction replaced."""
+    pairs = cells = 0
+    for i, a in enumerate(models):
+        for b in models[i + 1 :]:
+            both = frame[[a, b]].dropna()
+            empty = 4 - len(both.value_counts())
+            pairs += empty > 0
+            cells += empty
+    return pairs, cells
+
+
+def test_reported_counts_match_a_recount_from_the_tables_and_records(realruns_dir, tmp_path):
+    """Every count summary.json reports for a group, recounted from the written tables (pairs,
+    delta curve, coverage) and from the records themselves (the empty cells corrected)."""
+    path = realruns_dir / "cacioli_battery_binary" / "tidy.csv"
+    res = analyze_files(path, out_dir=tmp_path, permutations=19, joint_permutations=19, seed=0,
+                        n_boot=0, progress=False, report=False)  # fmt: skip
+    g = res.summary["results"]["all"]["unspecified"]
+    tables = tmp_path / "tables"
+    pairs = pd.read_csv(tables / "all__unspecified__pairs.csv")
+    coverage = pd.read_csv(tables / "all__unspecified__coverage.csv")
+    curve = pd.read_csv(tables / "all__unspecified__delta_curve.csv")
+    pw = g["pairwise"]
+    assert pw["n_pairs"] == len(pairs) and pw["n_pairs_valid"] == int(pairs["tau"].notna().sum())
+    per = pw["basis"]["n_items_per_pair"]
+    assert (per["min"], per["median"], per["max"]) == (
+        pairs["n_items"].min(), pairs["n_items"].median(), pairs["n_items"].max())  # fmt: skip
+    assert g["n_models"] == int(coverage["included"].sum()) == len(g["models"])
+    gap = pw["small_gap_control"]
+    near = pairs[(pairs["accuracy_gap"] <= gap["delta"] + 1e-12) & pairs["tau"].notna()]
+    assert gap["n_pairs"] == len(near) > 0
+    assert gap["mean_tau"] == pytest.approx(near["tau"].mean(), abs=1e-12)
+    assert gap["n_pairs_all"] == pw["n_pairs_valid"]
+    row = curve[np.isclose(curve["delta"], gap["delta"])]
+    assert int(row["n_pairs"].iloc[0]) == gap["n_pairs"]
+    fdr = pairs["base_rate_q"] <= pw["fdr_alpha"]
+    assert pw["nulls"]["base_rate"]["fdr_significant_share"] == pytest.approx(fdr.mean())
+    ps = pw["nulls"]["private_signal"]
+    assert ps["n_pairs"] == int((pairs["n_items"] >= 10).sum())
+    records = pd.read_csv(path)
+    for section, column in (("confidence", "confidence"), ("correctness", "correct")):
+        tet = g[section]["tetrachoric"]
+        wide = records.pivot(index="item_id", columns="model", values=column)
+        n_pairs, n_cells = _zero_cells(wide, tet["models"])
+        assert (tet["n_corrected_pairs"], tet["n_corrected_cells"]) == (n_pairs, n_cells), section
+    assert g["confidence"]["tetrachoric"]["n_corrected_cells"] > 0  # the recount has teeth

@@ -93,10 +93,12 @@ def test_option_defaults():
          "contentious_bounds must be 0 <= low <= high <= 1, got (0.1, 1.1)"),
         ({"min_coverage": 1.5}, "min_coverage must be in [0, 1], got 1.5"),
         ({"min_coverage": -0.1}, "min_coverage must be in [0, 1], got -0.1"),
-        ({"numeric_levels": 1}, "numeric_levels must be 0 or an integer >= 2, got 1"),
-        ({"numeric_levels": -2}, "numeric_levels must be 0 or an integer >= 2, got -2"),
-        ({"numeric_levels": 2.5}, "numeric_levels must be 0 or an integer >= 2, got 2.5"),
-        ({"numeric_levels": True}, "numeric_levels must be 0 or an integer >= 2, got True"),
+        ({"numeric_levels": 1}, "numeric_levels must be 0 or an integer from 2 to 8, got 1"),
+        ({"numeric_levels": -2}, "numeric_levels must be 0 or an integer from 2 to 8, got -2"),
+        ({"numeric_levels": 2.5}, "numeric_levels must be 0 or an integer from 2 to 8, got 2.5"),
+        ({"numeric_levels": True}, "numeric_levels must be 0 or an integer from 2 to 8, got True"),
+        ({"numeric_levels": 9}, "numeric_levels must be 0 or an integer from 2 to 8, got 9: a "
+                                "polychoric takes at most 8 levels (psych's max.cat)"),
         ({"workers": 0}, "workers must be >= 1, got 0"),
         ({"engine": "cuda"}, "engine must be one of ('auto', 'numpy', 'numba'), got 'cuda'"),
     ],
@@ -264,7 +266,7 @@ def _partial_run():
 def test_group_notes_and_coverage_of_a_partial_run():
     df = _partial_run()
     res = analyze_records(df, **FAST)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["warnings"][:3] == [
         "1 model(s) below min_coverage 0.5 left out of the cross-model analyses (m3 33%)",
         "1 unparseable confidence(s) (m1 1)",
@@ -272,7 +274,7 @@ def test_group_notes_and_coverage_of_a_partial_run():
         "items, those every included model answered (m1 lacks 1); the correlation matrices and "
         "the pairwise section use each pair's shared items",
     ]
-    assert res.summary["warnings"][:3] == [f"all/prospective: {w}" for w in g["warnings"][:3]]
+    assert res.summary["warnings"][:3] == [f"all/unspecified: {w}" for w in g["warnings"][:3]]
     assert g["status"] == "ok" and g["reason"] is None
     assert g["models"] == ["m0", "m1", "m2"] and g["n_models"] == 3
     assert (g["n_items"], g["n_items_union"], g["n_items_total"], g["n_items_dropped"]) == (
@@ -286,7 +288,7 @@ def test_group_notes_and_coverage_of_a_partial_run():
     assert g["coverage"]["m1"] == {"n_items": 11, "share": pytest.approx(11 / 12),
                                    "included": True, "reason": None}  # fmt: skip
     assert g["reasoning"] == {"m0": None, "m1": None, "m2": None}
-    assert g["benchmark"] == "all" and g["probe"] == "prospective"
+    assert g["benchmark"] == "all" and g["probe"] == "unspecified"
     assert g["confidence_kind"] == "verbal_binary"
     # per-model calibration keeps every model, m3 too, on its own items
     assert sorted(g["per_model"]) == ["m0", "m1", "m2", "m3"]
@@ -307,7 +309,7 @@ def test_group_notes_and_coverage_of_a_partial_run():
         "alignment and private-signal test",
         "n_boot": 0, "deltas": list(DEFAULT_DELTAS), "min_models": 3, "min_items": 10,
         "pool": False, "min_coverage": 0.5, "numeric_levels": N_LEVELS,
-        "min_pair_items": 10, "engine": "numpy",
+        "min_pair_items": 10, "engine": "numpy", "small_gap": 0.02, "probe": None,
     }  # fmt: skip
     json.dumps(s, allow_nan=False)  # strict JSON
 
@@ -315,15 +317,15 @@ def test_group_notes_and_coverage_of_a_partial_run():
 def test_sections_and_tables_of_a_partial_run():
     df = _partial_run()
     res = analyze_records(df, **FAST)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     t = res.tables
-    pre = "all__prospective__"
+    pre = "all__unspecified__"
     assert sorted(t) == sorted([pre + n for n in (
         "per_model", "coverage", "pairs", "delta_curve", "tetrachoric_confidence",
         "tetrachoric_correctness", "eigenvalues", "loadings", "factor_scores")]
         + ["per_model", "coverage"])  # fmt: skip
     assert t[pre + "coverage"][["benchmark", "probe", "confidence_kind"]].drop_duplicates(
-    ).values.tolist() == [["all", "prospective", "verbal_binary"]]  # fmt: skip
+    ).values.tolist() == [["all", "unspecified", "verbal_binary"]]  # fmt: skip
     assert t["per_model"]["model"].tolist() == ["m0", "m1", "m2", "m3"]
     assert t["coverage"]["model"].tolist() == ["m0", "m1", "m2", "m3"]
     # rates by hand: the share of yes (and of correct) over each model's usable items
@@ -402,7 +404,7 @@ def test_skipped_groups_and_their_notes():
     res = analyze_records(df, **FAST)
     r = res.summary["results"]
     assert list(r) == ["two_models", "nine_items", "ten_items"]
-    a, b, c = (r[k]["prospective"] for k in r)
+    a, b, c = (r[k]["unspecified"] for k in r)
     assert a["status"] == "skipped"
     assert a["reason"] == "2 model(s) with usable items; need at least 3"
     assert a["warnings"] == ["cross-model analyses skipped: 2 model(s) with usable items; "
@@ -413,15 +415,15 @@ def test_skipped_groups_and_their_notes():
     assert a["factor_alignment"] == {}
     assert sorted(a["per_model"]) == ["m0", "m1"] and a["per_model"]["m0"]["n_items"] == 12
     assert sorted(n for n in res.tables if n.startswith("two_models")) == [
-        "two_models__prospective__coverage",
-        "two_models__prospective__per_model",
+        "two_models__unspecified__coverage",
+        "two_models__unspecified__per_model",
     ]
-    assert "ten_items__prospective__pairs" in res.tables
+    assert "ten_items__unspecified__pairs" in res.tables
     assert len(res.tables["per_model"]) == 2 + 3 + 3
     assert res.tables["per_model"]["benchmark"].tolist() == ["two_models"] * 2 + [
         "nine_items"] * 3 + ["ten_items"] * 3  # fmt: skip
     assert res.summary["warnings"][0] == (
-        "two_models/prospective: cross-model analyses skipped: 2 model(s) with usable items; "
+        "two_models/unspecified: cross-model analyses skipped: 2 model(s) with usable items; "
         "need at least 3")  # fmt: skip
 
 
@@ -436,41 +438,48 @@ def test_summary_text_has_one_unindented_line_per_group_after_the_run_line():
 
 
 def test_short_pairs_and_the_private_signal_note():
-    """m3 answers 10 of 12 items, m0 the other 2 and 8 more: pairs with fewer than 10 shared
-    items are left out and noted before the private-signal note."""
+    """m3 answers 9 of 14 items: pairs with fewer than 10 shared items are left out and noted
+    before the private-signal note (9 complete-case items: not run), and the findings say its
+    basis is too thin."""
     df = _records(n_items=14, n_models=4)
     drop = (df["model"] == "m3") & df["item_id"].isin(["q0", "q1", "q2", "q3", "q4"])
     df = df[~drop].reset_index(drop=True)  # m3: 9 of 14 items (64%, kept)
     res = analyze_records(df, **{**FAST, "joint_permutations": 9})
-    w = res.summary["results"]["all"]["prospective"]["warnings"]
+    w = res.summary["results"]["all"]["unspecified"]["warnings"]
     assert "confidence: model 'm3' excluded from the tetrachoric matrix (fewer than 10 shared "\
         "items with 3 other model(s))" in w  # fmt: skip
     assert "correctness: model 'm3' excluded from the tetrachoric matrix (fewer than 10 shared "\
         "items with 3 other model(s))" in w  # fmt: skip
     i = w.index("pairwise: 3 pair(s) share fewer than 10 items; left out")
     assert w[i + 1] == "private-signal test: 9 complete-case item(s); need at least 10; not run"
+    assert res.groups[("all", "unspecified", "verbal_binary")].private_signal is None
+    assert any(
+        c.startswith("The test of private signal runs on the items every included model")
+        and "all/unspecified (9 complete-case items)" in c
+        for c in res.findings.caveats
+    )
 
 
 def test_numeric_confidence_sections():
     df = _records(n_items=12, n_models=3, numeric=True, kind="verbal_numeric")
     res = analyze_records(df, **FAST)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["confidence"]["method"] == "polychoric" and g["confidence"]["binarized_at"] is None
     assert g["correctness"]["method"] == "tetrachoric"
     assert "private-signal test: binary confidence only; not run" in g["warnings"]
-    assert "all__prospective__polychoric_confidence" in res.tables
-    fs = res.tables["all__prospective__factor_scores"]
+    assert "all__unspecified__polychoric_confidence" in res.tables
+    fs = res.tables["all__unspecified__factor_scores"]
     assert "yes_count" not in fs and fs["mean_confidence"].tolist() == pytest.approx(
         df.groupby("item_id", sort=False)["confidence"].mean().tolist()
     )
     assert set(g["confidence"]["polychoric"]["n_levels"]) == {"m0", "m1", "m2"}
     # binarised instead (numeric_levels=0): tetrachoric of confidence >= binarize_at
     res = analyze_records(df, **FAST, numeric_levels=0, binarize_at=0.6)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["confidence"]["method"] == "tetrachoric" and g["confidence"]["binarized_at"] == 0.6
     yes = (df["confidence"] >= 0.6).groupby(df["model"]).mean()
     assert [g["confidence"]["rate"][m] for m in ("m0", "m1", "m2")] == pytest.approx(yes.tolist())
-    fs = res.tables["all__prospective__factor_scores"]
+    fs = res.tables["all__unspecified__factor_scores"]
     assert fs["yes_count"].tolist() == (df["confidence"] >= 0.6).groupby(
         df["item_id"], sort=False).sum().astype(int).tolist()  # fmt: skip
 
@@ -484,14 +493,14 @@ def test_groups_pooling_and_labels():
     res = analyze_records(df, **FAST, pool=True)
     r = res.summary["results"]
     assert list(r) == ["x", "y", "pooled"]
-    assert list(r["x"]) == ["prospective:verbal_binary", "prospective:logprob"]
-    assert list(r["pooled"]) == ["prospective"]
-    p = r["pooled"]["prospective"]
+    assert list(r["x"]) == ["unspecified:verbal_binary", "unspecified:logprob"]
+    assert list(r["pooled"]) == ["unspecified"]
+    p = r["pooled"]["unspecified"]
     assert p["status"] == "ok" and p["n_items_total"] == 12
     assert res.summary["parameters"]["pool"] is True
-    assert "pooled/prospective: only one benchmark (x); not pooled" in res.summary["warnings"]
-    assert r["y"]["prospective"]["reason"] == "6 item(s) with usable answers; need at least 10"
-    assert "pooled__prospective__pairs" in res.tables
+    assert "pooled/unspecified: only one benchmark (x); not pooled" in res.summary["warnings"]
+    assert r["y"]["unspecified"]["reason"] == "6 item(s) with usable answers; need at least 10"
+    assert "pooled__unspecified__pairs" in res.tables
     assert list(analyze_records(df, **FAST).summary["results"]) == ["x", "y"]  # no pooling
 
 
@@ -540,7 +549,7 @@ def test_models_traits_fill_reasoning():
     res = analyze_records(df, **FAST, models={"m0": {"reasoning": True},
                                               "m1": {"reasoning": False},
                                               "m2": {"reasoning": False}})  # fmt: skip
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["reasoning"] == {"m0": True, "m1": False, "m2": False}
     assert math.isfinite(g["pairwise"]["mean_tau"])
 
@@ -632,7 +641,7 @@ def test_notes_list_several_models_in_their_order():
     # e 19, z 20 (all unparseable)
     assert len(df) == 130
     res = analyze_records(df, **FAST)
-    g = res.summary["results"]["all"]["prospective"]
+    g = res.summary["results"]["all"]["unspecified"]
     assert g["warnings"][:4] == [
         "2 model(s) below min_coverage 0.5 left out of the cross-model analyses (y 25%, x 45%)",
         "model 'z' left out: no item with both a confidence and a grade",
@@ -661,7 +670,7 @@ def test_notes_list_several_models_in_their_order():
         assert sec["tetrachoric"]["n_items_pair"] == per_pair
         assert sec["basis"]["n_items_per_pair"] == {"min": 15, "median": 17.0, "max": 19}
         assert sec["basis"]["n_items"] == 20
-    assert res.tables["all__prospective__pairs"]["n_items"].tolist() == per_pair
+    assert res.tables["all__unspecified__pairs"]["n_items"].tolist() == per_pair
     assert g["pairwise"]["basis"]["n_items_per_pair"] == {"min": 15, "median": 17.0, "max": 19}
     assert g["factor_alignment"]["basis"]["n_items"] == 13
 
@@ -674,7 +683,7 @@ def test_complete_case_note_lists_only_models_that_lack_items():
     for m, items in gaps.items():
         drop |= (df["model"] == m) & df["item_id"].isin(items)
     res = analyze_records(df[~drop].reset_index(drop=True), **FAST)
-    w = res.summary["results"]["all"]["prospective"]["warnings"]
+    w = res.summary["results"]["all"]["unspecified"]["warnings"]
     assert w[0] == (
         "complete-case analyses (factor scores, alignment, private-signal test) use 11 of 14 "
         "items, those every included model answered (m3 lacks 2, m1 lacks 1); the correlation "
@@ -710,7 +719,7 @@ def test_skipped_groups_keep_their_probe_and_threshold():
         r = analyze_records(d, **FAST, **extra)
         (g,) = r.groups.values()
         assert g.binarized_at is None
-        assert r.summary["results"]["all"]["prospective"]["confidence"] == {}
+        assert r.summary["results"]["all"]["unspecified"]["confidence"] == {}
 
 
 def test_skipped_group_below_coverage_keeps_what_it_left_out():
@@ -724,9 +733,9 @@ def test_skipped_group_below_coverage_keeps_what_it_left_out():
     assert g.skipped == "2 model(s) with usable items; need at least 3"
     assert dict(g.coverage_excluded) == {"m2": pytest.approx(4 / 12)}
     assert g.all_items.models == ("m0", "m1") and g.matrices.models == ("m0", "m1")
-    s = res.summary["results"]["all"]["prospective"]
+    s = res.summary["results"]["all"]["unspecified"]
     assert s["coverage_excluded"] == {"m2": pytest.approx(4 / 12)}
-    assert len(res.tables["all__prospective__coverage"]) == 3
+    assert len(res.tables["all__unspecified__coverage"]) == 3
 
 
 # ------------------------------------------------------------------------------------------
@@ -842,7 +851,7 @@ def test_analyze_files_formats_options_models_and_record_warnings(tmp_path):
         f"{yml}: no reasoning flag for 2 model(s): m2, m3",
         "1 record(s) with an unparseable (NaN) confidence",
     ]
-    g = s["results"]["all"]["prospective"]
+    g = s["results"]["all"]["unspecified"]
     assert g["reasoning"] == {"m0": True, "m1": False, "m2": None}
     # summary.json: indented by 2, strict JSON
     text = (out / "summary.json").read_text()
@@ -851,7 +860,7 @@ def test_analyze_files_formats_options_models_and_record_warnings(tmp_path):
     cov = (out / "tables" / "coverage.csv").read_text().splitlines()
     assert cov[0] == ("model,n_items,n_items_group,share,included,reason,benchmark,probe,"
                       "confidence_kind")  # fmt: skip
-    assert cov[1] == "m0,12,12,1.0,True,,all,prospective,verbal_binary"
+    assert cov[1] == "m0,12,12,1.0,True,,all,unspecified,verbal_binary"
     assert cov[4].startswith("m3,4,12,0.333")
 
 
@@ -929,7 +938,7 @@ def test_section_summaries_copy_every_figure_and_lay_out_a_model_without_varianc
     df.loc[df["model"] == "m2", "confidence"] = 1.0  # m2 always says yes
     res = analyze_records(df, **FAST)
     (g,) = res.groups.values()
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     models = ["m0", "m1", "m2", "m3"]
     conf, corr = d["confidence"], d["correctness"]
     assert conf["tetrachoric"]["models"] == ["m0", "m1", "m3"]
@@ -944,7 +953,7 @@ def test_section_summaries_copy_every_figure_and_lay_out_a_model_without_varianc
         d["warnings"])  # fmt: skip
     _copied(g.confidence, conf, models)
     _copied(g.correctness, corr, models)
-    load = res.tables["all__prospective__loadings"]
+    load = res.tables["all__unspecified__loadings"]
     assert load["confidence_rate"].tolist()[2] == 1.0
     for name, sec in (("confidence", conf), ("correctness", corr)):
         _same(load[f"{name}_threshold"], sec["tetrachoric"]["tau"])
@@ -952,7 +961,7 @@ def test_section_summaries_copy_every_figure_and_lay_out_a_model_without_varianc
         _same(load[f"{name}_fa_loading"], sec["factor"]["loadings"])
     assert load[["confidence_threshold", "confidence_pc1_loading", "confidence_fa_loading"]].iloc[
         2].isna().all()  # fmt: skip
-    rho = res.tables["all__prospective__tetrachoric_confidence"]
+    rho = res.tables["all__unspecified__tetrachoric_confidence"]
     assert rho["m2"].isna().all() and rho.loc[2, ["m0", "m1", "m3"]].isna().all()
 
 
@@ -960,7 +969,7 @@ def test_polychoric_section_summary_by_hand():
     df = _records(n_items=12, n_models=3, numeric=True, kind="logprob")
     res = analyze_records(df, **FAST, numeric_levels=3)
     (g,) = res.groups.values()
-    d = res.summary["results"]["all"]["prospective"]["confidence"]
+    d = res.summary["results"]["all"]["unspecified"]["confidence"]
     t = g.confidence.tetrachoric
     assert d["method"] == "polychoric" and "tetrachoric" not in d
     assert d["polychoric"]["n_levels"] == {"m0": 3, "m1": 3, "m2": 3}  # 12 values in 3 bins
@@ -1039,7 +1048,7 @@ def test_each_stage_gets_its_settings_and_its_own_stream():
             "deltas": (0.0, 0.25), "contentious_bounds": (0.2, 0.7)}  # fmt: skip
     res = analyze_records(df, **opts)
     (g,) = res.groups.values()
-    code = zlib.crc32(b"all\x1fprospective\x1fverbal_binary")
+    code = zlib.crc32(b"all\x1funspecified\x1fverbal_binary")
     pair, boot, strat = np.random.SeedSequence([11, code]).spawn(3)
     models = ["m0", "m1", "m2", "m3"]
     wide = df.pivot(index="item_id", columns="model").loc[[f"q{i}" for i in range(14)]]
@@ -1053,7 +1062,8 @@ def test_each_stage_gets_its_settings_and_its_own_stream():
                               alternative="greater", fdr_alpha=0.2, deltas=(0.0, 0.25),
                               rng=pair, workers=1, engine="numpy", min_pair_items=10)  # fmt: skip
     assert g.pairwise.alternative == "greater" and g.pairwise.fdr_alpha == 0.2
-    assert list(g.pairwise.delta_curve.delta) == [0.0, 0.25]
+    # the small-gap control's delta (0.02 by default) joins a grid that lacks it
+    assert list(g.pairwise.delta_curve.delta) == [0.0, 0.02, 0.25]
     for null in pw.nulls:
         assert g.pairwise.nulls[null].p_value == pw.nulls[null].p_value
         assert g.pairwise.nulls[null].mean == pytest.approx(pw.nulls[null].mean)
@@ -1071,7 +1081,7 @@ def test_each_stage_gets_its_settings_and_its_own_stream():
     assert g.alignment.contentious.n_items == al.contentious.n_items
     assert tuple(g.alignment.bounds) == (0.2, 0.7)
     assert g.alignment.contentious.r == pytest.approx(al.contentious.r, nan_ok=True)
-    s = res.summary["results"]["all"]["prospective"]
+    s = res.summary["results"]["all"]["unspecified"]
     assert s["pairwise"]["nulls"]["private_signal"]["n_draws"] == 29
 
 
@@ -1096,7 +1106,7 @@ def test_smoothing_note_gives_the_min_eigenvalue():
     conf[20:30, 0], conf[20:30, 2] = v, 1 - v
     corr = np.where(np.isnan(conf), np.nan, _binary(30, 3, seed=9))
     res = analyze_records(_frame(conf, corr), **FAST)
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     r = tetrachoric(v, v).rho
     low = 1 - 2 * r
     assert low < 0
@@ -1117,7 +1127,7 @@ def test_items_nobody_answered_are_not_counted():
     (g,) = res.groups.values()
     assert g.all_items.item_ids == tuple(f"q{i}" for i in range(12))
     assert g.all_items.confidence.shape == (12, 3)
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     assert (d["n_items"], d["n_items_union"], d["n_items_total"]) == (12, 12, 13)
     assert d["confidence"]["basis"]["n_items"] == 12
     assert d["pairwise"]["basis"]["n_items"] == 12
@@ -1129,7 +1139,7 @@ def test_polychoric_needs_ten_shared_items_a_pair():
     df = _records(n_items=14, n_models=4, numeric=True, kind="verbal_numeric")
     drop = (df["model"] == "m3") & df["item_id"].isin(["q0", "q1", "q2", "q3", "q4"])
     res = analyze_records(df[~drop].reset_index(drop=True), **FAST)
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     assert d["confidence"]["polychoric"]["models"] == ["m0", "m1", "m2"]
     assert list(d["confidence"]["polychoric"]["dropped"]) == ["m3"]
     assert d["confidence"]["polychoric"]["dropped"]["m3"].startswith("fewer than 10 shared items")
@@ -1145,7 +1155,7 @@ def test_pairwise_alignment_and_pair_type_summaries_copy_every_figure():
     res = analyze_records(_records(n_items=14, n_models=4, seed=12), models=traits,
                           **{**FAST, "permutations": 9, "joint_permutations": 9})  # fmt: skip
     (g,) = res.groups.values()
-    pw, d = g.pairwise, res.summary["results"]["all"]["prospective"]["pairwise"]
+    pw, d = g.pairwise, res.summary["results"]["all"]["unspecified"]["pairwise"]
     assert (d["n_pairs"], d["n_pairs_valid"], d["continuous"]) == (6, pw.n_pairs_valid, False)
     _same(d["mean_tau"], pw.mean_tau)
     assert d["alternative"] == "two-sided" and d["fdr_alpha"] == 0.05
@@ -1170,7 +1180,7 @@ def test_pairwise_alignment_and_pair_type_summaries_copy_every_figure():
         for null, v in getattr(c, key).items():
             _same(dc[key][null], v)
     assert set(d["pair_types"]) == set(pw.pair_types) == {"R-R", "R-NR", "NR-NR"}
-    table = res.tables["all__prospective__pair_types"]
+    table = res.tables["all__unspecified__pair_types"]
     assert list(table.columns) == [
         "pair_type", "n_pairs", "mean_tau",
         "base_rate_null_mean", "calibration_preserving_null_mean",
@@ -1193,7 +1203,7 @@ def test_pairwise_alignment_and_pair_type_summaries_copy_every_figure():
                 [getattr(row, f"{null}_fdr_significant_share"), t["fdr_significant_share"][null]],
                 [s.fdr_significant_share[null]] * 2,
             )
-    a, al = g.alignment, res.summary["results"]["all"]["prospective"]["factor_alignment"]
+    a, al = g.alignment, res.summary["results"]["all"]["unspecified"]["factor_alignment"]
     assert al["method"] == a.method and tuple(al["bounds"]) == tuple(a.bounds)
     for part in ("all", "contentious"):
         got, want = al[part], getattr(a, part)
@@ -1210,11 +1220,11 @@ def test_pairwise_basis_counts_only_pairs_with_a_tau():
     df = _records(n_items=14, n_models=4)
     drop = (df["model"] == "m3") & df["item_id"].isin(["q0", "q1", "q2", "q3", "q4"])
     res = analyze_records(df[~drop].reset_index(drop=True), **FAST)
-    d = res.summary["results"]["all"]["prospective"]["pairwise"]
+    d = res.summary["results"]["all"]["unspecified"]["pairwise"]
     assert d["n_pairs"] == 6 and d["basis"]["n_pairs"] == 3 and d["n_pairs_valid"] == 3
     assert d["basis"]["n_items_per_pair"] == {"min": 14, "median": 14.0, "max": 14}
     assert d["basis"]["n_items"] == 14
-    assert res.tables["all__prospective__pairs"]["n_items"].tolist() == [14, 14, 9, 14, 9, 9]
+    assert res.tables["all__unspecified__pairs"]["n_items"].tolist() == [14, 14, 9, 14, 9, 9]
 
 
 def test_records_errors_name_their_source_and_notes_keep_their_order():
@@ -1239,8 +1249,8 @@ def test_records_errors_name_their_source_and_notes_keep_their_order():
     res = analyze_records(df, **FAST, models={"m0": {"reasoning": True}})
     w = res.summary["warnings"]
     assert w[:2] == ["read note", "models: no reasoning flag for 2 model(s): m1, m2"]
-    assert w[2:] == [f"all/prospective: {n}" for n in
-                     res.summary["results"]["all"]["prospective"]["warnings"]]  # fmt: skip
+    assert w[2:] == [f"all/unspecified: {n}" for n in
+                     res.summary["results"]["all"]["unspecified"]["warnings"]]  # fmt: skip
     assert res.summary["inputs"] == ["a.csv", "b.csv"] and res.summary["n_records"] == 36
 
 
@@ -1267,7 +1277,7 @@ def test_a_section_without_a_factor_model_says_why():
     df = _records(n_items=12, n_models=3, seed=13)
     df.loc[df["model"] == "m1", "confidence"] = 1.0
     res = analyze_records(df, **FAST)
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     w = d["warnings"]
     i = w.index("confidence: model 'm1' excluded from the tetrachoric matrix (no variance (all 1))")
     assert w[i + 1] == "confidence: fewer than 3 models with variance: no factor model"
@@ -1280,13 +1290,13 @@ def test_a_section_without_a_factor_model_says_why():
 def test_ten_items_are_enough_for_a_pair_and_the_private_signal_test():
     df = _records(n_items=10, n_models=3, seed=14)
     res = analyze_records(df, **{**FAST, "joint_permutations": 9})
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     assert d["status"] == "ok"
     assert not any(w.startswith(("pairwise:", "private-signal test:")) for w in d["warnings"])
     assert d["pairwise"]["nulls"]["private_signal"]["basis"]["n_items"] == 10
     assert d["pairwise"]["nulls"]["private_signal"]["n_groups"] == 1
     assert d["pairwise"]["n_pairs_valid"] == 3
-    assert res.tables["all__prospective__pairs"]["n_items"].tolist() == [10, 10, 10]
+    assert res.tables["all__unspecified__pairs"]["n_items"].tolist() == [10, 10, 10]
 
 
 def test_pooled_private_signal_exchanges_items_within_their_benchmark():
@@ -1295,10 +1305,10 @@ def test_pooled_private_signal_exchanges_items_within_their_benchmark():
         _records(n_items=6, n_models=3, benchmark="y", seed=1),
     ])  # fmt: skip
     res = analyze_records(df, **{**FAST, "joint_permutations": 9}, pool=True)
-    p = res.summary["results"]["pooled"]["prospective"]
+    p = res.summary["results"]["pooled"]["unspecified"]
     assert p["status"] == "ok" and p["n_items"] == 12
     assert p["pairwise"]["nulls"]["private_signal"]["n_groups"] == 2
-    assert res.groups[("pooled", "prospective", "verbal_binary")].private_signal.n_groups == 2
+    assert res.groups[("pooled", "unspecified", "verbal_binary")].private_signal.n_groups == 2
 
 
 def test_ordinal_alignment_uses_each_models_levels():
@@ -1319,7 +1329,7 @@ def test_ordinal_alignment_uses_each_models_levels():
     _same(g.alignment.all.confidence_scores, al.all.confidence_scores)
     _same(g.alignment.all.r, al.all.r)
     assert np.array_equal(g.alignment.contentious_mask, al.contentious_mask)
-    fs = res.tables["all__prospective__factor_scores"]
+    fs = res.tables["all__unspecified__factor_scores"]
     assert fs["item_id"].tolist() == [f"q{i}" for i in range(12)]
     _same(fs["confidence_score"], al.all.confidence_scores)
     _same(fs["correctness_score"], al.all.correctness_scores)
@@ -1358,7 +1368,7 @@ def test_summary_layout_and_the_concatenated_tables():
     res = analyze_records(df, **FAST)
     assert list(res.summary) == [
         "schema_version", "generated_by", "inputs", "n_records", "models", "parameters",
-        "engine", "warnings", "results", "inline_solving", "text_probes",
+        "engine", "warnings", "results", "inline_solving", "text_probes", "findings",
     ]  # fmt: skip
     # no texts in these records: the text sections say so
     assert res.summary["inline_solving"]["status"] == "absent"
@@ -1368,8 +1378,8 @@ def test_summary_layout_and_the_concatenated_tables():
         assert t.index.tolist() == list(range(5))
         assert t["benchmark"].tolist() == ["x", "x", "x", "y", "y"]
         assert t["model"].tolist() == ["m0", "m1", "m2", "m0", "m1"]
-    assert list(res.groups) == [("x", "prospective", "verbal_binary"),
-                                ("y", "prospective", "verbal_binary")]  # fmt: skip
+    assert list(res.groups) == [("x", "unspecified", "verbal_binary"),
+                                ("y", "unspecified", "verbal_binary")]  # fmt: skip
 
 
 def test_section_names_its_eigen_and_factor_results():
@@ -1383,10 +1393,10 @@ def test_section_names_its_eigen_and_factor_results():
 
 def test_pairs_are_named_by_their_models():
     res = analyze_records(_records(n_items=12, n_models=3), **FAST)
-    pairs = res.tables["all__prospective__pairs"]
+    pairs = res.tables["all__unspecified__pairs"]
     assert pairs[["model_a", "model_b"]].values.tolist() == [["m0", "m1"], ["m0", "m2"],
                                                              ["m1", "m2"]]  # fmt: skip
-    d = res.summary["results"]["all"]["prospective"]["pairwise"]
+    d = res.summary["results"]["all"]["unspecified"]["pairwise"]
     assert d["basis"]["models"] == ["m0", "m1", "m2"]
 
 
@@ -1394,12 +1404,12 @@ def test_one_joint_draw_is_enough_to_run_the_private_signal_test():
     """joint_permutations=1: the private-signal test runs with one draw on 12 complete-case
     items, and on 9 the note says it was not run."""
     res = analyze_records(_records(n_items=12, n_models=3), **{**FAST, "joint_permutations": 1})
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     assert d["pairwise"]["nulls"]["private_signal"]["n_draws"] == 1
     df = _records(n_items=12, n_models=3)
     df = df[~((df["model"] == "m0") & df["item_id"].isin(["q0", "q1", "q2"]))]
     res = analyze_records(df.reset_index(drop=True), **{**FAST, "joint_permutations": 1})
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     assert "private-signal test: 9 complete-case item(s); need at least 10; not run" in (
         d["warnings"])  # fmt: skip
     assert "private_signal" not in d["pairwise"]["nulls"]
@@ -1411,23 +1421,23 @@ def test_a_section_of_one_varying_model_has_no_eigen_and_its_tables_say_so():
     df = _records(n_items=12, n_models=3, seed=17)
     df.loc[df["model"].isin(["m0", "m2"]), "confidence"] = 1.0
     res = analyze_records(df, **FAST)
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     assert d["confidence"]["reason"] == "only 1 model(s) with variance"
     assert d["confidence"]["eigen"]["first_share"] is None
     assert "confidence: only 1 model(s) with variance" in d["warnings"]
-    load = res.tables["all__prospective__loadings"]
+    load = res.tables["all__unspecified__loadings"]
     assert (
         load["confidence_pc1_loading"].isna().all() and load["confidence_fa_loading"].isna().all()
     )
     assert load["correctness_pc1_loading"].notna().all()
-    eig = res.tables["all__prospective__eigenvalues"]
+    eig = res.tables["all__unspecified__eigenvalues"]
     assert eig["matrix"].tolist() == ["correctness"] * 3
 
 
 def test_a_table_of_one_record_is_one_skipped_group():
     df = pd.DataFrame({"model": ["m0"], "item_id": ["q0"], "confidence": [1.0], "correct": [1.0]})
     res = analyze_records(df, **FAST)
-    d = res.summary["results"]["all"]["prospective"]
+    d = res.summary["results"]["all"]["unspecified"]
     assert d["status"] == "skipped"
     assert d["reason"] == "1 model(s) with usable items; need at least 3"
     assert res.summary["n_records"] == 1 and res.summary["models"] == ["m0"]

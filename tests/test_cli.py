@@ -83,7 +83,7 @@ def test_a_bad_value_fails_with_the_fields_own_check_before_any_file_is_read(tmp
                  "--numeric-levels", "1"])  # fmt: skip
     assert code == 2
     err = capsys.readouterr().err
-    assert "numeric_levels must be 0 or an integer >= 2, got 1" in err
+    assert "numeric_levels must be 0 or an integer from 2 to 8, got 1" in err
     assert not (tmp_path / "o").exists()
 
 

@@ -38,7 +38,10 @@ def _check_outputs(top: Path, proc: subprocess.CompletedProcess, harness: str) -
     # SciCode's pack (8 items) is too small to analyse on its own: not run, and said so
     assert "scicode: its bundled pack has 8 items, fewer than the 10" in proc.stdout
     assert f"through {harness}" in proc.stdout
-    assert "Headline findings" in proc.stdout
+    assert "Findings (the report's list, the pooled group first):" in proc.stdout
+    # the report and the terminal say the models are simulated, and what truth was planted
+    assert "These models are simulated" in proc.stdout
+    assert "These models are simulated" in (out / "report.html").read_text()
     assert str(out / "report.html") in proc.stdout
 
     records = pd.read_parquet(out / "records.parquet")

@@ -417,3 +417,126 @@ def test_location_thresholds_of_nothing_warn_nothing():
         warnings.simplefilter("error")
         med = location_thresholds(np.full((3, 2), np.nan))[1]
     assert np.isnan(med)
+
+
+# --- psych's edge cases (tests/reference/make_polychoric_reference.R) -------------------------
+
+
+def _levels(rows):
+    return np.array([[np.nan if v is None else v for v in r] for r in rows], float)
+
+
+@pytest.mark.parametrize("name", sorted(REF["threshold_rule"]))
+def test_global_or_per_pair_as_psych_decides_by_the_highest_code(name):
+    """Three models of three codes each, one gapped (0, 2, 4) or shifted (1, 2, 3): psych goes
+    per pair (the highest codes differ); a model of two codes whose highest is everyone's
+    (0, 2) keeps the global thresholds. The number of distinct codes would decide otherwise."""
+    case = REF["threshold_rule"][name]
+    x = _levels(case["levels"])
+    res = polychoric_matrix(x)
+    assert res.global_thresholds is case["global"]
+    distinct = {np.unique(x[~np.isnan(x[:, j]), j]).size for j in range(x.shape[1])}
+    assert (len(distinct) == 1) is not case["global"]  # the rule psych does not use
+    np.testing.assert_allclose(res.rho, np.array(case["rho"], float), atol=1e-4)
+
+
+def _broken(levels):
+    x = np.asarray(levels, int)
+    t = np.zeros((x[:, 0].max() + 1, x[:, 1].max() + 1))
+    np.add.at(t, (x[:, 0], x[:, 1]), 1)
+    t = t[t.sum(1) > 0][:, t.sum(0) > 0]
+    fixed = np.where(t == 0, 0.5, t)
+    shares = [np.cumsum(fixed.sum(a))[:-1] / t.sum() for a in (1, 0)]
+    return max(s.max() for s in shares)
+
+
+def test_pairs_psych_cannot_estimate_fall_back_to_polycors_two_step():
+    """Simulated tables where the replaced zero cells push a cumulative share to 1 or past it:
+    psych gives NA past 1 (and an infinite threshold at exactly 1, dropping the last level);
+    each such pair is flagged and estimated as polycor::polychor(table, ML = FALSE). Where
+    polycor's search met NA likelihoods near +-1 (it warns and may stop short of the boundary)
+    the estimate must reach at least its likelihood instead."""
+    from metacog_metrics.polychoric import _cell_probs
+
+    ref = REF["fallback_tables"]
+    assert ref["n_broken"] == len(ref["tables"]) > 50
+    past_one = warned = 0
+    for case in ref["tables"]:
+        top = _broken(case["levels"])
+        assert top >= 1.0
+        if top > 1.0 + 1e-12:
+            assert case["psych"] is None
+            past_one += 1
+        res = polychoric_matrix(np.array(case["levels"], float), global_thresholds=False)
+        assert res.fallback[0, 1] and res.fallback[1, 0]
+        assert res.corrected_cells[0, 1] == 0  # estimated without the correction
+        if not case["polycor_warned"]:
+            assert res.rho[0, 1] == pytest.approx(case["polycor"], abs=2e-4)
+            continue
+        warned += 1
+        x = np.array(case["levels"], int)
+        t = np.zeros((x[:, 0].max() + 1, x[:, 1].max() + 1))
+        np.add.at(t, (x[:, 0], x[:, 1]), 1)
+        t = t[t.sum(1) > 0][:, t.sum(0) > 0]
+        tx, ty = (np.r_[-8.5, stats.norm.ppf(np.cumsum(t.sum(a))[:-1] / t.sum()), 8.5]
+                  for a in (1, 0))  # fmt: skip
+
+        def nll(r, t=t, tx=tx, ty=ty):
+            return -np.sum(t * np.log(_cell_probs(tx, ty, r)))
+
+        assert nll(res.rho[0, 1]) <= nll(case["polycor"]) + 1e-9
+    assert past_one > len(ref["tables"]) // 2 and 0 < warned < len(ref["tables"]) // 2
+
+
+def test_a_matrix_with_a_pair_psych_cannot_estimate():
+    """psych's matrix call stops on such a pair; every other pair is psych's per-pair value and
+    the broken one polycor's, flagged."""
+    case = REF["fallback_matrix"]
+    assert case["psych_matrix_call"] == "missing value where TRUE/FALSE needed"
+    res = polychoric_matrix(_levels(case["levels"]))
+    assert not res.global_thresholds
+    np.testing.assert_array_equal(res.fallback, np.array(case["fallback"]))
+    np.testing.assert_allclose(res.rho, np.array(case["rho"], float), atol=2e-4)
+
+
+def test_corrected_cells_are_the_zero_cells_of_each_per_pair_table():
+    case = REF["fallback_matrix"]
+    x = _levels(case["levels"])
+    res = polychoric_matrix(x)
+    for a in range(x.shape[1]):
+        for b in range(a + 1, x.shape[1]):
+            ok = ~np.isnan(x[:, a]) & ~np.isnan(x[:, b])
+            t = np.zeros((9, 9))
+            np.add.at(t, (x[ok, a].astype(int), x[ok, b].astype(int)), 1)
+            t = t[t.sum(1) > 0][:, t.sum(0) > 0]
+            want = 0 if res.fallback[a, b] else int((t == 0).sum())
+            assert res.corrected_cells[a, b] == res.corrected_cells[b, a] == want
+    # the global path corrects nothing
+    glob = polychoric_matrix(x, global_thresholds=True)
+    assert not glob.corrected_cells.any() and not glob.fallback.any()
+
+
+def test_codes_spanning_more_than_psychs_max_cat_are_refused():
+    assert REF["max_cat_error"].startswith("You have more than8 categories")
+    x = np.c_[np.arange(9.0), np.r_[np.arange(8.0), 0.0]]
+    message = (
+        "levels span 9 values (0 to 8); a polychoric takes at most 8 (psych's max.cat): bin "
+        "them into fewer ordered levels"
+    )
+    with pytest.raises(ValueError, match=_exact(message)):
+        polychoric_matrix(x)
+    assert np.isfinite(polychoric_matrix(x[:, :1].clip(0, 7).repeat(2, 1)).rho).all()
+
+
+def test_ordinal_correlation_counts_corrected_pairs_cells_and_fallbacks():
+    from metacog_metrics.polychoric import ordinal_correlation
+
+    case = REF["fallback_matrix"]
+    x = _levels(case["levels"])
+    res = ordinal_correlation(x / 10.0, names=list("abcd"), n_levels=5)
+    full = polychoric_matrix(x)
+    upper = np.triu_indices(4, k=1)
+    assert res.n_fallback_pairs == int(full.fallback[upper].sum()) == 1
+    assert res.n_corrected_cells == int(full.corrected_cells[upper].sum()) > 0
+    assert res.n_corrected_pairs == int((full.corrected_cells[upper] > 0).sum())
+    assert res.correct == 0.5 and not res.global_thresholds

@@ -3,17 +3,20 @@ independent generator (logistic 2PL/3PL, confidence that reads every item parame
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import warnings
 
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 from metacog_metrics.private_signal import (
     PrivateSignalTestResult,
     ability_scores,
+    induced_permutations,
+    model_parameters,
     pattern_strata,
     permutations_within,
     private_signal_test,
@@ -38,21 +41,39 @@ def _sim(preset="paper", m=8, n=300, seed=0, **overrides):
     return arr.conf[0].astype(float), arr.perf[0].astype(float)
 
 
-def _logistic_population(n_items, m, rng, *, slope_sd=0.0, guess=0.0, private=0.0):
+def _logistic_population(
+    n_items, m, rng, *, slope_sd=0.0, guess=0.0, private=0.0, model_slope_sd=0.0, missing=None,
+    miss_rate=0.25,
+):  # fmt: skip
     """Not the project's generator: logistic 3PL correctness (half the items allow a guess);
     confidence that reads the item's difficulty, its discrimination and whether it allows a
     guess (all shared), through thresholds that fall with ability; ``private`` mixes in each
-    model's own success."""
+    model's own success. ``model_slope_sd``: each model's own discrimination, lognormal
+    (``logit P = a_i s_j (theta_j - b_i)``). ``missing``: ``"mcar"`` drops ``miss_rate`` of the
+    answers at random, ``"difficulty"`` as many, more of the hard items and of the weak models
+    (``logit P(missing) = c + b_i / 1.4 - theta_j / 2``)."""
     theta = rng.normal(0.0, 1.0, m)
     threshold = -0.8 * theta + rng.normal(0.0, 0.5, m)
     b = rng.normal(0.0, 1.4, n_items)
     a = np.exp(slope_sd * rng.normal(size=n_items))
     c = np.where(rng.random(n_items) < 0.5, guess, 0.0)  # half the items multiple choice
-    p = c[:, None] + (1 - c[:, None]) * special.expit(a[:, None] * (theta[None, :] - b[:, None]))
+    s = np.exp(model_slope_sd * rng.normal(size=m)) if model_slope_sd else np.ones(m)
+    p = c[:, None] + (1 - c[:, None]) * special.expit(
+        a[:, None] * s[None, :] * (theta[None, :] - b[:, None])
+    )
     perf = (rng.random((n_items, m)) < p).astype(float)
     item_look = -0.9 * b + 0.4 * np.log(a) - 2.0 * c + rng.normal(0.0, 0.8, n_items)
     reading = item_look[:, None] + private * (2 * perf - 1)
     conf = (reading + rng.logistic(size=(n_items, m)) > threshold[None, :]).astype(float)
+    if missing is not None:
+        if missing == "mcar":
+            drop = rng.random((n_items, m)) < miss_rate
+        else:  # harder items and weaker models go unanswered more often
+            z = b[:, None] / 1.4 - 0.5 * theta[None, :]
+            shift = optimize.brentq(lambda v: special.expit(v + z).mean() - miss_rate, -20, 20)
+            drop = rng.random((n_items, m)) < special.expit(shift + z)
+        conf[drop] = np.nan
+        perf[drop] = np.nan
     return conf, perf
 
 
@@ -66,29 +87,63 @@ def test_ability_scores_are_the_probit_of_accuracy():
     np.testing.assert_allclose(ability_scores(perf), expected, rtol=1e-12)
 
 
-def test_pattern_strata_are_pass_counts_cut_by_ability_weighted_score():
+def test_pattern_strata_are_pass_counts_cut_into_blocks_of_the_pattern_statistics():
     _, perf = _sim(m=10, n=2000, seed=3)
     labels = pattern_strata(perf, block_size=10)
     k = perf.sum(axis=1)
-    s = perf @ stats.norm.ppf(perf.mean(axis=0))
-    by_label = {}
+    p = model_parameters(perf)
+    w, v = perf @ p.slope, -(perf @ p.intercept)
     for lab in np.unique(labels):
-        rows = labels == lab
-        assert np.unique(k[rows]).size == 1  # one pass count per stratum
-        by_label[lab] = (k[rows][0], s[rows].min(), s[rows].max(), rows.sum())
+        assert np.unique(k[labels == lab]).size == 1  # one pass count per stratum
     for kk in np.unique(k):
-        blocks = sorted((lo, hi, size) for (k2, lo, hi, size) in by_label.values() if k2 == kk)
-        total = sum(size for _, _, size in blocks)
-        if total >= 10:
-            assert all(size >= 10 for _, _, size in blocks)  # blocks are not thinner
-        for (_, hi, _), (lo, _, _) in itertools.pairwise(blocks):
-            assert hi <= lo + 1e-12  # consecutive in s
+        rows = np.flatnonzero(k == kk)
+        blocks = [labels[rows] == lab for lab in np.unique(labels[rows])]
+        if rows.size >= 10:
+            assert all(b.sum() >= 10 for b in blocks)  # blocks are not thinner
+        # bands of w: a block's w range overlaps at most the blocks of its own band
+        bands = max(1, round(math.sqrt(max(1, rows.size // 10))))
+        spans = sorted((w[rows][b].min(), w[rows][b].max()) for b in blocks)
+        assert len({lo for lo, _ in spans}) <= len(blocks) and len(blocks) >= bands
     # A block wider than any stratum gives exactly the pass-count strata.
     wide = pattern_strata(perf, block_size=10**9)
     assert all(np.unique(k[wide == lab]).size == 1 for lab in np.unique(wide))
     assert np.unique(wide).size == np.unique(k).size
     with pytest.raises(ValueError, match="block_size"):
         pattern_strata(perf, block_size=0)
+    assert np.isfinite(v).all()
+
+
+def test_blocks_cut_bands_of_the_first_statistic_then_runs_of_the_second():
+    # 40 items, blocks of 10: 4 blocks, 2 bands of 20 (by the first statistic); within each
+    # band two blocks of 10 in the order of the second statistic, ties in item order
+    from metacog_metrics.private_signal import _blocks
+
+    first = np.r_[np.zeros(20), np.ones(20)]
+    second = np.tile(np.arange(20.0)[::-1], 2)
+    rows = np.arange(40)
+    labels = _blocks(first, second, rows, 10)
+    expected = np.r_[np.repeat([1, 0], 10), np.repeat([3, 2], 10)]
+    np.testing.assert_array_equal(labels, expected)
+    # fewer than twice the block size: one block
+    np.testing.assert_array_equal(_blocks(first, second, rows[:19], 10), np.zeros(19))
+
+
+def test_model_parameters_recover_each_models_discrimination():
+    """irt.fa's map from a one-factor model of the models' tetrachorics: on data with a slope
+    per model, the estimated slopes follow the true ones and the intercepts the accuracies."""
+    rng = np.random.default_rng(11)
+    slope = np.exp(rng.normal(0.0, 0.6, 15))
+    theta = rng.normal(0.0, 1.0, 15)
+    eta = rng.normal(0.0, 1.0, 4000)
+    perf = (rng.random((4000, 15)) < special.ndtr(slope * (eta[:, None] + theta))).astype(float)
+    p = model_parameters(perf)
+    assert p.fitted and np.corrcoef(np.log(p.slope), np.log(slope))[0, 1] > 0.95
+    np.testing.assert_allclose(p.slope, slope, rtol=0.25)
+    assert np.corrcoef(p.intercept, -perf.mean(axis=0))[0, 1] > 0.95
+    # fewer than 3 models with variance: equal loadings, the intercepts still from accuracy
+    few = model_parameters(perf[:, :2])
+    assert not few.fitted and np.all(few.loading == 0.5)
+    np.testing.assert_allclose(few.intercept, -ability_scores(perf[:, :2]) / math.sqrt(0.75))
 
 
 def test_permutations_stay_within_labels_and_are_reproducible():
@@ -209,11 +264,12 @@ def test_the_test_uses_the_groups_and_reports_its_strata():
 
 
 def test_draws_equal_to_the_observed_mean_count_against_it():
-    # items of one correctness pattern share one confidence row, so every permutation within
-    # a stratum leaves the matrix as it is: every draw equals the observed mean and p is 1
+    # items of one correctness pattern (one per pass count, so one per stratum) share one
+    # confidence row, so every permutation within a stratum leaves the matrix as it is: every
+    # draw equals the observed mean and p is 1
     rng = np.random.default_rng(0)
-    base_perf = (rng.random((6, 4)) < 0.5).astype(float)
-    base_conf = (rng.random((6, 4)) < 0.5).astype(float)
+    base_perf = np.tril(np.ones((5, 4)), k=-1)  # pass counts 0, 1, 2, 3, 4
+    base_conf = (rng.random((5, 4)) < 0.5).astype(float)
     perf = np.repeat(base_perf, 10, axis=0)
     conf = np.repeat(base_conf, 10, axis=0)
     res = private_signal_test(conf, perf, permutations=19, block_size=10, rng=1)
@@ -248,23 +304,6 @@ def test_block_size_one_puts_every_item_in_its_own_block():
         pattern_strata(perf, block_size=0)
 
 
-def test_equal_scores_keep_the_item_order_within_a_stratum():
-    # Pass count 2: rows 0..29 alternate (1, 1, 0, 0) and (0, 0, 1, 1); pass count 1: ten
-    # (1, 0, 0, 0) then ten (0, 1, 0, 0), which make models 0 and 1 the abler, so every
-    # (0, 0, 1, 1) item has the lower score. Equal scores keep the item order. By hand, with
-    # blocks of 5: pass count 1 (20 items, 4 blocks) takes labels 0-3 in item order; pass
-    # count 2 (30 items, 6 blocks) gives its 15 low items (odd rows, in order) labels 4, 5, 6
-    # and its 15 high items (even rows) labels 7, 8, 9, five items each.
-    pairs = np.array([[1, 1, 0, 0], [0, 0, 1, 1]] * 15, dtype=float)
-    ones = np.array([[1, 0, 0, 0]] * 10 + [[0, 1, 0, 0]] * 10, dtype=float)
-    labels = pattern_strata(np.vstack([pairs, ones]), block_size=5)
-    expected = np.empty(50, dtype=int)
-    expected[1:30:2] = np.repeat([4, 5, 6], 5)
-    expected[0:30:2] = np.repeat([7, 8, 9], 5)
-    expected[30:] = np.repeat([0, 1, 2, 3], 5)
-    np.testing.assert_array_equal(labels, expected)
-
-
 def test_messages_name_the_shapes():
     with pytest.raises(ValueError, match=r"^perf must be \(items, models\), got shape \(3,\)$"):
         pattern_strata(np.ones(3))
@@ -274,8 +313,14 @@ def test_messages_name_the_shapes():
         pattern_strata(np.ones((5, 3)), 10, ["a", "b"])
     with pytest.raises(ValueError, match=r"^labels must be one-dimensional, got shape \(2, 2\)$"):
         permutations_within(np.zeros((2, 2)), 3)
-    with pytest.raises(ValueError, match=r"^conf and perf must be complete 0/1 matrices$"):
+    with pytest.raises(
+        ValueError, match=r"^conf and perf must be 0/1 matrices \(NaN where not answered\)$"
+    ):
         private_signal_test(np.full((4, 2), 0.5), np.ones((4, 2)))
+    with pytest.raises(
+        ValueError, match=r"^conf and perf must be missing \(NaN\) on the same items$"
+    ):
+        private_signal_test(np.array([[1.0, np.nan], [0, 1]]), np.ones((2, 2)))
 
 
 def _reference_permutations(labels, n, seed):
@@ -369,6 +414,12 @@ def test_summary_by_hand():
         n_items_moving=11,
         draws=np.array([0.1, 0.4, np.nan, 0.2, 0.3]),
         n_groups=2,
+        design="available-case",
+        n_models=3,
+        n_items=40,
+        n_pairs=3,
+        n_items_pair=np.array([12, 30, 20]),
+        detectable_shift=0.01,
     )
     # the 2.5% and 97.5% quantiles of 0.1, 0.2, 0.3, 0.4 (linear interpolation between order
     # statistics, position 0.025 * 3 and 0.975 * 3): 0.1 + 0.075 * 0.1 and 0.3 + 0.925 * 0.1
@@ -383,11 +434,28 @@ def test_summary_by_hand():
         "n_strata": 3,
         "n_items_moving": 11,
         "n_groups": 2,
+        "design": "available-case",
+        "n_pairs": 3,
+        "n_items_per_pair": {"min": 12, "median": 20.0, "max": 30},
+        "detectable_shift": 0.01,
+        "thin": None,
     }
     got = res.summary()
     assert got.keys() == expected.keys()
     for key, value in expected.items():
-        assert got[key] == pytest.approx(value, abs=1e-12), key
+        if isinstance(value, str | dict) or value is None:
+            assert got[key] == value, key
+        else:
+            assert got[key] == pytest.approx(value, abs=1e-12), key
+    assert res.basis_text() == (
+        "3 models, 3 pairs, each on the items both answered: 12 to 30 (median 20) of 40 items"
+    )
+    thin = dataclasses.replace(res, detectable_shift=0.06)
+    assert (
+        thin.thin
+        == "it detects with 80% power only a shift of 0.060 in the mean tau, at least 0.05"
+    )
+    assert dataclasses.replace(res, n_pairs=0).thin == "no pair shares enough items"
 
 
 def test_the_draws_do_not_depend_on_the_thread_count():
@@ -395,3 +463,129 @@ def test_the_draws_do_not_depend_on_the_thread_count():
     one = private_signal_test(conf, perf, permutations=20, rng=4, workers=1)
     two = private_signal_test(conf, perf, permutations=20, rng=4, workers=2)
     np.testing.assert_array_equal(one.draws, two.draws)
+
+
+# --- ragged data: each pair on its shared items ------------------------------------------------
+
+
+def _ragged(seed=0, n=120, m=5, share=0.3):
+    conf, perf = _sim(m=m, n=n, seed=seed)
+    drop = np.random.default_rng(seed).random(conf.shape) < share
+    conf[drop] = np.nan
+    perf[drop] = np.nan
+    return conf, perf
+
+
+def _scipy_pair_mean(conf, perf, min_items=10):
+    """Mean tau-b over the pairs sharing at least ``min_items`` items, each on its own."""
+    taus = []
+    m = conf.shape[1]
+    for a in range(m):
+        for b in range(a + 1, m):
+            ok = ~np.isnan(conf[:, a]) & ~np.isnan(conf[:, b])
+            if ok.sum() < min_items:
+                continue
+            t = stats.kendalltau(conf[ok, a] - conf[ok, b], perf[ok, a] - perf[ok, b]).statistic
+            if np.isfinite(t):
+                taus.append(t)
+    return float(np.mean(taus))
+
+
+def test_induced_permutations_are_uniform_on_the_shared_items():
+    """Every permutation of 4 items, induced on the 3 a pair shares: each of the 6 permutations
+    of those 3 comes from exactly 4 of the 24 (the first-return map deletes an item from the
+    cycles), and the items outside stay out."""
+    shared = np.array([[True, False, True, True]])
+    perms = np.array(list(itertools.permutations(range(4))))
+    src = induced_permutations(perms, shared)[:, 0, :]
+    kept = [tuple(row[[0, 2, 3]]) for row in src]
+    counts = {k: kept.count(k) for k in set(kept)}
+    assert len(counts) == 6 and set(counts.values()) == {4}
+    assert all(sorted(k) == [0, 2, 3] for k in counts)
+
+
+def test_ragged_statistic_and_draws_match_scipy_pair_by_pair():
+    conf, perf = _ragged(seed=1)
+    res = private_signal_test(conf, perf, permutations=6, block_size=5, rng=2)
+    assert res.design == "available-case"
+    assert res.observed == pytest.approx(_scipy_pair_mean(conf, perf), abs=1e-12)
+    labels = pattern_strata(perf, 5)
+    perms = permutations_within(labels, 6, np.random.default_rng(2))
+    ok = ~np.isnan(conf)
+    ia, ib = np.triu_indices(5, k=1)
+    shared = (ok[:, ia] & ok[:, ib]).T
+    src = induced_permutations(perms, shared)
+    for d in range(6):
+        taus = []
+        for p, (a, b) in enumerate(zip(ia, ib)):
+            rows = np.flatnonzero(shared[p])
+            if rows.size < 10:
+                continue
+            moved = src[d, p, rows]
+            assert sorted(moved) == sorted(rows)  # a permutation of the pair's shared items
+            assert (labels[moved] == labels[rows]).all()  # within strata
+            t = stats.kendalltau(conf[moved, a] - conf[moved, b], perf[rows, a] - perf[rows, b])
+            if np.isfinite(t.statistic):
+                taus.append(t.statistic)
+        assert res.draws[d] == pytest.approx(np.mean(taus), abs=1e-12)
+    assert res.n_pairs == int((shared.sum(axis=1) >= 10).sum())
+    assert sorted(res.n_items_pair) == sorted(shared.sum(axis=1)[shared.sum(axis=1) >= 10])
+
+
+def test_ragged_and_complete_paths_agree_on_complete_data():
+    from metacog_metrics.private_signal import _pairs, _ragged_draws
+
+    conf, perf = _sim(m=6, n=200, seed=12)
+    res = private_signal_test(conf, perf, permutations=8, rng=5)
+    assert res.design == "complete" and res.n_pairs == 15
+    perms = permutations_within(pattern_strata(perf), 8, np.random.default_rng(5))
+    ragged = _ragged_draws(conf, perf, _pairs(conf, perf, 10), perms, 1)
+    np.testing.assert_allclose(ragged, res.draws, atol=1e-12)
+
+
+def test_ragged_strata_are_numbers_of_answers_cut_by_ease():
+    _conf, perf = _ragged(seed=3, n=600, m=8)
+    labels = pattern_strata(perf, 10)
+    answers = (~np.isnan(perf)).sum(axis=1)
+    for lab in np.unique(labels):
+        assert np.unique(answers[labels == lab]).size == 1
+    wide = pattern_strata(perf, 10**9)
+    assert np.unique(wide).size == np.unique(answers).size
+
+
+def test_items_nobody_answered_are_left_out():
+    conf, perf = _ragged(seed=4)
+    conf[:7] = np.nan
+    perf[:7] = np.nan
+    res = private_signal_test(conf, perf, permutations=3, rng=0)
+    assert res.n_items == 113 and res.draws.shape == (3,)
+
+
+def test_no_pair_with_enough_shared_items():
+    conf, perf = _ragged(seed=5, n=12, m=4, share=0.5)
+    res = private_signal_test(conf, perf, permutations=3, rng=0, min_pair_items=50)
+    assert res.n_pairs == 0 and math.isnan(res.observed) and res.thin
+
+
+def test_power_on_ragged_data_uses_the_items_each_pair_answered():
+    """A quarter of the answers missing at random: 400 items leave about 2 complete ones, so a
+    complete-case test has nothing to work with; each pair still shares about 225. (The
+    analysis does not use this design: with no private signal it rejected too often,
+    ``bench/bench_size.py --ragged size``.)"""
+    rng = np.random.default_rng(21)
+    conf, perf = _logistic_population(400, 20, rng, slope_sd=0.5, private=0.7, missing="mcar")
+    complete = ~np.isnan(conf).any(axis=1)
+    assert complete.sum() < 10
+    res = private_signal_test(conf, perf, permutations=99, rng=0)
+    assert res.design == "available-case" and res.p_value <= 0.02
+    assert 180 < np.median(res.n_items_pair) < 270
+
+
+@pytest.mark.slow
+def test_size_with_a_slope_per_model():
+    """Per-model discrimination (log-sd 1.0), 2,000 items, where the pass-count-then-ability
+    null over-rejected: p-values uniform (a 1-in-1000 KS bound)."""
+    population = {"n_items": 2000, "m": 20, "model_slope_sd": 1.0}
+    p = _p_values(private_signal_test, 80, 31, **population)
+    assert stats.kstest(p, "uniform").pvalue > 1e-3
+    assert stats.binomtest(int(np.sum(p <= 0.05)), p.size, 0.05).pvalue > 1e-3

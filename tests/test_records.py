@@ -1088,3 +1088,15 @@ def test_item_matrices_read_numbers_held_as_objects():
     np.testing.assert_array_equal(m.correct, [[1.0, np.nan], [np.nan, 1.0]])
     assert m.unparseable_by_model == {"a": 0, "b": 1}
     assert m.ungraded_by_model == {"a": 1, "b": 0}
+
+
+def test_the_default_probe_is_the_callers():
+    """Records without a probe column (or with empty cells) take ``default_probe``: the
+    analysis passes 'unspecified', since nothing says which probe produced them."""
+    from metacog_metrics.records import UNSPECIFIED_PROBE
+
+    out = validate_records(_tiny(), default_probe=UNSPECIFIED_PROBE)
+    assert set(out["probe"]) == {"unspecified"}
+    named = validate_records(_tiny().assign(probe=["retrospective"] * 3 + [""] * 3),
+                             default_probe=UNSPECIFIED_PROBE)  # fmt: skip
+    assert named["probe"].tolist() == ["retrospective"] * 3 + ["unspecified"] * 3

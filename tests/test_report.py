@@ -22,7 +22,7 @@ import pytest
 
 from metacog_metrics.analyze import analyze_records
 from metacog_metrics.pairwise.nulls import get_null
-from metacog_metrics.report import headline_findings, render_report, write_report
+from metacog_metrics.report import render_report, write_report
 from metacog_metrics.simulate import get_preset, simulate_records
 from tests.availability import unavailable
 from tests.report_pages import GAP, Page, figures, svg_texts
@@ -94,7 +94,23 @@ def test_key_figures_are_the_result_objects_numbers(result, page) -> None:
     (g,) = result.groups.values()
     (kf,) = key_figures(Page(page))
     assert kf["models in the cross-model analyses"] == "8 of 8"
+    assert g.private_signal is not None  # so the row names it
     assert kf["complete-case items (factor scores, alignment, private-signal test)"] == "150"
+    ps = g.private_signal
+    assert kf["private-signal test: its basis"] == "8 models x 150 items, 28 pairs"
+    assert kf["private-signal test: shift detected with 80% power"] == f3(ps.detectable_shift)
+    gap = result.findings.headline.small_gap
+    assert gap.n_pairs == int(g.pairwise.delta_curve.n_pairs[list(g.pairwise.delta_curve.delta)
+                                                              .index(0.02)])  # fmt: skip
+    label = f"small-gap control: mean tau-b of the {gap.n_pairs} pairs within 0.02 accuracy"
+    if gap.verdict == "too_few_pairs":
+        assert kf[label] == f"n/a (fewer than {gap.min_pairs} pairs)"
+    else:
+        assert kf[label] == f3(gap.mean_tau)
+    from metacog_metrics.report._format import fmt, p_text
+
+    band = kf[f"{get_null('base_rate').label}: 95% band, {p_text(gap.p_value)}"]
+    assert band == f"{fmt(gap.null_low)} to {fmt(gap.null_high)}"
     assert kf["first-factor share, confidence (tetrachoric, 8 models)"] == f3(
         g.confidence.eigen.first_share
     )
@@ -134,6 +150,7 @@ def test_model_tables_are_the_result_objects_numbers(result, page) -> None:
         "ece",
         "aurc",
         "n_unparseable",
+        "flag",
     ]
     assert [r[0] for r in per_model[1:]] == list(g.calibration.per_model)
     for row in per_model[1:]:
@@ -149,6 +166,7 @@ def test_model_tables_are_the_result_objects_numbers(result, page) -> None:
             f3(m.ece),
             f3(m.aurc),
             str(m.n_unparseable),
+            "inverted" if m.auroc_internal <= 0.4 else "",
         ]
     (coverage,) = [t for t in tables if t[0] == ["model", "n_items", "share", "included", "reason"]]
     assert [r[0] for r in coverage[1:]] == list(g.coverage["model"])
@@ -161,17 +179,13 @@ def test_model_tables_are_the_result_objects_numbers(result, page) -> None:
         assert row[1:3] == [str(s.n_pairs), f3(s.mean_tau)]
 
 
-def test_group_sections_do_not_read_the_summary(result, page) -> None:
-    """With the summary's group results gone, each group's section is the same: it is built
-    from the result objects (only the findings, which read the summary, change)."""
-    bare = dataclasses.replace(result, summary={**result.summary, "results": {}})
-    other = render_report(bare)
-    section = re.compile(r'<section class="group">.*?</section>', re.S)
-    strip = re.compile(r"f\d+-")  # the figures' id prefixes
-    assert [strip.sub("", s) for s in section.findall(other)] == [
-        strip.sub("", s) for s in section.findall(page)
-    ]
-    assert "No group had enough models and items" in other
+def test_the_page_does_not_read_the_summary_for_groups_or_findings(result, page) -> None:
+    """With the summary's group results and findings gone, the page is the same: the group
+    sections are built from the result objects and the findings are the analysis' own."""
+    bare = dataclasses.replace(result, summary={**result.summary, "results": {}, "findings": None})
+    assert render_report(bare) == page
+    # and a result without its findings gets those of its groups
+    assert render_report(dataclasses.replace(result, findings=None)) == page
 
 
 def test_figures_show_every_series_with_the_registry_labels(result, page) -> None:
@@ -286,11 +300,11 @@ def test_matplotlib_is_imported_only_when_a_report_is_written(tmp_path: Path) ->
     code = f"""
 import sys
 import metacog_metrics
-from metacog_metrics import analyze_files, headline_findings
+from metacog_metrics import analyze_files
 import metacog_metrics.report
 res = analyze_files([{str(path)!r}], out_dir={str(tmp_path / "a")!r}, report=False,
                     permutations=20, joint_permutations=10, n_boot=10, progress=False)
-headline_findings(res.summary)
+res.findings.lines()
 assert "matplotlib" not in sys.modules, "imported without a report"
 analyze_files([{str(path)!r}], out_dir={str(tmp_path / "b")!r}, permutations=20,
               joint_permutations=10, n_boot=10, progress=False)
@@ -355,38 +369,72 @@ def test_the_wheel_ships_the_templates(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Headline findings (read from the summary until the findings move)
+# The findings: the analysis' own, shown as they are
 # --------------------------------------------------------------------------------------------
 
 
-def test_headline_findings_quote_the_summary(result) -> None:
-    summary = result.summary
-    group = summary["results"]["squad"]["prospective"]
-    findings = headline_findings(summary)
-    assert len(findings) == 3
-    share = group["confidence"]["eigen"]["first_share"]
-    assert f"{share * 100:.0f}%" in findings[0]
-    assert f"{group['pairwise']['mean_tau']:.3f}" in findings[1]
-    assert f"{group['factor_alignment']['all']['r']:.2f}" in findings[2]
+def _list_items(text: str, tag: str, css: str) -> list[str]:
+    import html as htmllib
+
+    block = re.search(rf'<{tag} class="{css}">(.*?)</{tag}>', text, re.S)
+    if block is None:
+        return []
+    items = re.findall(r"<li>(.*?)</li>", block.group(1), re.S)
+    return [htmllib.unescape(re.sub(r"\s+", " ", i).strip()) for i in items]
 
 
-def test_headline_findings_without_usable_groups() -> None:
-    summary = {"results": {"squad": {"prospective": {"status": "skipped"}}}}
-    assert headline_findings(summary) == [
+def test_the_page_shows_the_analysis_findings_and_caveats(result, page) -> None:
+    findings = result.findings
+    assert _list_items(page, "ol", "findings") == [f.text for f in findings.headline.findings]
+    caveats = re.search(r'<div class="caveats">(.*?)</div>', page, re.S).group(1)
+    import html as htmllib
+
+    shown = [htmllib.unescape(c) for c in re.findall(r"<li>(.*?)</li>", caveats, re.S)]
+    assert shown == list(findings.caveats)
+    # the same list the terminal prints
+    assert result.findings_text().splitlines()[1 : 1 + len(findings.lines())] == [
+        f"  - {line}" for line in findings.lines()
+    ]
+
+
+def test_findings_quote_the_result_objects(result) -> None:
+    (g,) = result.groups.values()
+    head = result.findings.headline
+    assert head.group == "squad/prospective" and not result.findings.others
+    topics = [f.topic for f in head.findings]
+    assert topics[:5] == ["shared_difficulty", "pairwise", "small_gap", "private_signal",
+                          "alignment"]  # fmt: skip
+    text = {f.topic: f.text for f in head.findings}
+    assert f"{g.confidence.eigen.first_share * 100:.0f}%" in text["shared_difficulty"]
+    assert f"{g.pairwise.mean_tau:.3f}" in text["pairwise"]
+    assert f"{g.alignment.all.r:.2f}" in text["alignment"]
+    assert f"{g.private_signal.observed:.3f}" in text["private_signal"]
+    gap = head.small_gap
+    k = list(g.pairwise.delta_curve.delta).index(0.02)
+    assert gap.n_pairs == g.pairwise.delta_curve.n_pairs[k]
+    assert gap.mean_tau == g.pairwise.delta_curve.mean_tau[k] or gap.verdict == "too_few_pairs"
+    assert f"{gap.n_pairs} pairs" in text["small_gap"]
+    # the summary keeps them as they are
+    assert result.summary["findings"]["headline"]["findings"] == [
+        {"topic": f.topic, "text": f.text} for f in head.findings
+    ]
+
+
+def test_findings_without_usable_groups() -> None:
+    from metacog_metrics.analyze import AnalysisOptions, analysis_findings
+
+    findings = analysis_findings({}, AnalysisOptions())
+    assert findings.headline is None and findings.lines() == [
         "No group had enough models and items for the cross-model analyses."
     ]
 
 
 def _section(taus, coef, r2, p, vertex):
-    return {
-        "tetrachoric": {"tau": list(taus), "models": [f"m{i}" for i in range(len(taus))]},
-        "eigen": {
-            "quadratic_coef": list(coef),
-            "quadratic_r2": r2,
-            "quadratic_p_value": p,
-            "quadratic_vertex": vertex,
-        },
-    }
+    quadratic = SimpleNamespace(coef=tuple(coef), r2=r2, p_value=p, vertex=vertex)
+    return SimpleNamespace(
+        tetrachoric=SimpleNamespace(tau=np.asarray(taus, dtype=float)),
+        eigen=SimpleNamespace(quadratic=quadratic),
+    )
 
 
 @pytest.mark.parametrize(
@@ -407,7 +455,7 @@ def _section(taus, coef, r2, p, vertex):
     ],
 )
 def test_parabola_named_only_under_its_conditions(taus, coef, r2, p, vertex, starts) -> None:
-    from metacog_metrics.report.findings import _parabola
+    from metacog_metrics.analyze.findings import _parabola
 
     assert _parabola(_section(taus, coef, r2, p, vertex)).startswith(starts)
 
@@ -415,14 +463,30 @@ def test_parabola_named_only_under_its_conditions(taus, coef, r2, p, vertex, sta
 def test_findings_name_their_basis_and_the_threshold_convention(result) -> None:
     summary = result.summary
     group = summary["results"]["squad"]["prospective"]
-    findings = headline_findings(summary)
+    text = {f.topic: f.text for f in result.findings.headline.findings}
     n_conf = len(group["confidence"]["tetrachoric"]["models"])
     assert group["confidence"]["basis"]["n_models"] == n_conf
-    assert f"{n_conf} models x {group['n_items']} items" in findings[0]
-    assert "Phi^-1(P(confidence = 0))" in findings[0]
+    assert f"{n_conf} models x {group['n_items']} items" in text["shared_difficulty"]
+    assert "Phi^-1(P(confidence = 0))" in text["shared_difficulty"]
     n_pairs = group["pairwise"]["n_pairs_valid"]
-    assert f"{group['n_models']} models x {group['n_items']} items, {n_pairs} pairs" in findings[1]
-    assert f"{group['n_models']} models x {group['n_items']} complete-case items" in findings[2]
+    n, m = group["n_items"], group["n_models"]
+    assert f"{m} models x {n} items, {n_pairs} pairs" in text["pairwise"]
+    assert f"{m} models x {n} complete-case items" in text["alignment"]
+    assert f"{m} models x {n} items, {n_pairs} pairs" in text["private_signal"]
+
+
+def test_pooled_group_leads_and_the_others_follow() -> None:
+    df = simulate_records(
+        get_preset("paper"), n_models=6, items_per_benchmark=40, benchmarks=["squad", "mmlu_pro"],
+        seed=2,
+    )  # fmt: skip
+    res = analyze_records(df, permutations=20, joint_permutations=20, seed=0, n_boot=0, pool=True)
+    f = res.findings
+    assert f.headline.group == "pooled/prospective"
+    assert [g.group for g in f.others] == ["squad/prospective", "mmlu_pro/prospective"]
+    assert f.lines()[-2:] == [f"Other group {g.brief}" for g in f.others]
+    text = render_report(res)
+    assert _list_items(text, "ul", "findings") == [g.brief for g in f.others]
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,14 +9,21 @@ from .options import (
 )
 from .results import (
     AnalysisResult as AnalysisResult,
+    Finding as Finding,
+    Findings as Findings,
     GroupAnalysis as GroupAnalysis,
+    GroupFindings as GroupFindings,
     MatrixSection as MatrixSection,
+    SmallGapControl as SmallGapControl,
 )
 from .group import (
     coverage_table as coverage_table,
 )
 from .summary import (
     SCHEMA_VERSION as SCHEMA_VERSION,
+)
+from .findings import (
+    analysis_findings as analysis_findings,
 )
 from .orchestration import (
     analyze_records as analyze_records,

@@ -238,6 +238,13 @@ def analyze_group(
             )
         if tet.smoothing_note:
             notes.append(f"{name}: {tet.smoothing_note}")
+        fallback = getattr(tet, "n_fallback_pairs", 0)
+        if fallback:
+            notes.append(
+                f"{name}: {fallback} pair(s) of the polychoric matrix estimated without the "
+                "zero-cell correction (it pushed their cumulative shares to 1, where psych is "
+                "undefined; polycor's two-step rule)"
+            )
         if section.reason:
             notes.append(f"{name}: {section.reason}")
         if section.factor is not None and section.factor.heywood:
@@ -261,6 +268,8 @@ def analyze_group(
     if continuous:
         notes.append("private-signal test: binary confidence only; not run")
     elif opts.joint_permutations > 0 and mat.n_items >= MIN_ITEMS:
+        # complete-case items: the available-case design (each pair on its shared items)
+        # rejected too often with answers missing (private_signal's docstring)
         sources = None
         if (
             SOURCE_COLUMN in df.columns
@@ -274,6 +283,7 @@ def analyze_group(
             rng=strat_seed,
             groups=sources,
             workers=opts.workers,
+            min_pair_items=MIN_ITEMS,
         )
     elif opts.joint_permutations > 0:
         notes.append(f"private-signal test: {mat.n_items} complete-case item(s); need at least "
@@ -290,7 +300,7 @@ def analyze_group(
         joint_permutations=opts.joint_permutations,
         alternative=opts.alternative,
         fdr_alpha=opts.fdr_alpha,
-        deltas=opts.deltas,
+        deltas=tuple(sorted({*opts.deltas, opts.small_gap})),
         rng=pair_seed,
         progress=opts.progress,
         workers=opts.workers,

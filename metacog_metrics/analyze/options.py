@@ -11,7 +11,7 @@ from typing import Any
 
 from metacog_metrics._options import check_options, count, documented, option
 from metacog_metrics.pairwise import DEFAULT_DELTAS, ENGINES
-from metacog_metrics.polychoric import N_LEVELS
+from metacog_metrics.polychoric import MAX_LEVELS, N_LEVELS
 
 __all__ = [
     "CONTINUOUS_KINDS",
@@ -89,9 +89,31 @@ def _engine(name: str, value: Any) -> str:
     return value
 
 
+def _gap(name: str, value: Any) -> float:
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _probe(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text:
+        raise ValueError(
+            f"{name} must name a probe (e.g. prospective, retrospective), got {value!r}"
+        )
+    return text
+
+
 def _levels(name: str, value: Any) -> int:
     if isinstance(value, bool) or int(value) != value or value < 0 or value == 1:
-        raise ValueError(f"{name} must be 0 or an integer >= 2, got {value!r}")
+        raise ValueError(f"{name} must be 0 or an integer from 2 to {MAX_LEVELS}, got {value!r}")
+    if value > MAX_LEVELS:
+        raise ValueError(
+            f"{name} must be 0 or an integer from 2 to {MAX_LEVELS}, got {value!r}: a "
+            f"polychoric takes at most {MAX_LEVELS} levels (psych's max.cat)"
+        )
     return int(value)
 
 
@@ -199,9 +221,24 @@ class AnalysisOptions:
         check=_levels,
         help="Numeric confidence (verbal_numeric, sampled, logprob) enters the correlation and "
         "factor sections as at most this many ordered levels per model (its distinct values, "
-        "or its own quantile bins) with polychoric correlations, so every model whose "
-        "confidence varies stays in; 0 binarises it at binarize_at (--binarize-at; "
-        "tetrachoric) instead.",
+        f"or its own quantile bins; 2 to {MAX_LEVELS}, psych's limit) with polychoric "
+        "correlations, so every model whose confidence varies stays in; 0 binarises it at "
+        "binarize_at (--binarize-at; tetrachoric) instead.",
+    )
+
+    small_gap: float = option(
+        0.02,
+        check=_gap,
+        help="Accuracy gap of the small-gap control finding: the mean tau of the pairs whose "
+        "accuracies differ by at most this, against the base-rate-matched null (the paper: "
+        "tau -> 0 as the gap shrinks); added to the deltas grid when it is not on it.",
+    )
+    probe: str | None = option(
+        None,
+        check=_probe,
+        help="The probe of the records that do not name one (no probe column, or empty "
+        "cells): prospective, counterfactual, retrospective, ... Without it they are labelled "
+        "'unspecified' and the findings say so; records that name their probe keep it.",
     )
 
     def __post_init__(self) -> None:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from metacog_metrics._result import to_jsonable
 from metacog_metrics._threads import Stages
+from metacog_metrics.analyze.findings import UNSPECIFIED_PROBE, analysis_findings
 from metacog_metrics.analyze.group import analyze_group
 from metacog_metrics.analyze.options import POOLED, SOURCE_COLUMN, AnalysisOptions
 from metacog_metrics.analyze.results import AnalysisResult, GroupAnalysis
@@ -89,10 +90,19 @@ def analyze_validated(
     records = (
         df
         if validated
-        else validate_records(df, source=inputs[0] if len(inputs) == 1 else "<records>")
+        else validate_records(
+            df,
+            source=inputs[0] if len(inputs) == 1 else "<records>",
+            default_probe=UNSPECIFIED_PROBE,
+        )
     )
     if models:
         notes += apply_model_traits(records, models, source="models")
+    if opts.probe is not None:  # the probe the records did not name, as the user declares it
+        unnamed = (records["probe"] == UNSPECIFIED_PROBE).to_numpy()
+        if unnamed.any():
+            records = records.copy()
+            records.loc[unnamed, "probe"] = opts.probe
     # each group's rows from one hash pass (groups in order of first appearance); records of
     # one group (the usual case) are used as they are, not hashed and copied
     group_cols = ["benchmark", "probe", "confidence_kind"]
@@ -126,7 +136,16 @@ def analyze_validated(
     text_summary, text_tables = text_sections(records, groups, opts)
     summary.update(text_summary)
     tables.update(text_tables)
-    return AnalysisResult(records, to_jsonable(summary), tables, groups)
+    findings = analysis_findings(groups, opts)
+    by_name = {f.group: f for f in (findings.headline, *findings.others) if f is not None}
+    for g in groups.values():
+        found = by_name.get(f"{g.benchmark}/{g.label}")
+        if found is not None and found.small_gap is not None:
+            summary["results"][g.benchmark][g.label]["pairwise"]["small_gap_control"] = (
+                found.small_gap
+            )
+    summary["findings"] = findings.to_dict()
+    return AnalysisResult(records, to_jsonable(summary), tables, groups, findings=findings)
 
 
 def _pooled_frames(

@@ -25,7 +25,15 @@ from metacog_metrics.private_signal import PrivateSignalTestResult
 from metacog_metrics.records import ItemMatrices
 from metacog_metrics.tetrachoric import TetrachoricMatrixResult
 
-__all__ = ["AnalysisResult", "GroupAnalysis", "MatrixSection"]
+__all__ = [
+    "AnalysisResult",
+    "Finding",
+    "Findings",
+    "GroupAnalysis",
+    "GroupFindings",
+    "MatrixSection",
+    "SmallGapControl",
+]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -111,6 +119,168 @@ class GroupAnalysis(Result):
     coverage: pd.DataFrame | None = None
 
 
+# ---------------------------------------------------------------------------------------------
+# The findings (worded by metacog_metrics.analyze.findings)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SmallGapControl(Result):
+    """The mean tau of the pairs of nearly equal accuracy against the base-rate-matched null.
+
+    If confidence only reads the shared difficulty through each model's threshold, pairs with
+    the same accuracy have no systematic dconf-dperf association: their mean tau should fall in
+    the null band (the paper: tau -> 0 as the allowed accuracy gap delta -> 0).
+
+    Attributes:
+        delta: The largest accuracy gap ``|acc_A - acc_B|`` of the pairs used.
+        n_pairs: Pairs within it (with a tau-b).
+        mean_tau: Their mean tau-b (NaN below ``min_pairs``).
+        null: The null the band comes from (the headline null, base-rate-matched).
+        null_mean: Mean of that null's joint draws of this subset's mean.
+        null_low: Its 2.5% quantile.
+        null_high: Its 97.5% quantile.
+        p_value: The p-value of the chosen alternative.
+        mean_tau_all: The mean tau-b over all pairs.
+        n_pairs_all: All pairs with a tau-b.
+        min_pairs: Fewest pairs for the control.
+        verdict: ``"within_null"`` (as in the paper), ``"shrinks"`` (smaller than over all
+            pairs, still outside the band), ``"does_not_shrink"`` (outside the band and not
+            smaller), ``"below_null"``, ``"too_few_pairs"`` or ``"not_tested"`` (no joint draws).
+        alpha: Level of the verdict.
+    """
+
+    delta: float
+    n_pairs: int
+    mean_tau: float
+    null: str
+    null_mean: float
+    null_low: float
+    null_high: float
+    p_value: float
+    mean_tau_all: float
+    n_pairs_all: int
+    min_pairs: int
+    verdict: str
+    alpha: float
+
+    def sentence(self, group: str) -> str:
+        """The control as one sentence."""
+        head = (
+            f"Small-gap control ({group}; pairs whose accuracies differ by at most "
+            f"{self.delta:g}): {self.n_pairs} pairs"
+        )
+        if self.verdict == "too_few_pairs":
+            return (
+                f"{head}, fewer than the {self.min_pairs} the control needs, so it cannot say "
+                "whether tau vanishes at equal accuracy (the paper's pattern, tau -> 0 as "
+                "delta -> 0)."
+            )
+        band = f"{_fmt(self.null_low)} to {_fmt(self.null_high)}"
+        label = get_null(self.null).label
+        if self.verdict == "not_tested":
+            return f"{head}, mean tau-b {_fmt(self.mean_tau)}; not tested (no joint draws)."
+        head += (
+            f", mean tau-b {_fmt(self.mean_tau)} against the {label}'s 95% band {band} "
+            f"({_p_text(self.p_value)}; all {self.n_pairs_all} pairs: {_fmt(self.mean_tau_all)})"
+        )
+        tail = {
+            "within_null": "within the band, as in the paper: at equal accuracy the association "
+            "vanishes (tau -> 0 as delta -> 0), as shared difficulty alone would make it",
+            "shrinks": "smaller than over all pairs but above the band: it shrinks as the gap "
+            "does without vanishing, unlike the paper's tau -> 0 as delta -> 0",
+            "does_not_shrink": "above the band and no smaller than over all pairs: unlike the "
+            "paper's pattern (tau -> 0 as delta -> 0), models of equal accuracy still agree "
+            "with each other's correctness beyond what shared difficulty gives",
+            "below_null": "below the band: at equal accuracy the association runs the other way",
+        }[self.verdict]
+        return f"{head}: {tail}."
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Finding(Result):
+    """One finding: its topic, its group and its sentence.
+
+    Attributes:
+        topic: ``shared_difficulty``, ``pairwise``, ``small_gap``, ``private_signal``,
+            ``alignment`` or ``inverted_confidence``.
+        group: ``<benchmark>/<label>``.
+        text: The sentence.
+    """
+
+    topic: str
+    group: str
+    text: str
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GroupFindings(Result):
+    """The findings of one group.
+
+    Attributes:
+        group: ``<benchmark>/<label>``.
+        findings: The sentences, in the order of the module docstring.
+        small_gap: The small-gap control (None without a pairwise section).
+        inverted: ``{model: AUROC}`` of the models at or below :data:`INVERTED_AUROC`.
+        brief: One line for the list of other groups.
+    """
+
+    group: str
+    findings: tuple[Finding, ...]
+    small_gap: SmallGapControl | None
+    inverted: Mapping[str, float]
+    brief: str
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Findings(Result):
+    """The findings of an analysis: the headline group's list, the others, one caveat block.
+
+    Attributes:
+        headline: The headline group's findings (the pooled group when there is one, else the
+            first analysed group; None when no group could be analysed).
+        others: The other analysed groups' findings, in the analysis' order.
+        caveats: What every reader must know before reading them (each once).
+        skipped: ``{group: why}`` for groups without cross-model analyses.
+    """
+
+    headline: GroupFindings | None
+    others: tuple[GroupFindings, ...]
+    caveats: tuple[str, ...]
+    skipped: Mapping[str, str]
+
+    def lines(self) -> list[str]:
+        """The headline findings, then one line per other group (what the terminal prints)."""
+        if self.headline is None:
+            return ["No group had enough models and items for the cross-model analyses."]
+        out = [f.text for f in self.headline.findings]
+        out += [f"Other group {g.brief}" for g in self.others]
+        return out
+
+    def with_caveat(self, caveat: str, *, first: bool = True) -> Findings:
+        """These findings with one more caveat (first by default)."""
+        caveats = (caveat, *self.caveats) if first else (*self.caveats, caveat)
+        return dataclasses.replace(self, caveats=caveats)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``findings`` entry of ``summary.json``."""
+
+        def one(g: GroupFindings) -> dict[str, Any]:
+            return {
+                "group": g.group,
+                "findings": [{"topic": f.topic, "text": f.text} for f in g.findings],
+                "small_gap_control": None if g.small_gap is None else g.small_gap.to_dict(),
+                "inverted_confidence": dict(g.inverted),
+                "brief": g.brief,
+            }
+
+        return {
+            "headline": None if self.headline is None else one(self.headline),
+            "others": [one(g) for g in self.others],
+            "caveats": list(self.caveats),
+            "skipped": dict(self.skipped),
+        }
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class AnalysisResult(Result):
     """Output of :func:`~metacog_metrics.analyze.analyze_records` and
@@ -124,6 +294,8 @@ class AnalysisResult(Result):
             objects (null draws, delta curve, loadings, matrices) the report plots.
         out_dir: Folder written by :func:`~metacog_metrics.pipeline.analyze_files` (None for
             :func:`~metacog_metrics.analyze.analyze_records`).
+        findings: The findings (:class:`~metacog_metrics.analyze.findings.Findings`): what the
+            terminal prints, ``summary["findings"]`` holds and the report shows.
     """
 
     records: pd.DataFrame
@@ -131,6 +303,7 @@ class AnalysisResult(Result):
     tables: dict[str, pd.DataFrame]
     groups: dict[tuple[str, str, str], GroupAnalysis]
     out_dir: Path | None = None
+    findings: Findings | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The summary (plain JSON types, NaN as None)."""
@@ -139,6 +312,28 @@ class AnalysisResult(Result):
     def summary_text(self) -> str:
         """A short human summary: a few lines per group."""
         return _summary_text(self)
+
+    def findings_text(self) -> str:
+        """The findings as the terminal prints them: the list, then the caveats."""
+        if self.findings is None:
+            return ""
+        lines = ["Findings:"] + [f"  - {line}" for line in self.findings.lines()]
+        if self.findings.caveats:
+            lines += ["Caveats:"] + [f"  - {c}" for c in self.findings.caveats]
+        return "\n".join(lines)
+
+    def with_notice(self, notice: str) -> AnalysisResult:
+        """This result with ``notice`` first among the findings' caveats (e.g. that the models
+        are simulated, and what truth was planted)."""
+        if self.findings is None:
+            return self
+        return dataclasses.replace(self, findings=self.findings.with_caveat(notice))
+
+
+def _p_text(x: Any) -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "p n/a"
+    return f"p = {x:.3g}" if x >= 0.001 else "p < 0.001"
 
 
 def _fmt(x: Any, spec: str = ".3f") -> str:
@@ -204,12 +399,20 @@ def _summary_text(result: AnalysisResult) -> str:
                 f"pairs ({_fmt(per.get('min'), 'd')}-{_fmt(per.get('max'), 'd')} items a pair, "
                 f"median {_fmt(per.get('median'), '.0f')}){nulls}"
             )
-            if "private_signal" in pw["nulls"]:
-                ns = pw["nulls"]["private_signal"]
+            if g.private_signal is not None:
+                ps = g.private_signal
                 lines.append(
-                    f"  private-signal test ({ns['basis']['n_models']} models x "
-                    f"{ns['basis']['n_items']} complete-case items): null mean "
-                    f"{_fmt(ns['mean'])}, one-sided {format_p(ns['p_value'])}"
+                    f"  private-signal test ({ps.basis_text()}): null mean "
+                    f"{_fmt(ps.null_mean)}, one-sided {format_p(ps.p_value)}, detectable "
+                    f"shift {_fmt(ps.detectable_shift)}"
+                )
+            gap = pw.get("small_gap_control")
+            if gap:
+                lines.append(
+                    f"  small-gap control (accuracy gap <= {gap['delta']:g}, {gap['n_pairs']} "
+                    f"pairs): mean tau-b {_fmt(gap['mean_tau'])}, base-rate null band "
+                    f"{_fmt(gap['null_low'])} to {_fmt(gap['null_high'])} "
+                    f"({format_p(gap['p_value'])})"
                 )
             al = d["factor_alignment"]
             share = (

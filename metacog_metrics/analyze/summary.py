@@ -80,12 +80,15 @@ def _section_summary(
         "smoothing_note": tet.smoothing_note,
         "min_eigenvalue": tet.min_eigenvalue,
         "n_corrected_pairs": tet.n_corrected_pairs,
+        "n_corrected_cells": tet.n_corrected_cells,
         "n_items_pair": np.asarray(tet.n)[iu].tolist(),
         "threshold_rule": getattr(tet, "threshold_rule", "") or _PSYCH_TAU,
     }
     if section.method == "polychoric":
         corr["n_levels"] = dict(zip(tet.names, np.asarray(tet.n_levels).tolist()))
         corr["median_confidence"] = tet.median
+        corr["thresholds"] = "global" if tet.global_thresholds else "per pair"
+        corr["n_fallback_pairs"] = tet.n_fallback_pairs
     out: dict[str, Any] = {
         "rate": dict(zip(models, section.rate.tolist())),
         "method": section.method,
@@ -145,9 +148,9 @@ def _alignment_summary(
     return out
 
 
-def _private_signal_summary(ps: PrivateSignalTestResult, mat: ItemMatrices) -> dict[str, Any]:
-    return {**ps.summary(), "observed": ps.observed,
-            "basis": _basis(mat.models, mat.n_items, "complete-case")}  # fmt: skip
+def _private_signal_summary(ps: PrivateSignalTestResult, models: Sequence[str]) -> dict[str, Any]:
+    basis = {**_basis(models, ps.n_items, "complete-case"), "n_pairs": ps.n_pairs}
+    return {**ps.summary(), "observed": ps.observed, "basis": basis}
 
 
 def _pairwise_summary(
@@ -175,7 +178,7 @@ def _pairwise_summary(
         for null, res in pw.nulls.items()
     }
     if private is not None and mat is not None:
-        nulls["private_signal"] = _private_signal_summary(private, mat)
+        nulls["private_signal"] = _private_signal_summary(private, mat.models)
     valid = np.isfinite(pw.tau)
     pair_items = pw.n_items_pair if pw.n_items_pair is not None else np.full(
         pw.n_pairs, pw.n_items)  # fmt: skip
@@ -433,6 +436,8 @@ def build_summary(
             "numeric_levels": opts.numeric_levels,
             "min_pair_items": MIN_ITEMS,
             "engine": opts.engine,
+            "small_gap": opts.small_gap,
+            "probe": opts.probe,
         },
         "engine": _engines_used(groups, opts.engine),
         "warnings": list(notes),

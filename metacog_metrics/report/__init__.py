@@ -4,13 +4,13 @@
 :class:`~metacog_metrics.analyze.AnalysisResult` into the page: HTML from Jinja2 templates
 (:mod:`~metacog_metrics.report.page`), figures drawn with matplotlib
 (:mod:`~metacog_metrics.report.figures`, imported only while a page is rendered) and inlined as
-SVG. :func:`headline_findings` condenses a ``summary.json`` into the few sentences that
-``metacog analyze`` and ``metacog demo`` print.
+SVG. The findings it opens with are the analysis' own
+(:attr:`~metacog_metrics.analyze.AnalysisResult.findings`, made in
+:mod:`metacog_metrics.analyze.findings`), the same list ``metacog analyze`` prints.
 """
 
 from __future__ import annotations
 
-from metacog_metrics.report.findings import headline_findings
 from metacog_metrics.report.page import render_report, write_report
 
-__all__ = ["headline_findings", "render_report", "write_report"]
+__all__ = ["render_report", "write_report"]

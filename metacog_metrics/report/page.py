@@ -5,11 +5,11 @@ given (autoescaping); the only markup passed in is the figures' SVG, which
 :mod:`~metacog_metrics.report._mpl` writes from matplotlib's output and escapes itself. The page
 needs nothing beside it: styles and figures are inline, it links to no other file or site.
 
-Each group's section is built from the group's result objects
-(:class:`~metacog_metrics.analyze.GroupAnalysis`). The summary dict is read only for what no
-result object holds: the findings (:func:`~metacog_metrics.report.findings.headline_findings`),
-the run's inputs and parameters, and the text analyses' entries
-(:mod:`~metacog_metrics.report.text_sections`).
+The findings are the analysis' own (:attr:`~metacog_metrics.analyze.AnalysisResult.findings`,
+the list the terminal prints, with its caveats), and each group's section is built from the
+group's result objects (:class:`~metacog_metrics.analyze.GroupAnalysis`). The summary dict is read
+only for what no result object holds: the run's inputs and parameters, and the text analyses'
+entries (:mod:`~metacog_metrics.report.text_sections`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ from markupsafe import Markup
 
 from metacog_metrics._io import atomic_write_text
 from metacog_metrics.report import tables as tb
-from metacog_metrics.report.findings import headline_findings
 from metacog_metrics.report.text_sections import TextSection, inline_section, probes_section
 
 if TYPE_CHECKING:
-    from metacog_metrics.analyze import AnalysisResult, GroupAnalysis
+    from metacog_metrics.analyze import AnalysisResult, GroupAnalysis, SmallGapControl
 
 __all__ = ["GroupView", "render_report", "write_report"]
 
@@ -84,7 +83,7 @@ class _Figures:
         return to_svg(drawing, alt, prefix=f"f{self.count}-")
 
 
-def _group_view(g: GroupAnalysis, svg: _Figures) -> GroupView:
+def _group_view(g: GroupAnalysis, svg: _Figures, gap: SmallGapControl | None) -> GroupView:
     from metacog_metrics.report import figures as fg
 
     builders = (
@@ -106,7 +105,7 @@ def _group_view(g: GroupAnalysis, svg: _Figures) -> GroupView:
         binarized_at=g.binarized_at,
         skipped=g.skipped,
         n_complete=g.matrices.n_items,
-        key_figures=None if g.skipped else tb.key_figures(g),
+        key_figures=None if g.skipped else tb.key_figures(g, gap),
         figures=tuple(Markup(s) for s in svgs if s),
         coverage=tb.coverage_table(g),
         per_model=tb.per_model_table(g),
@@ -147,11 +146,24 @@ def render_report(result: AnalysisResult, *, title: str = "metacog-eval report")
     }
     page = environment().get_template("report.html.j2")
     svg = _Figures()
+    findings = result.findings
+    if findings is None:  # a result built by hand: the findings of its groups
+        from metacog_metrics.analyze import AnalysisOptions, analysis_findings
+
+        findings = analysis_findings(result.groups, AnalysisOptions())
+    gaps = {
+        gf.group: gf.small_gap
+        for gf in (findings.headline, *findings.others)
+        if gf is not None and gf.small_gap is not None
+    }
     return page.render(
         title=title,
         run=run,
-        findings=headline_findings(s),
-        groups=[_group_view(g, svg) for g in result.groups.values()],
+        findings=findings,
+        groups=[
+            _group_view(g, svg, gaps.get(f"{g.benchmark}/{g.label}"))
+            for g in result.groups.values()
+        ],
         inline=_figures_safe(inline_section(s.get("inline_solving") or {}, result.tables, svg)),
         probes=_figures_safe(probes_section(s.get("text_probes") or {}, result.tables, svg)),
     )

@@ -19,7 +19,7 @@ from metacog_metrics.report._format import fmt, p_text, pct
 from metacog_metrics.report._nulls import PRIVATE_SIGNAL, null_label
 
 if TYPE_CHECKING:
-    from metacog_metrics.analyze import GroupAnalysis
+    from metacog_metrics.analyze import GroupAnalysis, SmallGapControl
 
 __all__ = [
     "GAP",
@@ -130,8 +130,8 @@ def _whole(x: Any) -> str:
     return "n/a" if x is None else str(int(x))
 
 
-def key_figures(g: GroupAnalysis) -> Table:
-    """The group's headline numbers, one per row."""
+def key_figures(g: GroupAnalysis, gap: SmallGapControl | None = None) -> Table:
+    """The group's headline numbers, one per row (with its small-gap control, when given)."""
     mat, pw, al = g.matrices, g.pairwise, g.alignment
     conf, corr = g.confidence, g.correctness
     n_cov = 0 if g.coverage is None else len(g.coverage)
@@ -154,7 +154,11 @@ def key_figures(g: GroupAnalysis) -> Table:
             "items per pair (pairwise sections): min / median / max",
             f"{_whole(lo)} / {fmt(med, 0)} / {_whole(hi)}",
         ),
-        ("complete-case items (factor scores, alignment, private-signal test)", str(mat.n_items)),
+        (
+            "complete-case items (factor scores, alignment"
+            + (", private-signal test)" if g.private_signal is not None else ")"),
+            str(mat.n_items),
+        ),
         (
             f"first-factor share, confidence ({conf.method if conf else 'tetrachoric'}, "
             f"{basis(conf)} models)",
@@ -172,9 +176,23 @@ def key_figures(g: GroupAnalysis) -> Table:
         ("mean pairwise tau-b", fmt(None if pw is None else pw.mean_tau)),
     ]
     nulls = [] if pw is None else [(n, r.mean, r.p_value) for n, r in pw.nulls.items()]
-    if g.private_signal is not None:
-        nulls.append((PRIVATE_SIGNAL, g.private_signal.null_mean, g.private_signal.p_value))
+    ps = g.private_signal
+    if ps is not None:
+        nulls.append((PRIVATE_SIGNAL, ps.null_mean, ps.p_value))
     rows += [(f"  {null_label(n)}: mean, {p_text(p)}", fmt(m)) for n, m, p in nulls]
+    if ps is not None:
+        rows.append(("  private-signal test: its basis", ps.basis_text()))
+        rows.append(
+            ("  private-signal test: shift detected with 80% power", fmt(ps.detectable_shift))
+        )
+    if gap is not None:
+        rows += [
+            (f"small-gap control: mean tau-b of the {gap.n_pairs} pairs within {gap.delta:g} "
+             "accuracy", fmt(gap.mean_tau) if gap.verdict != "too_few_pairs"
+             else f"n/a (fewer than {gap.min_pairs} pairs)"),
+            (f"  {null_label(gap.null)}: 95% band, {p_text(gap.p_value)}",
+             f"{fmt(gap.null_low)} to {fmt(gap.null_high)}"),
+        ]  # fmt: skip
     head = headline_null()
     by_dir = (
         pw.fdr_share_by_direction(head)
@@ -207,13 +225,22 @@ def coverage_table(g: GroupAnalysis) -> Table | None:
 
 
 def per_model_table(g: GroupAnalysis) -> Table | None:
-    """Per-model calibration: accuracy, yes-rate, AUROCs, Brier, ECE, AURC."""
+    """Per-model calibration: accuracy, yes-rate, AUROCs, Brier, ECE, AURC; a model whose own
+    AUROC is at most :data:`~metacog_metrics.analyze.findings.INVERTED_AUROC` is flagged
+    "inverted" (its confidence is higher on the items it gets wrong)."""
+    from metacog_metrics.analyze.findings import INVERTED_AUROC
+
     per = g.calibration.per_model
     if not per:
         return None
+
+    def flag(c: Any) -> str:
+        a = c.auroc_internal
+        return "inverted" if a is not None and math.isfinite(a) and a <= INVERTED_AUROC else ""
+
     return _rows(
-        ("model", *PER_MODEL_COLUMNS),
-        ([m, *(getattr(c, k) for k in PER_MODEL_COLUMNS)] for m, c in per.items()),
+        ("model", *PER_MODEL_COLUMNS, "flag"),
+        ([m, *(getattr(c, k) for k in PER_MODEL_COLUMNS), flag(c)] for m, c in per.items()),
     )
 
 
