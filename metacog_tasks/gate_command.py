@@ -15,11 +15,12 @@ The command line is built here, its settings' flags from
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,7 @@ __all__ = [
     "load_config",
     "load_gate_input",
     "run_bless",
+    "run_demo",
     "run_gate",
     "run_plan",
 ]
@@ -575,6 +577,114 @@ def run_plan(
     return 0
 
 
+@contextlib.contextmanager
+def _output_to(path: Path) -> Iterator[None]:
+    """Send this process's standard output and error, child processes' too, to ``path``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+#: The demo's simulated checkpoints (lm-eval ``metacog-sim`` model args): a model, the same
+#: model again, and the same model whose confidence no longer reads the items (preset null).
+DEMO_CHECKPOINTS: Mapping[str, str] = {
+    "baseline": "model=m04,preset=paper,seed=0",
+    "rerun": "model=m04,preset=paper,seed=0",
+    "degraded": "model=m04,preset=null,seed=0",
+}
+
+
+def run_demo(out: str | os.PathLike[str] = "metacog-gate-demo", *, stream: Any = None) -> int:
+    """``metacog gate demo``: a pass and a fail, offline, on the bundled packs.
+
+    Three lm-eval runs of simulated checkpoints (:data:`DEMO_CHECKPOINTS`) on every benchmark's
+    bundled pack, both probes; the first is blessed (pooled: the packs hold 8-20 items a
+    benchmark), then the rerun is gated against it (PASS) and the degraded one (FAIL).
+
+    Args:
+        out: Folder for the runs, the baseline and the reports.
+        stream: Where to print (default standard output).
+
+    Returns:
+        0 when the rerun passes and the degraded checkpoint fails, else 1.
+    """
+    import io
+
+    from metacog_tasks.benchmarks import BENCHMARK_NAMES
+    from metacog_tasks.lmeval.runner import run_lmeval
+
+    stream = stream or sys.stdout
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    tasks = [f"metacog_{b}{s}" for b in BENCHMARK_NAMES for s in ("", "_cf")]
+    metadata = {"metacog_data": "bundled", "metacog_confidence": "verbal,logprob"}
+    for name, args in DEMO_CHECKPOINTS.items():
+        print(
+            f"lm-eval: {name} checkpoint, metacog-sim {args}, {len(tasks)} tasks ...", file=stream
+        )
+        folder = root / "runs" / name
+        if folder.exists():
+            import shutil
+
+            shutil.rmtree(folder)  # the demo's own runs only
+        with _output_to(root / "harness.log"):
+            run_lmeval(
+                [{"model": "metacog-sim", "model_args": args}],
+                tasks,
+                output_path=folder,
+                metadata=metadata,
+                bootstrap_iters=0,
+                verbosity="ERROR",
+            )
+    baseline = str(root / "metacog-baseline.json")
+    overrides = {"pool": True}
+    code = run_bless(
+        str(root / "runs" / "baseline"), output=baseline, overrides=overrides, out=io.StringIO()
+    )
+    if code:
+        return code
+    print(
+        f"blessed the baseline checkpoint: {baseline} (harness output: {root / 'harness.log'})",
+        file=stream,
+    )
+    verdicts = {}
+    for name in ("rerun", "degraded"):
+        print(
+            f"\n$ metacog gate --baseline {baseline} --candidate {root / 'runs' / name} --pool",
+            file=stream,
+        )
+        verdicts[name] = run_gate(
+            baseline,
+            str(root / "runs" / name),
+            overrides=overrides,
+            junit=str(root / f"{name}-junit.xml"),
+            markdown=str(root / f"{name}.md"),
+            out=stream,
+        )
+    ok = verdicts["rerun"].exit_code == 0 and verdicts["degraded"].exit_code == 1
+    print(
+        f"\nthe unchanged checkpoint: {verdicts['rerun'].status.upper()} (exit "
+        f"{verdicts['rerun'].exit_code}); the degraded one: "
+        f"{verdicts['degraded'].status.upper()} (exit {verdicts['degraded'].exit_code})",
+        file=stream,
+    )
+    return 0 if ok else 1
+
+
 # ------------------------------------------------------------------------------ command line
 
 
@@ -654,7 +764,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="runs of reference models: adds the Internal - Pop AUROC gap",
     )
     _add_settings(p)
-    gate_sub = p.add_subparsers(dest="gate_command", metavar="[bless|plan]")
+    gate_sub = p.add_subparsers(dest="gate_command", metavar="[bless|plan|demo]")
     b = gate_sub.add_parser(
         "bless",
         help="save a run as a baseline file to commit",
@@ -712,6 +822,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pl.add_argument("--json", dest="plan_json", help="write the plan as JSON")
     pl.add_argument("--baseline-model", dest="plan_baseline_model", help="model to take")
     _add_settings(pl)
+    d = gate_sub.add_parser(
+        "demo",
+        help="offline: a simulated checkpoint blessed, its rerun passes, a degraded one fails",
+        description="Run three simulated checkpoints through lm-eval on the bundled packs "
+        "(offline), bless the first and gate the other two against it: the unchanged rerun "
+        "passes, the checkpoint whose confidence no longer reads the items fails.",
+    )
+    d.add_argument("--out", dest="demo_out", default="metacog-gate-demo", help="output folder")
     p.set_defaults(func=run_command, parser=p)
     return p
 
@@ -727,6 +845,8 @@ def run_command(args: argparse.Namespace) -> int:
             config=args.bless_config or args.config,
             overrides=overrides,
         )
+    if args.gate_command == "demo":
+        return run_demo(args.demo_out)
     if args.gate_command == "plan":
         return run_plan(
             baseline=args.plan_baseline,

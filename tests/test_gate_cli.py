@@ -591,3 +591,15 @@ def test_inspect_epochs_are_pooled_per_item(inspect_epochs: Path, tmp_path, meta
     assert data["inputs"]["candidate"]["repeats"] == 2
     assert any("epochs 1-2 of the Inspect logs pooled per item" in w for w in data["warnings"])
     assert not any("other epochs not read" in w for w in data["warnings"])
+
+
+@pytest.mark.slow
+def test_the_demo_shows_a_pass_and_a_fail(tmp_path) -> None:
+    # ~1-3 min: three lm-eval runs of simulated checkpoints on the bundled packs
+    proc = _metacog("gate", "demo", "--out", "demo", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last == "the unchanged checkpoint: PASS (exit 0); the degraded one: FAIL (exit 1)"
+    assert "regression: auroc" in proc.stdout and "fatal:" not in proc.stdout
+    jenkins = etree.XMLSchema(etree.parse(str(SCHEMA)))
+    assert jenkins.validate(etree.parse(str(tmp_path / "demo" / "degraded-junit.xml")))
