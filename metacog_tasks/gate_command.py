@@ -195,10 +195,19 @@ def _inspect_epochs(records: pd.DataFrame, side: str) -> tuple[list[pd.DataFrame
     return frames, notes
 
 
-def _read_one(
-    raw: str | os.PathLike[str], side: str
-) -> tuple[list[pd.DataFrame], dict[str, str], str, list[str]]:
-    """One run: its records (one frame per repeat), versions, kind and notes."""
+@dataclasses.dataclass
+class _Run:
+    """One run as read: its records (one frame per repeat), versions, kind and notes."""
+
+    frames: list[pd.DataFrame]
+    versions: dict[str, str]
+    kind: str
+    notes: list[str]
+    baseline: GateBaseline | None = None
+
+
+def _read_one(raw: str | os.PathLike[str], side: str) -> _Run:
+    """One run: a baseline file, a record table or harness logs."""
     text, p = str(raw), Path(raw)
     if not p.exists():
         raise FileNotFoundError(f"{side} {text}: no such file or folder")
@@ -211,7 +220,7 @@ def _read_one(
             if ("repeat" in recs.columns)
             else [recs]
         )
-        return frames, dict(baseline.versions), "baseline file", notes
+        return _Run(frames, dict(baseline.versions), "baseline file", notes, baseline)
     if p.is_file() and p.name.lower().endswith(_TABLE_SUFFIXES):
         import warnings
 
@@ -219,7 +228,7 @@ def _read_one(
             warnings.simplefilter("ignore")  # its notes are carried below
             records = read_records(p)
         notes += [f"{side} {text}: {n}" for n in records.attrs.get("warnings", [])]
-        return [records], {}, "record table", notes
+        return _Run([records], {}, "record table", notes)
     from metacog_tasks.collect import collect
 
     result = collect([p])
@@ -230,7 +239,7 @@ def _read_one(
         if f.skipped is None and f.n_bad:
             first = f"; first: {f.errors[0]}" if f.errors else ""
             notes.append(f"{side} {f.path}: {f.n_bad} of {f.n_lines} log line(s) unreadable{first}")
-    return [result.records, *extra], _versions_of(result.files), "harness logs", notes
+    return _Run([result.records, *extra], _versions_of(result.files), "harness logs", notes)
 
 
 def load_gate_input(
@@ -266,14 +275,14 @@ def load_gate_input(
     kinds, notes = set(), []
     baseline = None
     for p in paths:
-        got, found, kind, more = _read_one(p, side)
-        if kind == "baseline file" and len(paths) == 1:
-            baseline = read_baseline(p)
-        frames += [f for f in got if not f.empty]
-        for k, v in found.items():
+        run = _read_one(p, side)
+        if run.baseline is not None and len(paths) == 1:
+            baseline = run.baseline
+        frames += [f for f in run.frames if not f.empty]
+        for k, v in run.versions.items():
             versions.setdefault(k, set()).update(v.split(", "))
-        kinds.add(kind)
-        notes += more
+        kinds.add(run.kind)
+        notes += run.notes
     if not frames:
         raise GateInputError(f"{side} {text}: no metacog records found")
     merged = {k: ", ".join(sorted(v)) for k, v in sorted(versions.items())}
