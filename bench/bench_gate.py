@@ -13,15 +13,17 @@ binary probe, unparseable replies and ungraded solves), and from the real runs i
   own rejection rate at p < 0.05 (the calibration of the bootstrap test itself).
 - ``exchanged``: real runs (Cacioli's MMLU atlas, 0-100 confidence; the binary battery), each
   item's two records of a pair of models randomly assigned to baseline and candidate.
-- ``power``: a degraded candidate (more reading noise: AUROC down; less ability: accuracy down;
-  overconfidence: ECE up), each level set so that the change averaged over the three
-  benchmarks' numeric probes (accuracy: over the benchmarks) has a stated size on 50,000 items;
-  the share that fails, and that fails on that metric.
+- ``tail``: the far tail of the normal test on those exchanges, 20,000 per model pair.
+- ``power``: at 500 and 1,000 items per group, a degraded candidate (more reading noise:
+  AUROC down; less ability: accuracy down; overconfidence: ECE up), each level set so that
+  the change averaged over the three benchmarks' numeric probes (accuracy: over the
+  benchmarks) has a stated size on 50,000 items; the share that fails, and that fails on that
+  metric.
 - ``atlas``: the atlas cases of docs/gate.md: a planted AUROC drop of 0.062 in each 1,500-item
   model's run, and the real pairs of close and distant versions.
 
     python bench/bench_gate.py --only null --reruns 300
-    python bench/bench_gate.py --only power --reruns 100
+    python bench/bench_gate.py --only power --reruns 80
     python bench/bench_gate.py --only atlas --only exchanged
     python bench/bench_gate.py --out gate-bench.json       # everything (about an hour)
 """
@@ -50,6 +52,7 @@ from metacog_metrics.gate.metrics import METRICS, metric_values
 from tests.gate_generator import ModelSpec, draw_run, make_bank, plant_auroc_drop
 
 SIZES = (500, 2000)
+POWER_SIZES = (500, 1000)
 ZERO = {name: 0.0 for name in METRICS}
 NULL_CONFIGS = {
     "default": GateConfig(),
@@ -186,7 +189,7 @@ def run_power(n: int) -> dict:
         for change in changes:
             value, true = calibrate(field, metric, change, lo, hi)
             spec = ModelSpec(**{field: value})
-            for size in SIZES:
+            for size in POWER_SIZES:
                 res = count(
                     lambda s=size, sp=spec: reruns(s, n, ModelSpec(), sp, seed=7000 * s),
                     n,
@@ -250,6 +253,31 @@ def run_exchanged(n: int) -> dict:
     return out
 
 
+def run_tail(n_flips: int = 20_000, level: float = 0.01 / 4) -> dict:
+    """The far tail of the normal test on exchanged atlas pairs: over ``n_flips`` random
+    exchanges per pair, how often the one-sided test of the mean paired difference (Brier,
+    accuracy) rejects at ``level``, Holm's first step of the atlas gate (alpha 0.01, 4 tests)."""
+    rng = np.random.default_rng(1)
+    out = {"level": level, "flips_per_pair": n_flips, "pairs": {}}
+    print(f"\nthe normal test's tail on exchanged atlas pairs, one-sided level {level:g}:")
+    for a, b in real_pairs("cacioli_atlas_mmlu"):
+        ok = (a[["confidence", "correct"]].notna() & b[["confidence", "correct"]].notna()).all(
+            axis=1
+        )
+        brier = (a["confidence"] - a["correct"]) ** 2 - (b["confidence"] - b["correct"]) ** 2
+        acc = (a["correct"] - b["correct"]).fillna(0.0)
+        rates = []
+        for x in (brier[ok].to_numpy(), acc.to_numpy()):
+            flipped = rng.choice([-1.0, 1.0], size=(n_flips, x.size)) * x
+            m = flipped.mean(axis=1)
+            z = m / np.sqrt((np.mean(flipped**2, axis=1) - m**2) / x.size)
+            rates.append(float(np.mean(z > stats.norm.isf(level))))
+        name = f"{a['model'].iloc[0]} / {b['model'].iloc[0]}"
+        out["pairs"][name] = {"brier": rates[0], "accuracy": rates[1]}
+        print(f"  {name:<70} Brier {rates[0]:.4f}  accuracy {rates[1]:.4f}")
+    return out
+
+
 ATLAS_PAIRS = (
     ("anthropic/claude-sonnet-4-5@20250929", "anthropic/claude-sonnet-4-6@default"),
     ("anthropic/claude-opus-4-6@default", "anthropic/claude-opus-4-7@default"),
@@ -305,15 +333,19 @@ def run_atlas() -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reruns", type=int, default=300, help="replicates per cell (default 300)")
-    ap.add_argument("--only", choices=("null", "exchanged", "power", "atlas"), action="append")
+    ap.add_argument(
+        "--only", choices=("null", "exchanged", "tail", "power", "atlas"), action="append"
+    )
     ap.add_argument("--out", help="write the counts as JSON")
     args = ap.parse_args()
-    todo = args.only or ["null", "exchanged", "power", "atlas"]
+    todo = args.only or ["null", "exchanged", "tail", "power", "atlas"]
     results: dict = {"settings": GateConfig().to_dict()}
     if "null" in todo:
         results["null"] = run_null(args.reruns)
     if "exchanged" in todo:
         results["exchanged"] = run_exchanged(args.reruns)
+    if "tail" in todo:
+        results["tail"] = run_tail()
     if "power" in todo:
         results["power"] = run_power(args.reruns)
     if "atlas" in todo:
