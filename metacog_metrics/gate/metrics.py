@@ -97,8 +97,9 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _w_mean(w: np.ndarray, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    ws = w[:, mask]
-    return _ratio(ws @ x[mask], ws.sum(axis=1))
+    # two matrix-vector products: selecting the columns (w[:, mask]) would copy the weights
+    m = mask.astype(float)
+    return _ratio(w @ np.where(mask, x, 0.0), w @ m)
 
 
 def _w_auroc(w: np.ndarray, score: np.ndarray, y: np.ndarray, mask: np.ndarray) -> np.ndarray:
