@@ -24,6 +24,7 @@ binary probe, unparseable replies and ungraded solves), and from the real runs i
 
     python bench/bench_gate.py --only null --reruns 300
     python bench/bench_gate.py --only power --reruns 80
+    python bench/bench_gate.py --only power --reruns 40 --level auroc=-0.06 --level accuracy=-0.04
     python bench/bench_gate.py --only atlas --only exchanged
     python bench/bench_gate.py --out gate-bench.json       # everything (about an hour)
 """
@@ -37,7 +38,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 # One BLAS thread: the bootstrap's matrix-vector products are small, and BLAS threads
@@ -189,10 +190,13 @@ POWER = {  # metric: (spec field, changes, bisection range)
 }
 
 
-def run_power(n: int) -> dict:
+def run_power(n: int, only: Sequence[str] = ()) -> dict:
+    """Power at each level of :data:`POWER`, or only at the ``METRIC=CHANGE`` levels given."""
     out: dict = {}
     for metric, (field, changes, (lo, hi)) in POWER.items():
         for change in changes:
+            if only and f"{metric}={change:g}" not in only:
+                continue
             value, true = calibrate(field, metric, change, lo, hi)
             spec = ModelSpec(**{field: value})
             for size in POWER_SIZES:
@@ -342,6 +346,13 @@ def main() -> None:
     ap.add_argument(
         "--only", choices=("null", "exchanged", "tail", "power", "atlas"), action="append"
     )
+    ap.add_argument(
+        "--level",
+        action="append",
+        default=[],
+        metavar="METRIC=CHANGE",
+        help="power only at these levels (e.g. auroc=-0.06; default: all)",
+    )
     ap.add_argument("--out", help="write the counts as JSON")
     args = ap.parse_args()
     todo = args.only or ["null", "exchanged", "tail", "power", "atlas"]
@@ -353,7 +364,7 @@ def main() -> None:
     if "tail" in todo:
         results["tail"] = run_tail()
     if "power" in todo:
-        results["power"] = run_power(args.reruns)
+        results["power"] = run_power(args.reruns, args.level)
     if "atlas" in todo:
         results["atlas"] = run_atlas()
     if args.out:

@@ -792,7 +792,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "plan",
         help="the smallest change each test catches, and the items a target change needs",
         description="From a baseline (or an item count), the smallest change in the bad "
-        "direction each test of the configured gate catches with the configured power (80%%), "
+        "direction each test of the configured gate catches with the configured power (80%), "
         "and, for --target, the items a group needs. See docs/gate.md (power).",
     )
     pl.add_argument(

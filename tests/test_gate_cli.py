@@ -567,6 +567,15 @@ def test_plan_from_an_item_count_and_from_a_baseline(runs: Path, tmp_path, metac
     assert nothing.returncode == 2 and "give --baseline RUN" in nothing.stderr
 
 
+def test_plan_says_why_a_target_within_the_margin_needs_never() -> None:
+    within = plan_from_items(1000, targets={"auroc": 0.03})
+    (auroc,) = [t for t in within.tests if t.metric == "auroc"]
+    assert auroc.items_needed is None and "never: a target at or within the margin" in within.text()
+    beyond = plan_from_items(1000, targets={"auroc": 0.031})
+    assert next(t for t in beyond.tests if t.metric == "auroc").items_needed > 1000
+    assert "never:" not in beyond.text()
+
+
 @pytest.fixture(scope="module")
 def inspect_epochs(tmp_path_factory) -> Path:
     from inspect_ai import eval as inspect_eval

@@ -153,6 +153,11 @@ class GatePlan(Result):
             "detectable: the smallest true change in the bad direction that fails the gate "
             f"{100 * self.power:g}% of the time; items needed: per group, for the target"
         )
+        if any(t.target is not None and t.items_needed is None for t in self.tests):
+            note += (
+                " (never: a target at or within the margin, or a metric that did not vary, "
+                "never fails)"
+            )
         return "\n".join([head, "", *lines, note])
 
 
