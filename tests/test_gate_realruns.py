@@ -76,6 +76,19 @@ def test_a_planted_auroc_drop_of_0062_fails(atlas, name) -> None:
     assert old.exit_code == 0  # the old default: inconclusive, passing
 
 
+def test_a_planted_drop_the_run_cannot_resolve_passes_as_underpowered(atlas) -> None:
+    # Opus 4.6's confidence is noisier per item (se of the change 0.028): the same planted drop
+    # is not significant at Holm's level, and the pass says what the run could have caught
+    df, _ = atlas
+    base = _model(df, "anthropic/claude-opus-4-6@default")
+    cand = validate_records(plant_auroc_drop(base, 0.062), source="planted")
+    v = gate_records(base, cand)
+    (auroc,) = [t for t in v.tests if t.metric == "auroc"]
+    assert v.exit_code == 0 and auroc.verdict == "pass" and auroc.underpowered
+    assert auroc.change < -0.062 and auroc.detectable > 0.09
+    assert auroc in v.underpowered
+
+
 def test_close_versions_pass_with_one_missing_item_tolerated(atlas) -> None:
     df, _ = atlas
     old = _model(df, "anthropic/claude-opus-4-6@default")
