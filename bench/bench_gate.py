@@ -13,7 +13,8 @@ binary probe, unparseable replies and ungraded solves), and from the real runs i
   own rejection rate at p < 0.05 (the calibration of the bootstrap test itself).
 - ``exchanged``: real runs (Cacioli's MMLU atlas, 0-100 confidence; the binary battery), each
   item's two records of a pair of models randomly assigned to baseline and candidate.
-- ``tail``: the far tail of the normal test on those exchanges, 20,000 per model pair.
+- ``tail``: the far tail of the normal test on those exchanges, 20,000 per model pair; and the
+  spread of the AUROC change over 1,000 exchanges against the gate's bootstrap standard error.
 - ``power``: at 500 and 1,000 items per group, a degraded candidate (more reading noise:
   AUROC down; less ability: accuracy down; overconfidence: ECE up), each level set so that
   the change averaged over the three benchmarks' numeric probes (accuracy: over the
@@ -283,9 +284,49 @@ def run_tail(n_flips: int = 20_000, level: float = 0.01 / 4) -> dict:
             z = m / np.sqrt((np.mean(flipped**2, axis=1) - m**2) / x.size)
             rates.append(float(np.mean(z > stats.norm.isf(level))))
         name = f"{a['model'].iloc[0]} / {b['model'].iloc[0]}"
-        out["pairs"][name] = {"brier": rates[0], "accuracy": rates[1]}
-        print(f"  {name:<70} Brier {rates[0]:.4f}  accuracy {rates[1]:.4f}")
+        spread, se = auroc_spread(a, b, rng)
+        out["pairs"][name] = {
+            "brier": rates[0],
+            "accuracy": rates[1],
+            "auroc_exchange_sd": spread,
+            "auroc_bootstrap_se": se,
+        }
+        print(
+            f"  {name:<70} Brier {rates[0]:.4f}  accuracy {rates[1]:.4f}  AUROC change: sd over "
+            f"exchanges {spread:.4f}, the gate's bootstrap se {se:.4f} (ratio {spread / se:.2f})"
+        )
     return out
+
+
+def auroc_spread(
+    a: pd.DataFrame, b: pd.DataFrame, rng: np.random.Generator, n_flips: int = 1000
+) -> tuple[float, float]:
+    """The AUROC change's standard deviation over ``n_flips`` random exchanges of a pair's
+    records, and the gate's bootstrap standard error of it (mean over 4 exchanges)."""
+    from sklearn.metrics import roc_auc_score
+
+    ca, cb = a["confidence"].to_numpy(float), b["confidence"].to_numpy(float)
+    ya, yb = a["correct"].to_numpy(float), b["correct"].to_numpy(float)
+
+    def auroc(c: np.ndarray, y: np.ndarray) -> float:
+        ok = ~(np.isnan(c) | np.isnan(y))
+        return float(roc_auc_score(y[ok], c[ok]))
+
+    changes = []
+    for _ in range(n_flips):
+        s = rng.random(len(a)) < 0.5
+        changes.append(
+            auroc(np.where(s, ca, cb), np.where(s, ya, yb))
+            - auroc(np.where(s, cb, ca), np.where(s, yb, ya))
+        )
+    config = GateConfig(margins=ZERO, metrics=("auroc",))
+    ses = []
+    for _ in range(4):
+        swap = np.broadcast_to((rng.random(len(a)) < 0.5)[:, None], a.shape)
+        base = validate_records(a.where(~swap, b).assign(model="baseline"))
+        cand = validate_records(b.where(~swap, a).assign(model="candidate"))
+        ses.append(gate_records(base, cand, config).tests[0].se)
+    return float(np.std(changes)), float(np.mean(ses))
 
 
 ATLAS_PAIRS = (
