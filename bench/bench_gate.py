@@ -1,39 +1,33 @@
-"""False-alarm rate and power of ``metacog gate``'s default settings.
+"""False alarms and power of ``metacog gate``'s default rule, on data its code did not make.
 
-A false alarm is a failing verdict (exit 1) for a candidate that did not get worse. Four nulls,
-each with its Monte Carlo count, rate and exact (Clopper-Pearson) 95% interval:
+The runs come from ``tests/gate_generator.py``, an item-response generator written apart from
+the project's simulator (3PL correctness with guessing on the multiple-choice benchmark, skewed
+difficulties, 0-100 confidence rounded to fives read from a partly wrong view of difficulty, a
+binary probe, unparseable replies and ungraded solves), and from the real runs in
+``../shared/data/realruns``. Every rate has its exact (Clopper-Pearson) 95% interval.
 
-1. **simulated same-model reruns**: two runs of one model of the simulated population
-   (``paper`` preset, rotating over m01..m08) with different sampling seeds (same items, same
-   model, fresh solve and reading noise), 3 benchmarks x 2 probes x 500 items;
-2. **an independent generator**: a 2PL-type item model with skewed difficulties, heavy-tailed
-   confidence noise and unparseable replies, written here and sharing nothing with
-   ``metacog_metrics.simulate``; two runs redraw every per-cell draw;
-3. **real runs, exchanged**: two real models' per-item records (``../shared/data/realruns``:
-   Cacioli's 33-model MMLU atlas with 0-100 confidence, and the 20-model battery with binary
-   KEEP/WITHDRAW confidence) with each item's pair of records randomly assigned to "baseline"
-   and "candidate": both sides then have one distribution, whatever the two models are;
-4. the same three at **margin 0** for every metric: the same-model change is then exactly on
-   the non-inferiority boundary, so the family-wise false-alarm rate must stay at or below
-   alpha (5%) and each test's own rejection rate at its unadjusted level near 5%. This is the
-   stringent check of the bootstrap's calibration; at the default margins the rate is far lower.
+- ``null``: two runs of one model (every per-record draw redrawn, a fresh item bank per
+  replicate), 3 benchmarks x 2 probes, at 500 and 2,000 items per group; the share that fails
+  (exit 1) under the default rule, under the default rule at alpha 0.05, and under the old
+  default (``noninferiority`` at alpha 0.05, inconclusive passing); at margin 0 every metric's
+  own rejection rate at p < 0.05 (the calibration of the bootstrap test itself).
+- ``exchanged``: real runs (Cacioli's MMLU atlas, 0-100 confidence; the binary battery), each
+  item's two records of a pair of models randomly assigned to baseline and candidate.
+- ``tail``: the far tail of the normal test on those exchanges, 20,000 per model pair; and the
+  spread of the AUROC change over 1,000 exchanges against the gate's bootstrap standard error.
+- ``power``: at 500 and 1,000 items per group, a degraded candidate (more reading noise:
+  AUROC down; less ability: accuracy down; overconfidence: ECE up), each level set so that
+  the change averaged over the three benchmarks' numeric probes (accuracy: over the
+  benchmarks) has a stated size on 50,000 items; the share that fails, and that fails on that
+  metric.
+- ``atlas``: the atlas cases of docs/gate.md: a planted AUROC drop of 0.062 in each 1,500-item
+  model's run, and the real pairs of close and distant versions.
 
-Both runs of a replicate are drawn afresh, so the rates are over pairs of runs, which is what
-the test's level promises; against one fixed baseline the rate depends on how lucky that
-baseline's draw was (the margins are there to absorb it).
-
-A check of the normal approximation on heavy-tailed real differences (``linear``): the gate's
-Brier p-values on exchanged atlas runs against the closed-form normal test of the mean paired
-difference, and that test's rejection rate over 20,000 exchanges per model pair.
-
-Then the power of the defaults against degraded confidence (reading noise raised from 1.3 to
-2, 3, 4 on the simulated population): the share of reruns that fail, and on which metric.
-
-    python bench/bench_gate.py                  # 400 reruns per null (long: an hour on 2 cores)
-    python bench/bench_gate.py --reruns 40      # a quicker look, wider intervals
-    python bench/bench_gate.py --out gate-bench.json
-
-Prints the tables and writes every count to ``--out`` (JSON).
+    python bench/bench_gate.py --only null --reruns 300
+    python bench/bench_gate.py --only power --reruns 80
+    python bench/bench_gate.py --only power --reruns 40 --level auroc=-0.06 --level accuracy=-0.04
+    python bench/bench_gate.py --only atlas --only exchanged
+    python bench/bench_gate.py --out gate-bench.json       # everything (about an hour)
 """
 
 from __future__ import annotations
@@ -45,98 +39,194 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+
+# One BLAS thread: the bootstrap's matrix-vector products are small, and BLAS threads
+# fighting over a busy machine's cores made them slower by a factor of four (measured).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np
 import pandas as pd
 from scipy import stats
-from tqdm import tqdm
 
-from metacog_metrics import GateConfig, Population, gate_records, validate_records
-from metacog_metrics.gate import METRICS
-from metacog_tasks.sim import preset_params
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-BENCHES = ("squad", "mmlu_pro", "legalbench")
-PROBES = ("prospective", "numeric")
-N_ITEMS = 500
-MODELS = [f"m{i:02d}" for i in range(1, 9)]
+from metacog_metrics import GateConfig, gate_records, validate_records
+from metacog_metrics.gate import gate_records_under
+from metacog_metrics.gate.metrics import METRICS, metric_values
+from tests.gate_generator import ModelSpec, draw_run, make_bank, plant_auroc_drop
+
+SIZES = (500, 2000)
+POWER_SIZES = (500, 1000)
 ZERO = {name: 0.0 for name in METRICS}
+NULL_CONFIGS = {
+    "default": GateConfig(),
+    "alpha 0.05": GateConfig(alpha=0.05),
+    "old default": GateConfig(rule="noninferiority", alpha=0.05),
+    "margin 0": GateConfig(margins=ZERO),
+}
+Pairs = Iterator[tuple[pd.DataFrame, pd.DataFrame]]
 
 
 def shared_dir() -> Path:
     return Path(os.environ.get("METACOG_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 
 
-# ------------------------------------------------------------------------------ the nulls
+def interval(k: int, n: int) -> list[float]:
+    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    return [float(ci.low), float(ci.high)]
 
 
-def sim_side(pop: Population, model: str, sampling_seed: int | None) -> pd.DataFrame:
-    frames = []
-    for bench in BENCHES:
-        ids = [f"{bench}-{i:05d}" for i in range(1, N_ITEMS + 1)]
-        frames.append(
-            pop.records(bench, ids, probes=PROBES, models=[model], sampling_seed=sampling_seed)
-        )
-    return validate_records(pd.concat(frames, ignore_index=True))
+def rate(k: int, n: int) -> str:
+    lo, hi = interval(k, n)
+    return f"{k}/{n} = {100 * k / n:.2f}% [{100 * lo:.2f}%, {100 * hi:.2f}%]"
 
 
-def sim_reruns(n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
-    """Two fresh runs per replicate: the rate is over pairs of runs, as the test's guarantee."""
-    pop = Population(preset_params("paper"), len(MODELS), seed)
+# ------------------------------------------------------------------------------ generator
+
+
+def reruns(n_items: int, n: int, spec_b: ModelSpec, spec_c: ModelSpec, seed: int) -> Pairs:
+    """Pairs of runs, a fresh item bank per replicate."""
     for r in range(n):
-        model = MODELS[r % len(MODELS)]
-        yield sim_side(pop, model, 10_000 + 2 * r), sim_side(pop, model, 10_001 + 2 * r)
+        bank = make_bank(n_items, seed=seed + r)
+        rng = np.random.default_rng([seed, r])
+        yield draw_run(bank, spec_b, rng), draw_run(bank, spec_c, rng)
 
 
-def indep_side(rng: np.random.Generator, items: dict[str, np.ndarray], model: str) -> pd.DataFrame:
-    """One run of the independent generator: every per-cell draw is fresh."""
-    n = items["b"].size
-    theta = 0.3
-    logit = items["a"] * (theta - items["b"]) + items["k"]
-    correct = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(float)
-    read = 0.7 * (theta - items["b"]) + 0.8 * items["k"] + 0.8 * rng.standard_t(4, n)
-    numeric = np.clip(np.round(100 / (1 + np.exp(-(read + 0.4 + rng.logistic(0, 0.3, n))))), 0, 100)
-    binary = (read > 0.2).astype(float)
-    rows = []
-    for probe, kind, conf in (
-        ("prospective", "verbal_binary", binary),
-        ("numeric", "verbal_numeric", numeric / 100),
-    ):
-        conf = conf.copy()
-        conf[rng.random(n) < 0.03] = np.nan  # unparseable replies
-        rows.append(
-            pd.DataFrame(
-                {
-                    "model": model,
-                    "benchmark": "indep",
-                    "item_id": items["ids"],
-                    "probe": probe,
-                    "confidence": conf,
-                    "confidence_kind": kind,
-                    "correct": correct,
-                }
-            )
+def true_values(spec: ModelSpec, metric: str, n_items: int = 50_000) -> float:
+    """The metric of ``spec`` on a large bank: the mean over benchmarks of the numeric probe
+    (accuracy: of the solves)."""
+    run = draw_run(make_bank(n_items, seed=999), spec, np.random.default_rng(999))
+    sub = run if metric == "accuracy" else run[run["probe"] == "numeric"]
+    values = []
+    for _, g in sub.groupby("benchmark"):
+        g = g.drop_duplicates("item_id") if metric == "accuracy" else g
+        c, y = g["confidence"].to_numpy(float), g["correct"].to_numpy(float)
+        values.append(float(metric_values(metric, np.ones((1, len(g))), c, y)[0]))
+    return float(np.mean(values))
+
+
+def calibrate(field: str, metric: str, change: float, lo: float, hi: float) -> tuple[float, float]:
+    """The value of ``field`` giving ``change`` in ``metric`` (bisection); and the change."""
+    base = true_values(ModelSpec(), metric)
+
+    def got(x: float) -> float:
+        return true_values(ModelSpec(**{field: x}), metric) - base
+
+    increasing = got(hi) > got(lo)
+    for _ in range(25):
+        mid = (lo + hi) / 2
+        if (got(mid) < change) == increasing:
+            lo = mid
+        else:
+            hi = mid
+    x = (lo + hi) / 2
+    return x, got(x)
+
+
+# ------------------------------------------------------------------------------ counting
+
+
+def count(draws: Callable[[], Pairs], n: int, configs: dict[str, GateConfig], desc: str) -> dict:
+    fails: Counter = Counter()
+    failed_metrics: dict[str, Counter] = {c: Counter() for c in configs}
+    per_test: dict[str, Counter] = {c: Counter() for c in configs}
+    per_test_n: dict[str, Counter] = {c: Counter() for c in configs}
+    start = time.perf_counter()
+    for i, (base, cand) in enumerate(draws(), 1):
+        for cname, v in zip(
+            configs, gate_records_under(base, cand, list(configs.values())), strict=True
+        ):
+            fails[cname] += v.exit_code == 1
+            for metric in {t.metric for t in v.failed}:
+                failed_metrics[cname][metric] += 1
+            for t in v.tests:
+                if t.gated and math.isfinite(t.p_value):
+                    per_test_n[cname][t.metric] += 1
+                    per_test[cname][t.metric] += t.p_value < 0.05
+        if i % 20 == 0:
+            print(f"  {desc}: {i}/{n} ({time.perf_counter() - start:.0f} s)", file=sys.stderr)
+    out: dict = {"reruns": n, "seconds": round(time.perf_counter() - start, 1), "configs": {}}
+    for cname in configs:
+        k = fails[cname]
+        out["configs"][cname] = {
+            "fails": k,
+            "rate": k / n,
+            "ci95": interval(k, n),
+            "failed_on": dict(failed_metrics[cname]),
+            "per_test_p_below_0.05": {
+                m: [per_test[cname][m], per_test_n[cname][m]] for m in sorted(per_test_n[cname])
+            },
+        }
+    return out
+
+
+def run_null(n: int) -> dict:
+    out = {}
+    for size in SIZES:
+        res = count(
+            lambda s=size: reruns(s, n, ModelSpec(), ModelSpec(), seed=1000 * s),
+            n,
+            NULL_CONFIGS,
+            f"null {size}",
         )
-    return validate_records(pd.concat(rows, ignore_index=True))
+        out[str(size)] = res
+        print(f"\nreruns of an unchanged model, {size} items per group (3 benchmarks x 2 probes):")
+        for cname, r in res["configs"].items():
+            if cname != "margin 0":
+                print(f"  {cname:<12} fail {rate(r['fails'], n)}  on {r['failed_on']}")
+        print("  margin 0, each test's p < 0.05 (nominal 5%):")
+        for m, (k, tot) in res["configs"]["margin 0"]["per_test_p_below_0.05"].items():
+            print(f"    {m:<12} {rate(k, tot)}")
+    return out
 
 
-def indep_reruns(n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
-    rng = np.random.default_rng(seed)
-    n_items = 800
-    items = {
-        "ids": np.array([f"q{i:04d}" for i in range(n_items)], dtype=object),
-        "b": rng.gamma(2.0, 1.0, n_items) - 2.0,  # skewed difficulties
-        "a": rng.lognormal(0.0, 0.5, n_items),  # discriminations
-        "k": rng.normal(0, 0.7, n_items),  # what this model happens to know of each item
-    }
-    for _ in range(n):
-        yield indep_side(rng, items, "indep-model"), indep_side(rng, items, "indep-model")
+POWER = {  # metric: (spec field, changes, bisection range)
+    "auroc": ("noise", (-0.03, -0.06, -0.10), (0.5, 4.0)),
+    "accuracy": ("ability", (-0.02, -0.04, -0.06), (0.0, 0.6)),
+    "ece": ("overconfidence", (0.02, 0.04), (0.0, 1.5)),
+}
+
+
+def run_power(n: int, only: Sequence[str] = ()) -> dict:
+    """Power at each level of :data:`POWER`, or only at the ``METRIC=CHANGE`` levels given."""
+    out: dict = {}
+    for metric, (field, changes, (lo, hi)) in POWER.items():
+        for change in changes:
+            if only and f"{metric}={change:g}" not in only:
+                continue
+            value, true = calibrate(field, metric, change, lo, hi)
+            spec = ModelSpec(**{field: value})
+            for size in POWER_SIZES:
+                res = count(
+                    lambda s=size, sp=spec: reruns(s, n, ModelSpec(), sp, seed=7000 * s),
+                    n,
+                    {"default": GateConfig()},
+                    f"{metric} {change} {size}",
+                )
+                r = res["configs"]["default"]
+                key = f"{metric} {change:+g} @ {size}"
+                out[key] = {"field": field, "value": value, "true_change": true, **res}
+                on = r["failed_on"].get(metric, 0)
+                print(
+                    f"  {metric:<9} true change {true:+.3f} ({field} {value:.3f}), {size:>5} "
+                    f"items: fail {rate(r['fails'], n)}; on {metric} {rate(on, n)}"
+                )
+    return out
+
+
+# ------------------------------------------------------------------------------ real runs
+
+
+def _atlas() -> pd.DataFrame:
+    return pd.read_csv(shared_dir() / "data" / "realruns" / "cacioli_atlas_mmlu" / "tidy.csv")
 
 
 def real_pairs(folder: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
-    path = shared_dir() / "data" / "realruns" / folder / "tidy.csv"
-    df = pd.read_csv(path)
+    df = pd.read_csv(shared_dir() / "data" / "realruns" / folder / "tidy.csv")
     counts = df.groupby("model")["item_id"].nunique()
     models = sorted(counts[counts >= 0.95 * counts.max()].index)
     pairs = []
@@ -148,7 +238,7 @@ def real_pairs(folder: str) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     return pairs
 
 
-def exchanged(folder: str, n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
+def exchanged(folder: str, n: int, seed: int = 0) -> Pairs:
     """Two real models' records, each item's pair randomly split into baseline and candidate."""
     rng = np.random.default_rng(seed)
     pairs = real_pairs(folder)
@@ -160,171 +250,164 @@ def exchanged(folder: str, n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame
         yield validate_records(base), validate_records(cand)
 
 
-def degraded(noise: float, n: int, seed: int = 0) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
-    pop = Population(preset_params("paper"), len(MODELS), seed)
-    worse = Population(preset_params("paper", reading_noise_sd=noise), len(MODELS), seed)
-    for r in range(n):
-        model = MODELS[r % len(MODELS)]
-        yield sim_side(pop, model, 10_000 + 2 * r), sim_side(worse, model, 10_001 + 2 * r)
-
-
-# ------------------------------------------------------------------------------ counting
-
-
-def interval(k: int, n: int) -> tuple[float, float]:
-    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
-    return float(ci.low), float(ci.high)
-
-
-def run(
-    name: str,
-    draws: Callable[[], Iterator[tuple[pd.DataFrame, pd.DataFrame]]],
-    n: int,
-    configs: dict[str, GateConfig],
-) -> dict:
-    fails = Counter()
-    statuses: dict[str, Counter] = {c: Counter() for c in configs}
-    failed_metrics: dict[str, Counter] = {c: Counter() for c in configs}
-    per_test: dict[str, Counter] = {c: Counter() for c in configs}  # p < alpha per metric
-    per_test_n: dict[str, Counter] = {c: Counter() for c in configs}
-    start = time.perf_counter()
-    for base, cand in tqdm(draws(), total=n, desc=name, file=sys.stderr):
-        for cname, cfg in configs.items():
-            v = gate_records(base, cand, cfg)
-            statuses[cname][v.status] += 1
-            fails[cname] += v.exit_code == 1
-            for t in v.failed:
-                failed_metrics[cname][t.metric] += 1
-            for t in v.tests:
-                if t.gated and math.isfinite(t.p_value):
-                    per_test_n[cname][t.metric] += 1
-                    per_test[cname][t.metric] += t.p_value < cfg.alpha
-    out = {"reruns": n, "seconds": time.perf_counter() - start, "configs": {}}
-    for cname in configs:
-        k = fails[cname]
-        out["configs"][cname] = {
-            "false_alarms": k,
-            "rate": k / n,
-            "ci95": interval(k, n),
-            "mc_se": math.sqrt(max(k, 0.5) / n * (1 - k / n) / n),
-            "statuses": dict(statuses[cname]),
-            "failed_metrics": dict(failed_metrics[cname]),
-            "per_test_rejection": {
-                m: {"k": per_test[cname][m], "n": per_test_n[cname][m],
-                    "rate": per_test[cname][m] / per_test_n[cname][m],
-                    "ci95": interval(per_test[cname][m], per_test_n[cname][m])}
-                for m in per_test_n[cname]
-            },
-        }  # fmt: skip
+def run_exchanged(n: int) -> dict:
+    out = {}
+    configs = {"default": GateConfig(), "margin 0": GateConfig(margins=ZERO)}
+    for folder in ("cacioli_atlas_mmlu", "cacioli_battery_binary"):
+        res = count(lambda f=folder: exchanged(f, n), n, configs, folder)
+        out[folder] = res
+        r = res["configs"]["default"]
+        print(f"\n{folder}, exchanged ({len(real_pairs(folder))} model pairs):")
+        print(f"  default fail {rate(r['fails'], n)}")
+        for m, (k, tot) in res["configs"]["margin 0"]["per_test_p_below_0.05"].items():
+            print(f"    margin 0, {m:<12} p < 0.05: {rate(k, tot)}")
     return out
 
 
-def show(name: str, res: dict) -> None:
-    print(f"\n{name}: {res['reruns']} reruns ({res['seconds']:.0f} s)")
-    print(f"  {'settings':<10} {'fails':>6} {'rate':>7}  {'95% interval':<17} statuses")
-    for cname, r in res["configs"].items():
-        lo, hi = r["ci95"]
-        print(
-            f"  {cname:<10} {r['false_alarms']:>6} {r['rate']:>7.4f}  "
-            f"[{lo:.4f}, {hi:.4f}]  {r['statuses']}"
-            + (f"  failed on {r['failed_metrics']}" if r["failed_metrics"] else "")
-        )
-    zero = res["configs"].get("margin 0")
-    if zero:
-        print("  per-test rejection at margin 0, unadjusted p < 0.05 (nominal 0.05):")
-        for m, r in sorted(zero["per_test_rejection"].items()):
-            lo, hi = r["ci95"]
-            print(f"    {m:<14} {r['k']:>5}/{r['n']:<6} {r['rate']:.4f}  [{lo:.4f}, {hi:.4f}]")
-
-
-def linear_check(folder: str, n_gate: int, n_flips: int = 20_000) -> dict:
-    """The Brier test on exchanged real runs: the gate's p-values against the closed-form
-    normal test of the mean paired difference on the same draws, then that closed-form test's
-    rejection rate over ``n_flips`` exchanges per model pair (its Monte Carlo error is small)."""
-    cfg = GateConfig(metrics=("brier",), margins=ZERO)
-    agree, gate_rej, closed_rej = [], 0, 0
-    for base, cand in exchanged(folder, n_gate):
-        (t,) = gate_records(base, cand, cfg).tests
-        d = (
-            (cand["confidence"] - cand["correct"]) ** 2
-            - (base["confidence"] - base["correct"]) ** 2
-        ).to_numpy()
-        p = float(stats.norm.sf(d.mean() / math.sqrt((np.mean(d**2) - d.mean() ** 2) / d.size)))
-        agree.append(abs(t.p_value - p))
-        gate_rej += t.p_value < 0.05
-        closed_rej += p < 0.05
+def run_tail(n_flips: int = 20_000, level: float = 0.01 / 4) -> dict:
+    """The far tail of the normal test on exchanged atlas pairs: over ``n_flips`` random
+    exchanges per pair, how often the one-sided test of the mean paired difference (Brier,
+    accuracy) rejects at ``level``, Holm's first step of the atlas gate (alpha 0.01, 4 tests)."""
     rng = np.random.default_rng(1)
-    per_pair = []
-    for a, b in real_pairs(folder):
-        delta = (
-            (a["confidence"] - a["correct"]) ** 2 - (b["confidence"] - b["correct"]) ** 2
-        ).to_numpy()
-        d = rng.choice([-1.0, 1.0], size=(n_flips, delta.size)) * delta
-        m = d.mean(axis=1)
-        z = m / np.sqrt((np.mean(d**2, axis=1) - m**2) / delta.size)
-        per_pair.append(float(np.mean(z > stats.norm.isf(0.05))))
-    return {
-        "draws": n_gate,
-        "gate_rejections": int(gate_rej),
-        "closed_form_rejections": int(closed_rej),
-        "median_abs_p_difference": float(np.median(agree)),
-        "flips_per_pair": n_flips,
-        "closed_form_rate_per_pair": per_pair,
-    }
+    out = {"level": level, "flips_per_pair": n_flips, "pairs": {}}
+    print(f"\nthe normal test's tail on exchanged atlas pairs, one-sided level {level:g}:")
+    for a, b in real_pairs("cacioli_atlas_mmlu"):
+        ok = (a[["confidence", "correct"]].notna() & b[["confidence", "correct"]].notna()).all(
+            axis=1
+        )
+        brier = (a["confidence"] - a["correct"]) ** 2 - (b["confidence"] - b["correct"]) ** 2
+        acc = (a["correct"] - b["correct"]).fillna(0.0)
+        rates = []
+        for x in (brier[ok].to_numpy(), acc.to_numpy()):
+            flipped = rng.choice([-1.0, 1.0], size=(n_flips, x.size)) * x
+            m = flipped.mean(axis=1)
+            z = m / np.sqrt((np.mean(flipped**2, axis=1) - m**2) / x.size)
+            rates.append(float(np.mean(z > stats.norm.isf(level))))
+        name = f"{a['model'].iloc[0]} / {b['model'].iloc[0]}"
+        spread, se = auroc_spread(a, b, rng)
+        out["pairs"][name] = {
+            "brier": rates[0],
+            "accuracy": rates[1],
+            "auroc_exchange_sd": spread,
+            "auroc_bootstrap_se": se,
+        }
+        print(
+            f"  {name:<70} Brier {rates[0]:.4f}  accuracy {rates[1]:.4f}  AUROC change: sd over "
+            f"exchanges {spread:.4f}, the gate's bootstrap se {se:.4f} (ratio {spread / se:.2f})"
+        )
+    return out
+
+
+def auroc_spread(
+    a: pd.DataFrame, b: pd.DataFrame, rng: np.random.Generator, n_flips: int = 1000
+) -> tuple[float, float]:
+    """The AUROC change's standard deviation over ``n_flips`` random exchanges of a pair's
+    records, and the gate's bootstrap standard error of it (mean over 4 exchanges)."""
+    from sklearn.metrics import roc_auc_score
+
+    ca, cb = a["confidence"].to_numpy(float), b["confidence"].to_numpy(float)
+    ya, yb = a["correct"].to_numpy(float), b["correct"].to_numpy(float)
+
+    def auroc(c: np.ndarray, y: np.ndarray) -> float:
+        ok = ~(np.isnan(c) | np.isnan(y))
+        return float(roc_auc_score(y[ok], c[ok]))
+
+    changes = []
+    for _ in range(n_flips):
+        s = rng.random(len(a)) < 0.5
+        changes.append(
+            auroc(np.where(s, ca, cb), np.where(s, ya, yb))
+            - auroc(np.where(s, cb, ca), np.where(s, yb, ya))
+        )
+    config = GateConfig(margins=ZERO, metrics=("auroc",))
+    ses = []
+    for _ in range(4):
+        swap = np.broadcast_to((rng.random(len(a)) < 0.5)[:, None], a.shape)
+        base = validate_records(a.where(~swap, b).assign(model="baseline"))
+        cand = validate_records(b.where(~swap, a).assign(model="candidate"))
+        ses.append(gate_records(base, cand, config).tests[0].se)
+    return float(np.std(changes)), float(np.mean(ses))
+
+
+ATLAS_PAIRS = (
+    ("anthropic/claude-sonnet-4-5@20250929", "anthropic/claude-sonnet-4-6@default"),
+    ("anthropic/claude-opus-4-6@default", "anthropic/claude-opus-4-7@default"),
+    ("google/gemma-3-27b", "google/gemma-4-31b"),
+    ("google/gemma-4-31b", "google/gemma-3-27b"),
+    ("openai/gpt-5.4-2026-03-05", "openai/gpt-5.4-mini-2026-03-17"),
+    ("openai/gpt-5.4-2026-03-05", "openai/gpt-5.4-nano-2026-03-17"),
+)
+
+
+def run_atlas() -> dict:
+    df = _atlas()
+    model = {m: validate_records(g, source=m) for m, g in df.groupby("model")}
+    out: dict = {"pairs": {}, "planted": {}}
+    print("\natlas pairs, default settings:")
+    for a, b in ATLAS_PAIRS:
+        if a not in model or b not in model:
+            continue
+        v = gate_records(model[a], model[b])
+        moved = {t.metric: round(t.change, 4) for t in v.tests}
+        out["pairs"][f"{a} -> {b}"] = {
+            "exit": v.exit_code,
+            "failed": [t.metric for t in v.failed],
+            "changes": moved,
+        }
+        print(f"  {a} -> {b}: exit {v.exit_code}, failed {[t.metric for t in v.failed]}")
+    print("\nplanted AUROC drop of 0.062 in each 1,500-item run, default settings:")
+    counts = df.groupby("model")["item_id"].nunique()
+    for name in sorted(counts[counts == 1500].index):
+        try:
+            cand = validate_records(plant_auroc_drop(model[name], 0.062), source="planted")
+        except ValueError as exc:
+            print(f"  {name}: {exc}")
+            continue
+        v = gate_records(model[name], cand)
+        t = next(t for t in v.tests if t.metric == "auroc")
+        out["planted"][name] = {
+            "exit": v.exit_code,
+            "change": t.change,
+            "se": t.se,
+            "detectable": t.detectable,
+            "verdict": t.verdict,
+        }
+        print(
+            f"  {name:<42} AUROC {t.baseline:.3f} change {t.change:+.3f} se {t.se:.4f} "
+            f"detectable {t.detectable:.3f}: {t.verdict} (exit {v.exit_code})"
+        )
+    fails = sum(r["exit"] == 1 for r in out["planted"].values())
+    print(f"  failed {fails} of {len(out['planted'])}")
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reruns", type=int, default=400, help="reruns per null (default 400)")
-    ap.add_argument("--power-reruns", type=int, default=40, help="reruns per noise level")
-    ap.add_argument("--only", choices=("sim", "indep", "real", "linear", "power"), action="append")
+    ap.add_argument("--reruns", type=int, default=300, help="replicates per cell (default 300)")
+    ap.add_argument(
+        "--only", choices=("null", "exchanged", "tail", "power", "atlas"), action="append"
+    )
+    ap.add_argument(
+        "--level",
+        action="append",
+        default=[],
+        metavar="METRIC=CHANGE",
+        help="power only at these levels (e.g. auroc=-0.06; default: all)",
+    )
     ap.add_argument("--out", help="write the counts as JSON")
     args = ap.parse_args()
-    configs = {"defaults": GateConfig(), "margin 0": GateConfig(margins=ZERO)}
-    todo = args.only or ["sim", "indep", "real", "linear", "power"]
-    results: dict = {"settings": {"defaults": GateConfig().to_dict()}}
-    n = args.reruns
-    if "sim" in todo:
-        results["sim"] = run("simulated same-model reruns", lambda: sim_reruns(n), n, configs)
-        show(
-            "simulated same-model reruns (paper preset, 3 benchmarks x 2 probes x 500)",
-            results["sim"],
-        )
-    if "indep" in todo:
-        results["indep"] = run("independent generator", lambda: indep_reruns(n), n, configs)
-        show("independent generator reruns (800 items, 2 probes)", results["indep"])
-    if "real" in todo:
-        for folder in ("cacioli_atlas_mmlu", "cacioli_battery_binary"):
-            if not (shared_dir() / "data" / "realruns" / folder).is_dir():
-                print(f"\n{folder}: not found under {shared_dir()}; skipped")
-                continue
-            res = run(folder, lambda f=folder: exchanged(f, n), n, configs)
-            results[folder] = res
-            show(f"real runs exchanged: {folder} ({len(real_pairs(folder))} model pairs)", res)
-    if "linear" in todo and (shared_dir() / "data" / "realruns" / "cacioli_atlas_mmlu").is_dir():
-        res = linear_check("cacioli_atlas_mmlu", n)
-        results["linear"] = res
-        rates = res["closed_form_rate_per_pair"]
-        print(
-            f"\nBrier at margin 0 on exchanged atlas runs, {n} draws: the gate rejects "
-            f"{res['gate_rejections']}, the closed-form normal test of the mean difference "
-            f"{res['closed_form_rejections']} (median |p difference| "
-            f"{res['median_abs_p_difference']:.4f}); that test over {res['flips_per_pair']} "
-            f"exchanges per pair rejects {min(rates):.4f} to {max(rates):.4f} (nominal 0.05)"
-        )
+    todo = args.only or ["null", "exchanged", "tail", "power", "atlas"]
+    results: dict = {"settings": GateConfig().to_dict()}
+    if "null" in todo:
+        results["null"] = run_null(args.reruns)
+    if "exchanged" in todo:
+        results["exchanged"] = run_exchanged(args.reruns)
+    if "tail" in todo:
+        results["tail"] = run_tail()
     if "power" in todo:
-        results["power"] = {}
-        print(f"\npower of the defaults (simulated, {args.power_reruns} reruns per level):")
-        for noise in (2.0, 3.0, 4.0):
-            res = run(f"noise {noise}", lambda x=noise: degraded(x, args.power_reruns),
-                      args.power_reruns, {"defaults": GateConfig()})  # fmt: skip
-            r = res["configs"]["defaults"]
-            results["power"][str(noise)] = res
-            lo, hi = r["ci95"]
-            print(
-                f"  reading noise 1.3 -> {noise}: fail {r['false_alarms']}/{args.power_reruns} "
-                f"= {r['rate']:.2f} [{lo:.2f}, {hi:.2f}]; failing metrics {r['failed_metrics']}"
-            )
+        results["power"] = run_power(args.reruns, args.level)
+    if "atlas" in todo:
+        results["atlas"] = run_atlas()
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2, default=float) + "\n")
 

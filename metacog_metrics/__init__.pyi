@@ -155,30 +155,33 @@ from .text_probes import (
 )
 from .gate import (
     DEFAULT_MARGINS as DEFAULT_MARGINS,
+    GATE_RULES as GATE_RULES,
+    GateBaseline as GateBaseline,
     GateConfig as GateConfig,
     GateConfigError as GateConfigError,
     GateInputError as GateInputError,
+    GatePlan as GatePlan,
     GateVerdict as GateVerdict,
     MatchReport as MatchReport,
     MetricTest as MetricTest,
     PairedGroup as PairedGroup,
     gate_records as gate_records,
-    match_records as match_records,
-)
-from .gate_baseline import (
-    GateBaseline as GateBaseline,
-    is_baseline_file as is_baseline_file,
-    read_baseline as read_baseline,
-    template_versions as template_versions,
-    version_warnings as version_warnings,
-    write_baseline as write_baseline,
-)
-from .gate_report import (
+    gate_records_under as gate_records_under,
+    gate_settings_help as gate_settings_help,
     github_annotations as github_annotations,
+    is_baseline_file as is_baseline_file,
     junit_xml as junit_xml,
     markdown_summary as markdown_summary,
+    match_records as match_records,
+    plan_from_items as plan_from_items,
+    plan_from_records as plan_from_records,
+    read_baseline as read_baseline,
+    stack_repeats as stack_repeats,
+    template_versions as template_versions,
     terminal_report as terminal_report,
     verdict_json as verdict_json,
+    version_warnings as version_warnings,
+    write_baseline as write_baseline,
 )
 from .power import (
     PowerOutputs as PowerOutputs,

@@ -423,74 +423,9 @@ def _add_power(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_gate(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "gate",
-        help="CI regression check: a candidate checkpoint's run against a baseline's",
-        description="Compare a candidate run with a baseline run on the same items (lm-eval "
-        "output folders, Inspect log folders, record tables or a baseline saved by `metacog "
-        "gate bless`): a paired item bootstrap of every metric against its non-inferiority "
-        "margin, Holm over all tests. Exit 0 pass (and inconclusive unless the config says "
-        "inconclusive: fail), 1 regression, 2 unusable input, 3 inconclusive. See "
-        f"{docs_url('gate.md')}.",
-    )
-    p.add_argument("--baseline", help="baseline run or baseline .json")
-    p.add_argument("--candidate", help="candidate run")
-    p.add_argument("--config", help="gate.yaml (margins, alpha, ...; default settings)")
-    p.add_argument("--junit", help="write a JUnit XML report (one case per benchmark x metric)")
-    p.add_argument("--markdown", help="write a Markdown summary (e.g. $GITHUB_STEP_SUMMARY)")
-    p.add_argument("--json", dest="json_path", help="write the verdict as JSON")
-    p.add_argument("--baseline-model", help="model to take from a baseline run with several")
-    p.add_argument("--candidate-model", help="model to take from a candidate run with several")
-    p.add_argument(
-        "--population",
-        nargs="+",
-        default=[],
-        metavar="RUN",
-        help="runs of reference models: adds the Internal - Pop AUROC gap",
-    )
-    gate_sub = p.add_subparsers(dest="gate_command", metavar="[bless]")
-    b = gate_sub.add_parser(
-        "bless",
-        help="save a run as a baseline file to commit",
-        description="Save one model's per-item records, the gate config's fingerprint and the "
-        "software versions its logs state as a baseline .json for `metacog gate --baseline`.",
-    )
-    b.add_argument("run", help="the run to bless (lm-eval/Inspect logs or a record table)")
-    _option(b, "out", dest="output", required=True, help="baseline file to write (.json)")
-    b.add_argument("--model", help="model to take from a run with several")
-    b.add_argument("--config", dest="bless_config", metavar="CONFIG", help="gate.yaml to record")
-    p.set_defaults(func=_run_gate, parser=p)
+    from metacog_tasks.gate_command import add_parser  # the gate's own flags, from its config
 
-
-def _run_gate(args: argparse.Namespace) -> int:
-    from metacog_tasks.gate_command import run_bless, run_gate
-
-    if args.gate_command == "bless":
-        return run_bless(
-            args.run, output=args.output, model=args.model, config=args.bless_config or args.config
-        )
-    missing = [f"--{k}" for k in ("baseline", "candidate") if not getattr(args, k)]
-    if missing:
-        args.parser.error(f"the following arguments are required: {', '.join(missing)}")
-    try:
-        verdict = run_gate(
-            args.baseline,
-            args.candidate,
-            config=args.config,
-            junit=args.junit,
-            markdown=args.markdown,
-            json_path=args.json_path,
-            baseline_model=args.baseline_model,
-            candidate_model=args.candidate_model,
-            population=args.population,
-        )
-    except Exception:  # a crash must not read as a regression (exit 1) in CI
-        import traceback
-
-        traceback.print_exc()
-        print("metacog gate: internal error (exit 2); the traceback is above", file=sys.stderr)
-        return 2
-    return verdict.exit_code
+    add_parser(sub)
 
 
 def _version() -> str:

@@ -1,6 +1,6 @@
 """The gate's bookkeeping, rule by rule, on small hand-made record tables (seconds): what a
 refusal carries, the order of the tests, the notes of an inconclusive pass, which groups get
-which tests, McNemar's confirmation at its boundary, the matching messages, and the config
+which tests, the sign test's confirmation at its boundary, the matching messages, and the config
 fingerprint against a hand-written canonical JSON. ``tests/test_gate.py`` checks the statistics.
 """
 
@@ -12,14 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metacog_metrics.gate import (
-    GateConfig,
-    _harnesses,
-    _side,
-    _weights,
-    gate_records,
-    match_records,
-)
+from metacog_metrics.gate import GateConfig, gate_records, match_records
+from metacog_metrics.gate.matching import _harnesses
+from metacog_metrics.gate.metrics import bootstrap_weights, metric_values
 from metacog_metrics.records import validate_records
 
 
@@ -59,7 +54,8 @@ def test_mismatched_items_are_refused_with_the_config_warnings_and_models() -> N
     v = gate_records(base, cand, CFG, warnings=["w0"])
     assert v.status == "error" and v.config is CFG
     assert v.refusals == (
-        "all/prospective/verbal_binary: 1 item(s) only in the baseline ('q002')",
+        "all/prospective/verbal_binary: 1 item(s) only in the baseline ('q002'), more than "
+        "max_missing_items allows (0 of 3)",
         "the gate compares only identically asked items; set allow_shared_items: true in the "
         "config to compare on the shared ones",
     )
@@ -77,16 +73,17 @@ def test_no_shared_item_is_refused_with_the_config_warnings_and_models() -> None
     v = gate_records(base, cand, cfg, warnings=["w0"])
     assert v.refusals == (
         "no items shared by baseline and candidate",
-        "all/prospective/verbal_binary: 2 item(s) only in the baseline ('a', 'b')",
-        "all/prospective/verbal_binary: 2 item(s) only in the candidate ('c', 'd')",
+        "all/prospective/verbal_binary: 2 item(s) only in the baseline ('a', 'b'), more than "
+        "max_missing_items allows (0 of 4)",
+        "all/prospective/verbal_binary: 2 item(s) only in the candidate ('c', 'd'), more than "
+        "max_missing_items allows (0 of 4)",
     )
     assert v.config is cfg and v.warnings[0] == "w0" and len(v.warnings) == 3
     assert (v.baseline_model, v.candidate_model) == ("B", "C")
 
 
 def test_a_primary_metric_without_any_test_is_refused_with_everything_named() -> None:
-    cfg = GateConfig(n_boot=100, metrics=("auroc", "internal_pop_gap"),
-                     primary="internal_pop_gap")  # fmt: skip
+    cfg = GateConfig(n_boot=100, metrics=("auroc", "internal_pop_gap"), primary="internal_pop_gap")
     base = _inverted(40, "x", "B", False)
     v = gate_records(base, _inverted(40, "x", "C", False), cfg, warnings=["w0"])
     assert v.refusals == ("no test of the primary metric 'internal_pop_gap' could be made",)
@@ -169,12 +166,21 @@ def test_a_group_the_population_lacks_gets_no_gap_test_but_every_other_one() -> 
     pop = _inverted(40, "b", "P", False)  # the population answered benchmark b only
     v = gate_records(base, cand, cfg, population=pop)
     got = sorted((t.benchmark, t.metric) for t in v.tests)
-    assert got == [("a", "auroc"), ("a", "brier"), ("b", "auroc"), ("b", "brier"),
-                   ("b", "internal_pop_gap")]  # fmt: skip
+    assert got == [
+        ("a", "auroc"),
+        ("a", "brier"),
+        ("b", "auroc"),
+        ("b", "brier"),
+        ("b", "internal_pop_gap"),
+    ]
     # an empty population is no population: no gap test, and no crash
     v = gate_records(base, cand, cfg, population=pop.iloc[:0])
     assert sorted((t.benchmark, t.metric) for t in v.tests) == [
-        ("a", "auroc"), ("a", "brier"), ("b", "auroc"), ("b", "brier")]  # fmt: skip
+        ("a", "auroc"),
+        ("a", "brier"),
+        ("b", "auroc"),
+        ("b", "brier"),
+    ]
     assert all(g.pop_confidence is None for g in match_records(base, cand, cfg).groups)
     empty = match_records(base, cand, cfg, population=pop.iloc[:0])
     assert all(g.pop_confidence is None for g in empty.groups)
@@ -184,32 +190,36 @@ def test_accuracy_is_tested_once_and_the_smaller_group_keeps_its_other_tests() -
     cfg = GateConfig(n_boot=100, metrics=("accuracy", "yes_rate", "unparseable"))
     y = (np.arange(40) % 2).astype(float)
     big = _records(y, y, model="B", confidence_kind="verbal_binary")
-    small = _records(y[:30], y[:30], model="B", confidence_kind="verbal_numeric",
-                     ids=[f"n{i}" for i in range(30)])  # fmt: skip
+    ids = [f"n{i}" for i in range(30)]
+    small = _records(y[:30], y[:30], model="B", confidence_kind="verbal_numeric", ids=ids)
     base = pd.concat([big, small])
     v = gate_records(base, base.assign(model="C"), cfg)
     got = sorted((t.confidence_kind or "-", t.metric) for t in v.tests)
-    assert got == [("-", "accuracy"), ("verbal_binary", "unparseable"),
-                   ("verbal_binary", "yes_rate"), ("verbal_numeric", "unparseable"),
-                   ("verbal_numeric", "yes_rate")]  # fmt: skip
+    assert got == [
+        ("-", "accuracy"),
+        ("verbal_binary", "unparseable"),
+        ("verbal_binary", "yes_rate"),
+        ("verbal_numeric", "unparseable"),
+        ("verbal_numeric", "yes_rate"),
+    ]
     (acc,) = [t for t in v.tests if t.metric == "accuracy"]
-    assert acc.n_items == 40  # from the group with the most items
+    assert acc.n_items == 40 and acc.repeats == 1  # the probe's solves: its largest group's
 
 
 # --------------------------------------------------------------------------------------------
-# McNemar at its boundary, the resamples' chunks
+# The sign test at its boundary, the resamples' chunks
 # --------------------------------------------------------------------------------------------
 
 
-def test_a_mcnemar_p_value_equal_to_the_level_confirms_a_drop() -> None:
-    # two items, both right -> both wrong: every resample's change is -1 (se 0), and McNemar's
-    # one-sided p is P(X >= 2 | X ~ Bin(2, 1/2)) = 1/4, exactly the level alpha = 0.25
+def test_a_sign_test_p_value_equal_to_the_level_confirms_a_drop() -> None:
+    # two items, both right -> both wrong: every resample's change is -1 (se 0), and the sign
+    # test's one-sided p is P(X >= 2 | X ~ Bin(2, 1/2)) = 1/4, exactly the level alpha = 0.25
     cfg = GateConfig(n_boot=100, metrics=("accuracy",), min_items=2, alpha=0.25)
     base = _records([1.0, 1.0], [1.0, 1.0], model="B")
     cand = _records([1.0, 1.0], [0.0, 0.0], model="C")
     (t,) = gate_records(base, cand, cfg).tests
-    assert t.mcnemar["p_worse"] == 0.25
-    assert t.verdict == "fail" and "McNemar" not in t.reason
+    assert t.flips["p_worse"] == 0.25 and t.p_value == 0.25
+    assert t.verdict == "fail" and "sign test" not in t.reason
 
 
 def test_the_resamples_do_not_depend_on_how_they_are_chunked() -> None:
@@ -221,7 +231,7 @@ def test_the_resamples_do_not_depend_on_how_they_are_chunked() -> None:
     cb, cc = np.round(rng.random(n), 1), np.round(rng.random(n), 1)
     cfg = GateConfig(n_boot=300, seed=2, metrics=("brier",))
     (t,) = gate_records(_records(cb, y, model="B"), _records(cc, y, model="C"), cfg).tests
-    w = next(_weights(n, 300, 2, "all/prospective/verbal_numeric", chunk=300))
+    w = next(bootstrap_weights(n, 300, 2, "all/prospective/verbal_numeric", chunk=300))
     deltas = ((cc - y) ** 2 @ w.T - (cb - y) ** 2 @ w.T) / n
     assert t.se == pytest.approx(np.std(deltas, ddof=1), rel=1e-12)
 
@@ -229,7 +239,7 @@ def test_the_resamples_do_not_depend_on_how_they_are_chunked() -> None:
 def test_an_unknown_metric_is_a_key_error_naming_it() -> None:
     one = np.ones((1, 2))
     with pytest.raises(KeyError, match="nope"):
-        _side("nope", one, np.array([1.0, 0.0]), np.array([1.0, 0.0]), None, 10)
+        metric_values("nope", one, np.array([1.0, 0.0]), np.array([1.0, 0.0]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,8 +281,12 @@ def test_different_harnesses_name_the_hashes_left_unchecked() -> None:
 
 def test_a_group_only_in_the_candidate_is_named_so() -> None:
     base = _records([1.0], [1.0], model="B", probe="prospective")
-    cand = pd.concat([_records([1.0], [1.0], model="C", probe="prospective"),
-                      _records([1.0, 0.0], [1.0, 0.0], model="C", probe="numeric")])  # fmt: skip
+    cand = pd.concat(
+        [
+            _records([1.0], [1.0], model="C", probe="prospective"),
+            _records([1.0, 0.0], [1.0, 0.0], model="C", probe="numeric"),
+        ]
+    )
     m = match_records(base, cand)
     assert m.mismatches == (
         "all/numeric/verbal_binary: only in the candidate (2 items); the baseline has no such "
@@ -296,10 +310,10 @@ def test_differing_provenance_shows_three_pairs_then_a_count(n_pairs, tail) -> N
 
 def test_items_differing_in_any_checked_column_are_all_left_out() -> None:
     n = 6
-    base = _records([1.0] * n, [1.0] * n, model="B", doc_hash=list("abcdef"),
-                    task_version=["v"] * n)  # fmt: skip
-    cand = _records([1.0] * n, [1.0] * n, model="C", doc_hash=list("Xbcdef"),
-                    task_version=["v", "w", "v", "v", "v", "v"])  # fmt: skip
+    ones = [1.0] * n
+    base = _records(ones, ones, model="B", doc_hash=list("abcdef"), task_version=["v"] * n)
+    versions = ["v", "w", "v", "v", "v", "v"]
+    cand = _records(ones, ones, model="C", doc_hash=list("Xbcdef"), task_version=versions)
     m = match_records(base, cand, GateConfig(allow_shared_items=True))
     (g,) = m.groups
     assert g.item_ids == ("q002", "q003", "q004", "q005")  # q000 (doc_hash), q001 (version)
@@ -314,13 +328,44 @@ def test_the_fingerprint_is_the_sha256_of_the_sorted_compact_settings() -> None:
     # written out by hand: every setting but max_annotations, keys sorted (margins too), no
     # spaces
     text = (
-        '{"allow_shared_items":false,"alpha":0.05,"benchmarks":null,'
+        '{"allow_shared_items":false,"alpha":0.01,"benchmarks":null,'
         '"check":["doc_hash","prompt_hash","task_version"],"inconclusive":"pass",'
-        '"margins":{"accuracy":0.02,"auroc":0.03,"brier":0.02,"ece":0.03,'
-        '"internal_pop_gap":0.03,"unparseable":0.02,"yes_rate":0.05},"max_undefined":0.05,'
+        '"margins":{"accuracy":{"default":0.02},"auroc":{"default":0.03},'
+        '"brier":{"default":0.02},"ece":{"default":0.02},"internal_pop_gap":{"default":0.03},'
+        '"unparseable":{"default":0.02},"yes_rate":{"default":0.05}},"max_missing_items":0.01,'
+        '"max_undefined":0.05,'
         '"metrics":["auroc","internal_pop_gap","brier","ece","accuracy","yes_rate",'
-        '"unparseable"],"min_items":30,"n_bins":10,"n_boot":2000,"power":0.8,"primary":null,'
-        '"seed":0}'
+        '"unparseable"],"min_items":30,"n_bins":10,"n_boot":2000,"pool":false,"power":0.8,'
+        '"primary":null,"rule":"significant","seed":0,"ungraded":"wrong"}'
     )
     assert GateConfig().fingerprint() == hashlib.sha256(text.encode()).hexdigest()
     assert GateConfig(max_annotations=3).fingerprint() == GateConfig().fingerprint()
+
+
+# --------------------------------------------------------------------------------------------
+# The gate stands on the statistics core only
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_gate_imports_only_the_statistics_core() -> None:
+    import ast
+    from pathlib import Path
+
+    core = {
+        "metacog_metrics._result",
+        "metacog_metrics._io",
+        "metacog_metrics.calibration",
+        "metacog_metrics.records",
+    }
+    folder = Path(__file__).resolve().parents[1] / "metacog_metrics" / "gate"
+    found = set()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("metacog"):
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("metacog")}
+    outside = {m for m in found if not m.startswith("metacog_metrics.gate")}
+    assert outside <= core, outside - core
+    inside = {m for m in found if m.startswith("metacog_metrics.gate.")}
+    assert {"metacog_metrics.gate.config", "metacog_metrics.gate.decision"} <= inside

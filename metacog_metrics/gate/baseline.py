@@ -4,12 +4,15 @@
 baseline its CI gates new checkpoints against. The file is JSON: a header (model, versions, the
 gate config and its fingerprint, the task versions and prompt hashes per benchmark and probe),
 then one record per line, so that a changed baseline reads well in a diff. Only what the gate
-needs is kept (no question, rationale or solve texts).
+needs is kept (no question, rationale or solve texts). The header carries the SHA-256 of the
+file's content (every value but the hash itself, in canonical JSON), so an edited record, or any
+other edit, is refused; blessing again is the way to change a baseline.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -23,15 +26,17 @@ import pandas as pd
 
 from metacog_metrics._io import atomic_write_text
 from metacog_metrics._result import Result, to_jsonable
-from metacog_metrics.gate import GateConfig
+from metacog_metrics.gate.config import GateConfig
 from metacog_metrics.records import RecordError, validate_records
 
 __all__ = [
     "BASELINE_COLUMNS",
     "BASELINE_FORMAT",
     "GateBaseline",
+    "content_hash",
     "is_baseline_file",
     "read_baseline",
+    "stack_repeats",
     "template_versions",
     "version_warnings",
     "write_baseline",
@@ -39,13 +44,15 @@ __all__ = [
 
 #: ``format`` of a baseline file.
 BASELINE_FORMAT = "metacog-gate-baseline"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
+_HASH_KEY = "content_sha256"
 #: Record columns a baseline keeps (those present), in this order.
 BASELINE_COLUMNS: tuple[str, ...] = (
     "benchmark",
     "probe",
     "confidence_kind",
     "item_id",
+    "repeat",
     "confidence",
     "correct",
     "probe_status",
@@ -64,7 +71,8 @@ class GateBaseline(Result):
 
     Attributes:
         model: The baseline's model.
-        records: Its records (validated, one model).
+        records: Its records (validated, one model; a ``repeat`` column when an item has
+            several records).
         versions: Software versions the baseline's logs state (``lm_eval``, ``inspect_ai``,
             ``metacog-eval``; several versions of one package joined by ``", "``).
         templates: ``benchmark/probe`` -> its task version and prompt hashes, as recorded.
@@ -73,6 +81,7 @@ class GateBaseline(Result):
         created: When the file was written (UTC, ISO 8601).
         blessed_with: metacog-eval and Python versions that wrote the file.
         sources: The runs the records came from, as given to ``bless``.
+        content_sha256: The SHA-256 of the file's content (:func:`content_hash`).
         path: The file it was read from (None when not read from a file).
     """
 
@@ -85,6 +94,7 @@ class GateBaseline(Result):
     created: str
     blessed_with: Mapping[str, str | None]
     sources: tuple[str, ...]
+    content_sha256: str = ""
     path: str | None = None
 
 
@@ -95,6 +105,32 @@ def _package_version() -> str | None:
         return version("metacog-eval")
     except PackageNotFoundError:  # running from a checkout
         return None
+
+
+def stack_repeats(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Several validated runs of one model as one table with a ``repeat`` column (0, 1, ...).
+
+    One run is returned as it is. The result is no longer unique on the record key, so it is
+    validated per repeat, never as a whole.
+    """
+    if len(frames) == 1:
+        return frames[0]
+    parts = [f.assign(repeat=i) for i, f in enumerate(frames)]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _validate(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Validate records per ``repeat`` (each repeat is unique on the record key)."""
+    if "repeat" not in frame.columns or frame["repeat"].nunique(dropna=False) <= 1:
+        out = validate_records(frame.drop(columns=["repeat"], errors="ignore"), source=source)
+        if "repeat" in frame.columns:
+            out["repeat"] = frame["repeat"].to_numpy()
+        return out
+    parts = []
+    for rep, sub in frame.groupby("repeat", sort=True, dropna=False):
+        part = validate_records(sub.drop(columns=["repeat"]), source=f"{source} repeat {rep}")
+        parts.append(part.assign(repeat=rep))
+    return pd.concat(parts, ignore_index=True)
 
 
 def template_versions(records: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -130,6 +166,17 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def content_hash(data: Mapping[str, Any]) -> str:
+    """SHA-256 of a baseline's parsed content, every key but the hash, as canonical JSON.
+
+    Canonical JSON (sorted keys, no spaces, UTF-8) makes the hash independent of the file's
+    layout and line endings, and dependent on every value in it.
+    """
+    body = {k: v for k, v in data.items() if k != _HASH_KEY}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def write_baseline(
     records: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -141,7 +188,7 @@ def write_baseline(
     """Write one model's records as a gate baseline (atomically).
 
     Args:
-        records: Validated records of exactly one model.
+        records: Validated records of exactly one model (a ``repeat`` column for repeats).
         path: The ``.json`` file to write.
         config: The gate config to record (default :class:`GateConfig`).
         versions: Software versions the records' logs state.
@@ -162,44 +209,46 @@ def write_baseline(
             f"a baseline holds one model; the run holds {len(models)} ({', '.join(models[:5])}"
             f"{', ...' if len(models) > 5 else ''}): choose one with --model"
         )
-    columns = [c for c in BASELINE_COLUMNS if c in records.columns and records[c].notna().any()]
-    columns += [c for c in _REQUIRED if c not in columns]
-    columns = [c for c in BASELINE_COLUMNS if c in columns]
-    table = records.sort_values(["benchmark", "probe", "confidence_kind", "item_id"], kind="stable")
-    baseline = GateBaseline(
-        model=models[0],
-        records=records,
-        versions=dict(sorted((versions or {}).items())),
-        templates=template_versions(records),
-        config=to_jsonable(config),
-        config_fingerprint=config.fingerprint(),
-        created=datetime.now(UTC).replace(microsecond=0).isoformat(),
-        blessed_with={"metacog-eval": _package_version(), "python": platform.python_version()},
-        sources=tuple(str(s) for s in sources),
-    )
+    present = {c for c in BASELINE_COLUMNS if c in records.columns and records[c].notna().any()}
+    columns = [c for c in BASELINE_COLUMNS if c in present or c in _REQUIRED]
+    order = ["benchmark", "probe", "confidence_kind", "item_id"]
+    order += ["repeat"] if "repeat" in columns else []
+    table = records.sort_values(order, kind="stable")
+    rows = [[_cell(v) for v in row] for row in table[columns].itertuples(index=False, name=None)]
     header = {
         "format": BASELINE_FORMAT,
         "format_version": _FORMAT_VERSION,
-        "model": baseline.model,
-        "created": baseline.created,
-        "blessed_with": baseline.blessed_with,
-        "versions": baseline.versions,
-        "templates": baseline.templates,
-        "config_fingerprint": baseline.config_fingerprint,
-        "config": baseline.config,
-        "sources": list(baseline.sources),
-        "n_records": len(table),
+        "model": models[0],
+        "created": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "blessed_with": {"metacog-eval": _package_version(), "python": platform.python_version()},
+        "versions": dict(sorted((versions or {}).items())),
+        "templates": template_versions(records),
+        "config_fingerprint": config.fingerprint(),
+        "config": to_jsonable(config),
+        "sources": [str(s) for s in sources],
+        "n_records": len(rows),
         "columns": columns,
     }
+    digest = content_hash({**header, "records": rows})
+    header = {**header, _HASH_KEY: digest}
     head = json.dumps(header, indent=2, allow_nan=False)
-    rows = (
-        json.dumps([_cell(v) for v in row], allow_nan=False, ensure_ascii=False)
-        for row in table[columns].itertuples(index=False, name=None)
-    )
+    lines = (json.dumps(row, allow_nan=False, ensure_ascii=False) for row in rows)
     text = head[: head.rindex("}")].rstrip() + ',\n  "records": [\n    '
-    text += ",\n    ".join(rows) + "\n  ]\n}\n"
+    text += ",\n    ".join(lines) + "\n  ]\n}\n"
     atomic_write_text(path, text)
-    return dataclasses.replace(baseline, path=str(path))
+    return GateBaseline(
+        model=models[0],
+        records=records,
+        versions=header["versions"],
+        templates=header["templates"],
+        config=header["config"],
+        config_fingerprint=header["config_fingerprint"],
+        created=header["created"],
+        blessed_with=header["blessed_with"],
+        sources=tuple(header["sources"]),
+        content_sha256=digest,
+        path=str(path),
+    )
 
 
 def is_baseline_file(path: str | os.PathLike[str]) -> bool:
@@ -216,7 +265,7 @@ def is_baseline_file(path: str | os.PathLike[str]) -> bool:
 
 
 def read_baseline(path: str | os.PathLike[str]) -> GateBaseline:
-    """Read a baseline written by :func:`write_baseline`.
+    """Read a baseline written by :func:`write_baseline`, refusing any edit.
 
     Args:
         path: The file.
@@ -226,7 +275,8 @@ def read_baseline(path: str | os.PathLike[str]) -> GateBaseline:
 
     Raises:
         FileNotFoundError: No such file.
-        RecordError: Not a baseline, a newer format, or bad records (naming the file and row).
+        RecordError: Not a baseline, another format version, content that does not match its
+            hash (an edit), or bad records (naming the file and row).
     """
     path = Path(path)
     try:
@@ -241,7 +291,14 @@ def read_baseline(path: str | os.PathLike[str]) -> GateBaseline:
     if version != _FORMAT_VERSION:
         raise RecordError(
             f"{path}: baseline format_version {version!r}; this metacog-eval reads version "
-            f"{_FORMAT_VERSION} (bless the baseline again, or upgrade metacog-eval)"
+            f"{_FORMAT_VERSION} (bless the baseline again with `metacog gate bless`)"
+        )
+    stated = data.get(_HASH_KEY)
+    if not isinstance(stated, str) or stated != content_hash(data):
+        raise RecordError(
+            f"{path}: the content does not match its {_HASH_KEY} "
+            + ("(the hash is missing)" if not isinstance(stated, str) else "(the file was edited)")
+            + "; a baseline changes only by blessing a run again (`metacog gate bless`)"
         )
     columns = data.get("columns")
     rows = data.get("records")
@@ -256,17 +313,16 @@ def read_baseline(path: str | os.PathLike[str]) -> GateBaseline:
                 f"{path}: record {i} has {len(row) if isinstance(row, list) else 'no'} fields, "
                 f"the header names {len(columns)}"
             )
-    if data.get("n_records") not in (None, len(rows)):
+    if data.get("n_records") != len(rows):
         raise RecordError(
-            f"{path}: the header says {data['n_records']} records, the file holds {len(rows)} "
-            "(truncated or edited?)"
+            f"{path}: the header says {data.get('n_records')} records, the file holds {len(rows)}"
         )
     model = str(data.get("model") or "")
     if not model:
         raise RecordError(f"{path}: the baseline names no model")
     frame = pd.DataFrame(rows, columns=columns)
     frame.insert(0, "model", model)
-    records = validate_records(frame, source=f"{path} (records)")
+    records = _validate(frame, f"{path} (records)")
     return GateBaseline(
         model=model,
         records=records,
@@ -277,6 +333,7 @@ def read_baseline(path: str | os.PathLike[str]) -> GateBaseline:
         created=str(data.get("created") or ""),
         blessed_with=dict(data.get("blessed_with") or {}),
         sources=tuple(str(s) for s in data.get("sources") or ()),
+        content_sha256=stated,
         path=str(path),
     )
 
