@@ -773,6 +773,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="RUN",
         help="runs of reference models: adds the Internal - Pop AUROC gap",
     )
+    p.add_argument(
+        "--mlflow",
+        dest="mlflow_uri",
+        metavar="URI",
+        help="also log the verdict to this MLflow tracking URI (needs the mlflow extra)",
+    )
+    p.add_argument(
+        "--mlflow-experiment",
+        default="metacog-gate",
+        metavar="NAME",
+        help="MLflow experiment of --mlflow (default metacog-gate)",
+    )
     _add_settings(p)
     gate_sub = p.add_subparsers(dest="gate_command", metavar="[bless|plan|demo]")
     b = gate_sub.add_parser(
@@ -873,6 +885,10 @@ def run_command(args: argparse.Namespace) -> int:
     missing = [f"--{k}" for k in ("baseline", "candidate") if not getattr(args, k)]
     if missing:
         args.parser.error(f"the following arguments are required: {', '.join(missing)}")
+    if args.mlflow_uri:
+        from metacog_tasks.tracking import require_mlflow
+
+        require_mlflow()  # before the gate, so a missing extra is not found after the run
     try:
         verdict = run_gate(
             args.baseline,
@@ -893,4 +909,12 @@ def run_command(args: argparse.Namespace) -> int:
         traceback.print_exc()
         print("metacog gate: internal error (exit 2); the traceback is above", file=sys.stderr)
         return 2
+    if args.mlflow_uri:
+        from metacog_metrics import to_jsonable
+        from metacog_tasks.tracking import log_gate
+
+        run = log_gate(
+            to_jsonable(verdict.to_dict()), args.mlflow_uri, experiment=args.mlflow_experiment
+        )
+        print(f"logged to MLflow {args.mlflow_uri} (run {run})")
     return verdict.exit_code

@@ -60,9 +60,9 @@ def test_analyze_logs_its_summary(tmp_path, store, capsys):
     client, run = _run(store, run_id)
     assert run.info.status == "FINISHED" and run.data.tags["metacog.kind"] == "analysis"
     expected = analysis_metrics(summary)
-    g = summary["results"]["squad"]["prospective"]
-    assert expected["squad/prospective/pairwise.mean_tau"] == g["pairwise"]["mean_tau"]
-    assert expected["squad/prospective/n_models"] == 4
+    g = summary["results"]["squad"]["unspecified"]  # no probe column
+    assert expected["squad/unspecified/pairwise.mean_tau"] == g["pairwise"]["mean_tau"]
+    assert expected["squad/unspecified/n_models"] == 4
     assert len(expected) > 20 and run.data.metrics == pytest.approx(expected)
     assert run.data.params["permutations"] == "19"
     names = {a.path for a in client.list_artifacts(run_id)}
@@ -96,3 +96,18 @@ def test_an_unreachable_store_is_an_error_not_a_silent_pass(tmp_path, monkeypatc
     monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
     with pytest.raises(Exception, match="MLFLOW_ALLOW_FILE_STORE"):
         log_analysis({"results": {}}, f"file:{tmp_path / 'mlruns'}")
+
+
+def test_metacog_gate_mlflow_logs_the_verdict_it_exits_with(tmp_path, store, capsys):
+    base = _records(tmp_path / "b.csv", model="base", n_models=1, n_items=80)
+    cand = _records(tmp_path / "c.csv", model="cand", n_models=1, n_items=80, seed=1)
+    out = tmp_path / "gate.json"
+    args = ["gate", "--baseline", str(base), "--candidate", str(cand), "--json", str(out)]
+    code = main([*args, "--mlflow", store, "--mlflow-experiment", "ci"])
+    printed = capsys.readouterr().out
+    run_id = printed.rsplit("(run ", 1)[1].split(")")[0]
+    client, run = _run(store, run_id)
+    assert client.get_experiment(run.info.experiment_id).name == "ci"
+    assert run.data.tags["metacog.kind"] == "gate"
+    assert run.data.metrics["exit_code"] == code
+    assert run.data.metrics == pytest.approx(gate_metrics(json.loads(out.read_text())))
