@@ -68,7 +68,7 @@ class ItemGrader:
         self._options = dict(options or {})
         self._benchmarks: dict[str, Benchmark] = {}
         self._items: dict[tuple[str, str], dict[str, Item] | None] = {}
-        self._cache: dict[tuple[str, str, str, str | bytes], Verdict] = {}
+        self._cache: dict[tuple[str, str, str, str | bytes], tuple[Verdict, str | None]] = {}
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -111,15 +111,22 @@ class ItemGrader:
 
     def verdict(self, benchmark: Any, item_id: Any, source: Any, answer: str) -> Verdict:
         """The grader's verdict on ``answer`` for the item (see :class:`Verdict`); never raises."""
+        return self.extract(benchmark, item_id, source, answer)[0]
+
+    def extract(
+        self, benchmark: Any, item_id: Any, source: Any, answer: str
+    ) -> tuple[Verdict, str | None]:
+        """The verdict and the answer the benchmark's grader extracted (its normal form: the
+        option letter, the SQuAD span, the boxed expression, the code); never raises."""
         if not (type(benchmark) is str and type(item_id) is str and benchmark and item_id):
             if _missing(benchmark) or _missing(item_id):
-                return _MISSING
+                return _MISSING, None
             if not isinstance(benchmark, str) or isinstance(item_id, bool):
-                return _BAD_LABEL
+                return _BAD_LABEL, None
             if not isinstance(item_id, (str, numbers.Integral)):
-                return _BAD_LABEL
+                return _BAD_LABEL, None
         if not (source is None or isinstance(source, str)):
-            return _BAD_LABEL
+            return _BAD_LABEL, None
         src = source or "bundled"
         answer = str(answer)
         # short answers are their own key; long ones are keyed by a digest (bounded memory)
@@ -130,14 +137,17 @@ class ItemGrader:
         try:
             items = self._source_items(benchmark, src)
         except Exception:  # no such benchmark
-            return _BAD_LABEL
+            return _BAD_LABEL, None
         if items is None:
-            return _UNGRADED
+            return _UNGRADED, None
         item = items.get(key[2])
         if item is None:
-            return _BAD_LABEL
+            return _BAD_LABEL, None
+        extracted = None
         try:
-            value = float(self._benchmarks[benchmark].grade(item, answer).correct)
+            grade = self._benchmarks[benchmark].grade(item, answer)
+            value = float(grade.correct)
+            extracted = grade.extracted if isinstance(grade.extracted, str) else None
         except Exception:  # the answer made the grader fail: it cannot be compared, so wrong
             out = Verdict(0.0, "grader_error")
         else:
@@ -146,10 +156,10 @@ class ItemGrader:
             else:
                 out = Verdict(1.0 if value == 1.0 else 0.0, "ok")
         with self._lock:
-            self._cache[key] = out
+            self._cache[key] = (out, extracted)
             while len(self._cache) > self._cache_size:
                 del self._cache[next(iter(self._cache))]
-        return out
+        return out, extracted
 
     def correct(self, benchmark: Any, item_id: Any, source: Any, answer: str) -> float:
         """1.0 / 0.0 from the benchmark's grader (0 when it raised), NaN when the row cannot

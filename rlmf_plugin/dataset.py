@@ -28,6 +28,7 @@ from metacog_metrics import Result
 from rlmf_plugin._format import FORMAT_INSTRUCTION
 from rlmf_plugin._grading import ItemGrader
 from rlmf_plugin._io import write_json, write_rows
+from rlmf_plugin.consistency import answer_class_labels, equivalent
 
 __all__ = [
     "BuildResult",
@@ -38,7 +39,6 @@ __all__ = [
     "load_records",
 ]
 
-_MATH = frozenset({"mathbench", "omni_math"})
 _VERBAL = ("verbal_numeric", "verbal_binary")
 _TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
 
@@ -150,46 +150,6 @@ def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, in
     first = df.groupby([*keys, "_part"], sort=False).ngroup()
     df["attempt"] = first.groupby([df[k] for k in keys]).rank(method="dense").astype(int)
     return df.drop(columns="_part"), n_bad
-
-
-def _norm(text: str) -> str:
-    from metacog_tasks.benchmarks.squad import normalize_answer
-
-    return normalize_answer(text)
-
-
-def equivalent(benchmark: str, a: str | None, b: str | None) -> bool:
-    """Whether two extracted answers are the same answer (math through math-verify)."""
-    if a is None or b is None:
-        return False
-    if _norm(a) == _norm(b):
-        return True
-    if benchmark in _MATH:
-        from metacog_tasks.benchmarks._math import verify_latex
-
-        return verify_latex(a, b).verdict is True
-    return False
-
-
-def answer_class_labels(
-    benchmark: str, answers: Sequence[str | None], correct: Sequence[float]
-) -> list[int]:
-    """The equivalence class of each sampled answer: ``-1`` for the correct ones (one class),
-    then ``0, 1, ...`` for the classes of the others in order of first appearance."""
-    labels: list[int] = []
-    reps: list[str | None] = []
-    for a, y in zip(answers, correct):
-        if y == 1.0:
-            labels.append(-1)
-            continue
-        for i, rep in enumerate(reps):
-            if equivalent(benchmark, rep, a):
-                labels.append(i)
-                break
-        else:
-            labels.append(len(reps))
-            reps.append(a)
-    return labels
 
 
 def answer_classes(

@@ -399,11 +399,15 @@ class RewardScorer:
         self.mc_weight, self.mc_start = float(mc_weight), float(mc_start)
         self._grader = ItemGrader({k: dict(v) for k, v in (benchmark_options or {}).items()})
         self._names = list(REWARD_NAMES)
-        self._funcs = make_rewards(self._names, grader=self._grader, tau=tau, options=options)
+        # One response at a time, no group: the faithful target is the label's item-level g.
+        self._funcs = make_rewards(
+            self._names, grader=self._grader, target="item", tau=tau, options=options
+        )
         self._wrong_grader = _WrongGrader()
         self._wrong = make_rewards(
             self._names,
             grader=self._wrong_grader,  # type: ignore[arg-type]
+            target="item",
             tau=tau,
             options=options,
         )
