@@ -161,7 +161,7 @@ def test_read_verdict(reply, value):
 class _Endpoint(BaseHTTPRequestHandler):
     """An OpenAI-compatible chat endpoint: Yes when the assertion's letter is in the context."""
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.seen.append(body)  # type: ignore[attr-defined]
         text = body["messages"][0]["content"]
