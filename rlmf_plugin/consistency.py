@@ -165,11 +165,15 @@ class OnPolicyTarget:
         rows = []
         for i, p in enumerate(parsed):
             b, it, s = cols["benchmark"][i], cols["item_id"][i], cols["source"][i]
-            rows.append({
-                "key": _key(prompts[i] if i < len(prompts) else "", b, it, s),
-                "bench": b, "item": it, "source": s,
-                "answer": p.answer if p.has_answer else None,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "key": _key(prompts[i] if i < len(prompts) else "", b, it, s),
+                    "bench": b,
+                    "item": it,
+                    "source": s,
+                    "answer": p.answer if p.has_answer else None,
+                }
+            )
         offset = 0
         everyone = rows
         if self.gather is not None:
@@ -179,10 +183,13 @@ class OnPolicyTarget:
             mine = [k for k, size in enumerate(rank_sizes) if size == n]
             # our rows are the slice that holds exactly our own objects, in rank order
             offset = next(
-                (sum(rank_sizes[:k]) for k in mine
-                 if everyone[sum(rank_sizes[:k]) : sum(rank_sizes[:k]) + n] == rows),
+                (
+                    sum(rank_sizes[:k])
+                    for k in mine
+                    if everyone[sum(rank_sizes[:k]) : sum(rank_sizes[:k]) + n] == rows
+                ),
                 0,
-            )  # fmt: skip
+            )
         values = self._values(everyone)
         out = values[offset : offset + n]
         self._last = (parsed, given, out)

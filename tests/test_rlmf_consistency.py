@@ -103,14 +103,18 @@ def test_faithful_reward_follows_the_answer_given_on_policy():
     zs = z(prompts=["p"] * 4, completions=comps, **_cols(MMLU, 4))
     assert zs == pytest.approx([1 - 0.1**2] * 3 + [1 - 0.9**2])  # M=0.9; F = 1, 1, 1, 0
     item = make_rewards(["faithful"], grader=GRADER, target="item")[0]
-    flat = item(prompts=["p"] * 4, completions=comps, intrinsic_confidence=[0.625] * 4,
-                **_cols(MMLU, 4))  # fmt: skip
+    flat = item(
+        prompts=["p"] * 4, completions=comps, intrinsic_confidence=[0.625] * 4, **_cols(MMLU, 4)
+    )
     assert len(set(flat)) == 1  # the per-item constant ignores the answer
 
 
 def test_offline_target_looks_the_answer_up_among_the_harness_samples():
-    cols = {**_cols(MMLU, 2), "sample_answers": [["A", "B", "B", "C"]] * 2,
-            "sample_correct": [[1.0, 0.0, 0.0, 0.0]] * 2}  # fmt: skip
+    cols = {
+        **_cols(MMLU, 2),
+        "sample_answers": [["A", "B", "B", "C"]] * 2,
+        "sample_correct": [[1.0, 0.0, 0.0, 0.0]] * 2,
+    }
     parsed = [parse_completion(_mmlu("B")), parse_completion(_mmlu("A"))]
     assert OfflineTarget(GRADER)(["p"] * 2, parsed, cols) == pytest.approx([0.5, 0.25])
 
@@ -136,11 +140,19 @@ def test_judged_agreement_counts_itself_once_and_asks_the_others():
 def test_eval_measures_the_training_target():
     """The same answers give the same g in `rlmf eval` and in the on-policy reward target."""
     answers = ["A", "A", "B", "C", "B", "B"]
-    recs = pd.DataFrame({
-        "model": "m", "benchmark": "mmlu_pro", "item_id": "90001", "probe": "numeric",
-        "confidence": 0.5, "confidence_kind": "verbal_numeric", "attempt": range(1, 7),
-        "correct": [float(a == "A") for a in answers], "answer": answers,
-    })  # fmt: skip
+    recs = pd.DataFrame(
+        {
+            "model": "m",
+            "benchmark": "mmlu_pro",
+            "item_id": "90001",
+            "probe": "numeric",
+            "confidence": 0.5,
+            "confidence_kind": "verbal_numeric",
+            "attempt": range(1, 7),
+            "correct": [float(a == "A") for a in answers],
+            "answer": answers,
+        }
+    )
     g_eval = attempt_table(recs)["intrinsic"].tolist()
     parsed = [parse_completion(_mmlu(a)) for a in answers]
     g_train = OnPolicyTarget(GRADER)(["p"] * 6, parsed, _cols(MMLU, 6))
@@ -183,8 +195,12 @@ def test_openai_compatible_judge_drives_the_onpolicy_target():
     server.seen = []  # type: ignore[attr-defined]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        judge = ConsistencyJudge("judge-model", base_url=f"http://127.0.0.1:{server.server_port}/v1",
-                                 temperature=0.7, max_tokens=4)  # fmt: skip
+        judge = ConsistencyJudge(
+            "judge-model",
+            base_url=f"http://127.0.0.1:{server.server_port}/v1",
+            temperature=0.7,
+            max_tokens=4,
+        )
         comps = [_mmlu("A"), _mmlu("A"), _mmlu("B"), _mmlu("A")]
         parsed = [parse_completion(c) for c in comps]
         g = OnPolicyTarget(GRADER, judge=judge)(["p"] * 4, parsed, _cols(MMLU, 4))

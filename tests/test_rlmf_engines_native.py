@@ -51,10 +51,20 @@ def exported(tmp_path_factory) -> Path:
     from rlmf_plugin.engines import export_dataset
 
     root = tmp_path_factory.mktemp("export")
-    rows = [{"prompt": MMLU.solve_prompt(it), "benchmark": "mmlu_pro", "item_id": it.item_id,
-             "source": "bundled", "accuracy": 0.5, "stated_confidence": 0.6,
-             "intrinsic_confidence": [0.75, 0.5, None][i], "n_samples": 4,
-             "n_answer_classes": 2} for i, it in enumerate(ITEMS)]  # fmt: skip
+    rows = [
+        {
+            "prompt": MMLU.solve_prompt(it),
+            "benchmark": "mmlu_pro",
+            "item_id": it.item_id,
+            "source": "bundled",
+            "accuracy": 0.5,
+            "stated_confidence": 0.6,
+            "intrinsic_confidence": [0.75, 0.5, None][i],
+            "n_samples": 4,
+            "n_answer_classes": 2,
+        }
+        for i, it in enumerate(ITEMS)
+    ]
     write_rows(root / "data", rows)
     export_dataset(root / "data", root / "export", val_fraction=0.0)
     return root / "export"
@@ -119,31 +129,50 @@ def test_verl_example_resolves_and_scores_through_verls_naive_manager(exported, 
 
     from omegaconf import OmegaConf
 
-    data_cfg = OmegaConf.create({"prompt_key": "prompt", "max_prompt_length": 8192,
-                                 "filter_overlong_prompts": False, "return_raw_chat": True,
-                                 "cache_dir": str(tmp_path / "cache"), "truncation": "error"})  # fmt: skip
-    ds = RLHFDataset(data_files=[str(exported / "verl" / "train.parquet")], tokenizer=tok,
-                     config=data_cfg)  # fmt: skip
+    data_cfg = OmegaConf.create(
+        {
+            "prompt_key": "prompt",
+            "max_prompt_length": 8192,
+            "filter_overlong_prompts": False,
+            "return_raw_chat": True,
+            "cache_dir": str(tmp_path / "cache"),
+            "truncation": "error",
+        }
+    )
+    ds = RLHFDataset(
+        data_files=[str(exported / "verl" / "train.parquet")], tokenizer=tok, config=data_cfg
+    )
     responses = _responses()
     assert len(ds) == len(responses)
     for i, text in enumerate(responses):
         row = ds[i]
-        prompt = tok(tok.apply_chat_template(row["raw_prompt"], tokenize=False,
-                                             add_generation_prompt=True),
-                     add_special_tokens=False)["input_ids"]  # fmt: skip
+        prompt = tok(
+            tok.apply_chat_template(row["raw_prompt"], tokenize=False, add_generation_prompt=True),
+            add_special_tokens=False,
+        )["input_ids"]
         resp = tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
         import torch
 
         data = DataProto.from_dict(
-            tensors={"prompts": torch.tensor([prompt]), "responses": torch.tensor([resp + [0] * 3]),
-                     "attention_mask": torch.tensor([[1] * (len(prompt) + len(resp)) + [0] * 3])},
-            non_tensors={"data_source": np.array([row["data_source"]], dtype=object),
-                         "reward_model": np.array([row["reward_model"]], dtype=object),
-                         "extra_info": np.array([dict(row["extra_info"])], dtype=object)},
-        )  # fmt: skip
+            tensors={
+                "prompts": torch.tensor([prompt]),
+                "responses": torch.tensor([resp + [0] * 3]),
+                "attention_mask": torch.tensor([[1] * (len(prompt) + len(resp)) + [0] * 3]),
+            },
+            non_tensors={
+                "data_source": np.array([row["data_source"]], dtype=object),
+                "reward_model": np.array([row["reward_model"]], dtype=object),
+                "extra_info": np.array([dict(row["extra_info"])], dtype=object),
+            },
+        )
         out = manager.loop.run_until_complete(manager.run_single(data))  # its own loop
-        want = compute_score(row["data_source"], text, row["reward_model"]["ground_truth"],
-                             dict(row["extra_info"]), weights=weights)  # fmt: skip
+        want = compute_score(
+            row["data_source"],
+            text,
+            row["reward_model"]["ground_truth"],
+            dict(row["extra_info"]),
+            weights=weights,
+        )
         assert out["reward_score"] == pytest.approx(want["score"])
         info = out["reward_extra_info"]
         assert set(info) == {"score", *want} and all(np.isfinite(float(v)) for v in info.values())
@@ -177,8 +206,9 @@ def test_openrlhf_example_parses_and_fetches_rewards_from_file_and_server(export
         assert re.search(rf'"{re.escape(flag)}"', src), f"train_ppo_ray has no flag {flag}"
     tok = _tokenizer(tmp_path)
     data = datasets.load_dataset("json", data_files=str(exported / "openrlhf" / "train.jsonl"))
-    args = SimpleNamespace(input_key="input", label_key="label", apply_chat_template=True,
-                           image_key="images")  # fmt: skip
+    args = SimpleNamespace(
+        input_key="input", label_key="label", apply_chat_template=True, image_key="images"
+    )
     strategy = SimpleNamespace(args=SimpleNamespace(data=args), is_rank_0=lambda: True)
     ds = PromptDataset(data["train"], tok, strategy)
     responses = _responses()
@@ -193,11 +223,18 @@ def test_openrlhf_example_parses_and_fetches_rewards_from_file_and_server(export
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/get_reward"
-        out = asyncio.run(SingleTurnAgentExecutor(remote_rm_url=url)
-                          ._fetch_rewards_via_http(queries, prompts, labels))[0]  # fmt: skip
+        out = asyncio.run(
+            SingleTurnAgentExecutor(remote_rm_url=url)._fetch_rewards_via_http(
+                queries, prompts, labels
+            )
+        )[0]
         assert out["rewards"] == pytest.approx(want)
         assert set(out["extra_logs"]) >= {"faithful", "correct", "bad_label", "timed_out"}
     finally:
         server.shutdown()
-    assert json.loads(labels[0])["item_id"] == json.loads(make_label({
-        "benchmark": "mmlu_pro", "item_id": ITEMS[0].item_id, "source": "bundled"}))["item_id"]  # fmt: skip
+    assert (
+        json.loads(labels[0])["item_id"]
+        == json.loads(
+            make_label({"benchmark": "mmlu_pro", "item_id": ITEMS[0].item_id, "source": "bundled"})
+        )["item_id"]
+    )

@@ -29,20 +29,24 @@ img { max-width: 100%; }
 </style></head><body>
 <h1>RLMF against correctness-only and standard RL</h1>
 <p>{{ n_items }} {{ split }} items, {{ k }} sampled answers per item and policy,
-{{ seeds }} seed(s) per arm, {{ rl_steps }} GRPO steps of {{ prompts }} prompts &times; G = {{ group }};
+{{ seeds }} seed(s) per arm, {{ rl_steps }} GRPO steps of {{ prompts }} prompts
+&times; G = {{ group }};
 intervals: paired bootstrap over seeds and items ({{ bootstrap }} resamples), 95%.</p>
 <h2>Held-out calibration (mean over seeds &plusmn; sd)</h2>
-<table><tr><th>policy</th>{% for m in metrics %}<th>{{ labels[m] }}</th>{% endfor %}<th>format</th></tr>
+<table><tr><th>policy</th>{% for m in metrics %}<th>{{ labels[m] }}</th>{% endfor %}
+<th>format</th></tr>
 {% for name, row in arms.items() %}<tr><td>{{ name }}</td>
 {% for m in metrics %}<td>{{ row[m] }}</td>{% endfor %}<td>{{ row.format }}</td></tr>{% endfor %}
 </table>
 <h2>RLMF minus each baseline</h2>
 <table><tr><th>comparison</th>{% for m in metrics %}<th>{{ labels[m] }}</th>{% endfor %}</tr>
 {% for name, row in comparisons.items() %}<tr><td>{{ name }}</td>
-{% for m in metrics %}<td class="{{ row[m].cls }}">{{ row[m].text }}</td>{% endfor %}</tr>{% endfor %}
+{% for m in metrics %}<td class="{{ row[m].cls }}">{{ row[m].text }}</td>{% endfor %}</tr>
+{% endfor %}
 </table>
 <p>Green: the interval excludes 0 in RLMF's favour; red: against it.</p>
-{% for title, png in figures %}<h2>{{ title }}</h2><img alt="{{ title }}" src="data:image/png;base64,{{ png }}">
+{% for title, png in figures %}<h2>{{ title }}</h2>
+<img alt="{{ title }}" src="data:image/png;base64,{{ png }}">
 {% endfor %}
 </body></html>
 """
@@ -118,23 +122,41 @@ def write_report(out_dir: Path, result) -> Path:
 
     s = result.settings
     arms = {
-        name: {**{m: f"{_f(row[m]['mean'])} ± {_f(row[m]['sd'])}" for m in _SHOWN},
-               "format": _f(row["format_rate"], 2)}
+        name: {
+            **{m: f"{_f(row[m]['mean'])} ± {_f(row[m]['sd'])}" for m in _SHOWN},
+            "format": _f(row["format_rate"], 2),
+        }
         for name, row in result.arms.items()
-    }  # fmt: skip
+    }
     comparisons = {
-        name: {m: {"text": f"{_f(c[m]['difference'])} [{_f(c[m]['ci_low'])}, {_f(c[m]['ci_high'])}]",
-                   "cls": "better" if c[m]["better"] else "worse" if c[m]["worse"] else ""}
-               for m in _SHOWN}
+        name: {
+            m: {
+                "text": f"{_f(c[m]['difference'])} [{_f(c[m]['ci_low'])}, {_f(c[m]['ci_high'])}]",
+                "cls": "better" if c[m]["better"] else "worse" if c[m]["worse"] else "",
+            }
+            for m in _SHOWN
+        }
         for name, c in result.comparisons.items()
-    }  # fmt: skip
-    html = Environment(autoescape=True).from_string(_TEMPLATE).render(
-        n_items=result.n_items, split=s["split"], k=s["k"], seeds=s["seeds"],
-        rl_steps=s["rl_steps"], prompts=s["prompts_per_step"], group=s["group"],
-        bootstrap=s["bootstrap"], metrics=_SHOWN,
-        labels={m: METRICS[m][0] for m in _SHOWN}, arms=arms, comparisons=comparisons,
-        figures=_figures(result),
-    )  # fmt: skip
+    }
+    html = (
+        Environment(autoescape=True)
+        .from_string(_TEMPLATE)
+        .render(
+            n_items=result.n_items,
+            split=s["split"],
+            k=s["k"],
+            seeds=s["seeds"],
+            rl_steps=s["rl_steps"],
+            prompts=s["prompts_per_step"],
+            group=s["group"],
+            bootstrap=s["bootstrap"],
+            metrics=_SHOWN,
+            labels={m: METRICS[m][0] for m in _SHOWN},
+            arms=arms,
+            comparisons=comparisons,
+            figures=_figures(result),
+        )
+    )
     return atomic_write_text(Path(out_dir) / "report.html", html)
 
 
@@ -151,9 +173,8 @@ def result_text(result) -> str:
         cells = []
         for m in _SHOWN:
             mark = "*" if c[m]["better"] or c[m]["worse"] else " "
-            cells.append(
-                f"{_f(c[m]['difference'], 3):>7s}{mark}[{_f(c[m]['ci_low'], 2)},{_f(c[m]['ci_high'], 2)}]"
-            )
+            lo, hi = _f(c[m]["ci_low"], 2), _f(c[m]["ci_high"], 2)
+            cells.append(f"{_f(c[m]['difference'], 3):>7s}{mark}[{lo},{hi}]")
         lines.append(f"{name:22s}" + "  ".join(cells))
     t = result.timings
     lines.append("")

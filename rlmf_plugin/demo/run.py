@@ -165,8 +165,10 @@ def _sft_examples(settings: DemoSettings, rng: np.random.Generator) -> list[dict
 
 
 def _rows(its: Sequence[Item]) -> list[dict[str, str]]:
-    return [{"prompt": it.prompt, "benchmark": BENCHMARK, "item_id": it.item_id,
-             "source": _SOURCE} for it in its]  # fmt: skip
+    return [
+        {"prompt": it.prompt, "benchmark": BENCHMARK, "item_id": it.item_id, "source": _SOURCE}
+        for it in its
+    ]
 
 
 def _config(settings: DemoSettings, arm: str, seed: int, out: Path):
@@ -174,20 +176,37 @@ def _config(settings: DemoSettings, arm: str, seed: int, out: Path):
     from rlmf_plugin.presets import apply_preset
     from rlmf_plugin.train import TrainConfig
 
-    data = apply_preset({
-        "preset": "official", "arm": arm, "model": "tiny", "dataset": "-",
-        "output_dir": str(out), "tau": settings.tau, "seed": seed, "peft": None,
-        "max_seq_length": None, "torch_threads": settings.torch_threads,
-        "grpo": {
-            "use_cpu": True, "bf16": False, "num_generations": settings.group,
-            "per_device_train_batch_size": settings.prompts_per_step * settings.group,
-            "gradient_accumulation_steps": 1, "max_steps": settings.rl_steps,
-            "learning_rate": settings.lr, "lr_scheduler_type": "constant_with_warmup",
-            "beta": settings.beta, "max_completion_length": 32, "logging_steps": 5,
-            "save_strategy": "no", "log_completions": False, "disable_tqdm": True,
-            "optim": "adamw_torch",
-        },
-    })  # fmt: skip
+    data = apply_preset(
+        {
+            "preset": "official",
+            "arm": arm,
+            "model": "tiny",
+            "dataset": "-",
+            "output_dir": str(out),
+            "tau": settings.tau,
+            "seed": seed,
+            "peft": None,
+            "max_seq_length": None,
+            "torch_threads": settings.torch_threads,
+            "grpo": {
+                "use_cpu": True,
+                "bf16": False,
+                "num_generations": settings.group,
+                "per_device_train_batch_size": settings.prompts_per_step * settings.group,
+                "gradient_accumulation_steps": 1,
+                "max_steps": settings.rl_steps,
+                "learning_rate": settings.lr,
+                "lr_scheduler_type": "constant_with_warmup",
+                "beta": settings.beta,
+                "max_completion_length": 32,
+                "logging_steps": 5,
+                "save_strategy": "no",
+                "log_completions": False,
+                "disable_tqdm": True,
+                "optim": "adamw_torch",
+            },
+        }
+    )
     if data.get("rlmf"):
         data["rlmf"] = {**data["rlmf"], "advantage_k": settings.advantage_k}
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
@@ -207,12 +226,15 @@ def _grpo(settings, arm, seed, model, tokenizer, train_items, out: Path):
     trainer = make_trainer(cfg, model, tokenizer, dataset, grader=TaskGrader())
     trainer.train()
     curve = [
-        {"step": int(e["step"]),
-         "faithful": e.get("rewards/faithful_reward/mean"),
-         "correct": e.get("rewards/correctness_reward/mean"),
-         "strict_format": e.get("rewards/strict_format_reward/mean")}
-        for e in trainer.state.log_history if "rewards/faithful_reward/mean" in e
-    ]  # fmt: skip
+        {
+            "step": int(e["step"]),
+            "faithful": e.get("rewards/faithful_reward/mean"),
+            "correct": e.get("rewards/correctness_reward/mean"),
+            "strict_format": e.get("rewards/strict_format_reward/mean"),
+        }
+        for e in trainer.state.log_history
+        if "rewards/faithful_reward/mean" in e
+    ]
     return trainer.model, curve
 
 
@@ -230,9 +252,14 @@ def _sample(model, tokenizer, its: Sequence[Item], k: int, seed: int) -> list[li
     enc = tokenizer([it.prompt for it in its], return_tensors="pt", padding=True)
     with torch.no_grad():
         out = model.generate(
-            **enc, do_sample=True, temperature=1.0, min_p=0.1, max_new_tokens=32,
-            num_return_sequences=k, pad_token_id=tokenizer.pad_token_id,
-        )  # fmt: skip
+            **enc,
+            do_sample=True,
+            temperature=1.0,
+            min_p=0.1,
+            max_new_tokens=32,
+            num_return_sequences=k,
+            pad_token_id=tokenizer.pad_token_id,
+        )
     texts = tokenizer.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
     return [texts[i * k : (i + 1) * k] for i in range(len(its))]
 
@@ -259,9 +286,15 @@ def _attempts(samples: Sequence[Sequence[str]], its: Sequence[Item]):
                 if p.has_answer
                 else 0.0
             )
-            rows.append({"item_id": it.item_id, "confidence": p.confidence, "correct": y,
-                         "intrinsic": math.nan if g is None else g,
-                         "strict": p.strict(require_meta=True)})  # fmt: skip
+            rows.append(
+                {
+                    "item_id": it.item_id,
+                    "confidence": p.confidence,
+                    "correct": y,
+                    "intrinsic": math.nan if g is None else g,
+                    "strict": p.strict(require_meta=True),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -273,8 +306,14 @@ def _bins(table, n_bins: int = 10) -> list[dict[str, float]]:
     for j in range(n_bins):
         m = b == j
         if m.any():
-            out.append({"bin": j, "n": int(m.sum()), "intrinsic": float(g[ok][m].mean()),
-                        "stated": float(c[ok][m].mean())})  # fmt: skip
+            out.append(
+                {
+                    "bin": j,
+                    "n": int(m.sum()),
+                    "intrinsic": float(g[ok][m].mean()),
+                    "stated": float(c[ok][m].mean()),
+                }
+            )
     return out
 
 
@@ -301,10 +340,14 @@ def _compare(tables: Mapping[tuple[str, int], Any], arms, seeds, n_boot: int, se
     for _ in range(n_boot):
         pick = rng.integers(len(seeds), size=len(seeds))
         seed_list = [seeds[i] for i in pick]
-        w_item = np.bincount(rng.integers(len(items_all), size=len(items_all)),
-                             minlength=len(items_all)).astype(float)  # fmt: skip
-        metrics = {key: run_metrics(t, weights=w_item[codes[key]])
-                   for key, t in tables.items() if key[1] in set(seed_list)}  # fmt: skip
+        w_item = np.bincount(
+            rng.integers(len(items_all), size=len(items_all)), minlength=len(items_all)
+        ).astype(float)
+        metrics = {
+            key: run_metrics(t, weights=w_item[codes[key]])
+            for key, t in tables.items()
+            if key[1] in set(seed_list)
+        }
         r = mean("rlmf", seed_list, metrics)
         for a in others:
             o = mean(a, seed_list, metrics)
@@ -319,11 +362,16 @@ def _compare(tables: Mapping[tuple[str, int], Any], arms, seeds, n_boot: int, se
             d = d[np.isfinite(d)]
             lo, hi = np.percentile(d, [2.5, 97.5]) if d.size else (math.nan, math.nan)
             diff = r[m] - o[m]
-            entry[m] = {"rlmf": r[m], a: o[m], "difference": diff, "ci_low": float(lo),
-                        "ci_high": float(hi),
-                        "better": bool(lo > 0 if higher else hi < 0),
-                        "worse": bool(hi < 0 if higher else lo > 0),
-                        "per_seed": [point[("rlmf", s)][m] - point[(a, s)][m] for s in seeds]}  # fmt: skip
+            entry[m] = {
+                "rlmf": r[m],
+                a: o[m],
+                "difference": diff,
+                "ci_low": float(lo),
+                "ci_high": float(hi),
+                "better": bool(lo > 0 if higher else hi < 0),
+                "worse": bool(hi < 0 if higher else lo > 0),
+                "per_seed": [point[("rlmf", s)][m] - point[(a, s)][m] for s in seeds],
+            }
         out[f"rlmf_minus_{a}"] = entry
     return out
 
@@ -374,18 +422,37 @@ def run_demo(
         torch.manual_seed(seed)
         model, tokenizer = _tiny(settings, seed, work / f"init-{seed}")
         rng = np.random.default_rng([seed, 11])
-        sft = run_sft(model, tokenizer, _sft_examples(settings, rng), {
-            "max_steps": settings.sft_steps, "learning_rate": settings.sft_lr,
-            "per_device_train_batch_size": settings.sft_batch, "warmup_steps": 0.05,
-            "lr_scheduler_type": "cosine", "max_length": 64, "logging_steps": 100,
-        }, str(work / f"sft-{seed}"), seed=seed, use_cpu=True)  # fmt: skip
+        sft = run_sft(
+            model,
+            tokenizer,
+            _sft_examples(settings, rng),
+            {
+                "max_steps": settings.sft_steps,
+                "learning_rate": settings.sft_lr,
+                "per_device_train_batch_size": settings.sft_batch,
+                "warmup_steps": 0.05,
+                "lr_scheduler_type": "cosine",
+                "max_length": 64,
+                "logging_steps": 100,
+            },
+            str(work / f"sft-{seed}"),
+            seed=seed,
+            use_cpu=True,
+        )
         timings["sft"] += time.perf_counter() - t0
         say(f"seed {seed}: SFT done ({time.perf_counter() - t0:.0f} s)")
         policy_models = {"sft": sft}
         for arm in settings.arms:
             t0 = time.perf_counter()
-            trained, curve = _grpo(settings, arm, seed, copy.deepcopy(sft), tokenizer,
-                                   splits["train"], work / f"{arm}-{seed}")  # fmt: skip
+            trained, curve = _grpo(
+                settings,
+                arm,
+                seed,
+                copy.deepcopy(sft),
+                tokenizer,
+                splits["train"],
+                work / f"{arm}-{seed}",
+            )
             policy_models[arm] = trained
             curves[f"{arm}/{seed}"] = curve
             timings["grpo"] += time.perf_counter() - t0
@@ -394,20 +461,27 @@ def run_demo(
         for name, m in policy_models.items():
             table = _attempts(_sample(m, tokenizer, evaluated, settings.k, 1000 + seed), evaluated)
             tables[(name, seed)] = table
-            policies.append({
-                "arm": name, "seed": seed, "metrics": run_metrics(table),
-                "format_rate": float(table["strict"].mean()), "n_attempts": len(table),
-                "bins": _bins(table),
-            })  # fmt: skip
+            policies.append(
+                {
+                    "arm": name,
+                    "seed": seed,
+                    "metrics": run_metrics(table),
+                    "format_rate": float(table["strict"].mean()),
+                    "n_attempts": len(table),
+                    "bins": _bins(table),
+                }
+            )
         timings["eval"] += time.perf_counter() - t0
     arms_summary = {}
     for name in ["sft", *settings.arms]:
         ms = [p["metrics"] for p in policies if p["arm"] == name]
         arms_summary[name] = {
-            m: {"mean": float(np.nanmean([x[m] for x in ms])),
-                "sd": float(np.nanstd([x[m] for x in ms], ddof=1)) if len(ms) > 1 else math.nan}
+            m: {
+                "mean": float(np.nanmean([x[m] for x in ms])),
+                "sd": float(np.nanstd([x[m] for x in ms], ddof=1)) if len(ms) > 1 else math.nan,
+            }
             for m in METRICS
-        }  # fmt: skip
+        }
         arms_summary[name]["format_rate"] = float(
             np.mean([p["format_rate"] for p in policies if p["arm"] == name])
         )
