@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["JUDGE_PROMPT", "ConsistencyJudge", "read_verdict"]
+__all__ = ["JUDGE_PROMPT", "ConsistencyJudge", "ModelClient", "read_verdict"]
 
 #: The consistency question (the official judge's structure, this project's words).
 JUDGE_PROMPT = (
@@ -47,16 +47,16 @@ def _flat(text: str) -> str:
     return " ".join(str(text).split())[:_MAX_CHARS]
 
 
-class ConsistencyJudge:
-    """Judges ``(context, assertion)`` pairs (see the module doc).
+class ModelClient:
+    """Sends prompts to a judge model: an Inspect model, or an OpenAI-compatible endpoint.
 
     Args:
         model: An Inspect model name, or the model name at ``base_url``.
         base_url: An OpenAI-compatible endpoint (``http://host:8000/v1``); Inspect when None.
         api_key: Bearer token for ``base_url``.
         model_args: Inspect provider arguments.
-        temperature: Sampling temperature (official: 0.7).
-        max_tokens: Reply length (official: 4).
+        temperature: Sampling temperature.
+        max_tokens: Reply length.
         max_connections: Requests in flight.
         timeout_s: Seconds per HTTP request.
     """
@@ -69,7 +69,7 @@ class ConsistencyJudge:
         api_key: str | None = None,
         model_args: Mapping[str, Any] | None = None,
         temperature: float = 0.7,
-        max_tokens: int = 4,
+        max_tokens: int | None = 4,
         max_connections: int = 16,
         timeout_s: float = 60.0,
     ) -> None:
@@ -81,6 +81,55 @@ class ConsistencyJudge:
         self.max_tokens = max_tokens
         self.max_connections = max(1, int(max_connections))
         self.timeout_s = timeout_s
+
+    def ask(self, prompts: Sequence[Any]) -> list[str | None]:
+        """One reply per prompt, plain text or chat messages (None where the request failed)."""
+        if not prompts:
+            return []
+        if self.base_url is None:
+            from rlmf_plugin._inspect_model import generate_all
+
+            out = generate_all(
+                self.model,
+                list(prompts),
+                model_args=self.model_args,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                max_connections=self.max_connections,
+                desc="judge",
+            )
+            return [text for text, _ in out]
+        with ThreadPoolExecutor(self.max_connections) as pool:
+            return list(pool.map(self._http, prompts))
+
+    def _http(self, prompt: Any) -> str | None:
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        body = json.dumps({
+            "model": self.model,
+            "messages": list(messages),
+            "temperature": self.temperature,
+            **({} if self.max_tokens is None else {"max_tokens": self.max_tokens}),
+        }).encode("utf-8")  # fmt: skip
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(
+            f"{self.base_url}/chat/completions", data=body, headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
+                data = json.loads(resp.read(1 << 20))
+            return str(data["choices"][0]["message"]["content"])
+        except Exception:  # no reply: the caller's parser reads None as no verdict
+            return None
+
+
+class ConsistencyJudge:
+    """Judges ``(context, assertion)`` pairs (see the module doc); arguments as
+    :class:`ModelClient` (official: temperature 0.7, 4 tokens)."""
+
+    def __init__(self, model: str, **client: Any) -> None:
+        self.client = ModelClient(model, **client)
         self._cache: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
         self.n_requests = 0
@@ -94,48 +143,9 @@ class ConsistencyJudge:
         keys = [(_flat(c), _flat(a)) for c, a in pairs]
         todo = sorted({k for k in keys if k not in self._cache})
         if todo:
-            replies = self._ask([self.prompt(c, a) for c, a in todo])
+            replies = self.client.ask([self.prompt(c, a) for c, a in todo])
             with self._lock:
                 self.n_requests += len(todo)
                 for k, r in zip(todo, replies):
                     self._cache[k] = read_verdict(r)
         return [self._cache[k] for k in keys]
-
-    def _ask(self, prompts: Sequence[str]) -> list[str | None]:
-        if self.base_url is None:
-            from rlmf_plugin._inspect_model import generate_all
-
-            out = generate_all(
-                self.model,
-                list(prompts),
-                model_args=self.model_args,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                max_connections=self.max_connections,
-                desc="consistency judge",
-            )
-            return [text for text, _ in out]
-        with ThreadPoolExecutor(self.max_connections) as pool:
-            return list(pool.map(self._http, prompts))
-
-    def _http(self, prompt: str) -> str | None:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "messages": [{"role": "user", "content": prompt}],
-                "temperature": self.temperature,
-                "max_tokens": self.max_tokens,
-            }
-        ).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(
-            f"{self.base_url}/chat/completions", data=body, headers=headers, method="POST"
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
-                data = json.loads(resp.read(1 << 20))
-            return str(data["choices"][0]["message"]["content"])
-        except Exception:  # no verdict: 0.5, as the official parser maps a reply it cannot read
-            return None

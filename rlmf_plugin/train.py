@@ -420,6 +420,13 @@ def build_trainer(cfg: TrainConfig):
         )
     if cfg.sft is not None:
         model = _sft_stage(cfg, model, tokenizer, dataset)
+    if steps > 0 or cfg.sft is not None:
+        # TRL builds the KL reference (beta > 0) from the model's path: save the warmed-up
+        # model and read it back, so that the reference is it and not the model before
+        folder = Path(cfg.output_dir) / "warm-model"
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder)
     return make_trainer(cfg, model, tokenizer, dataset, grader=grader)
 
 

@@ -369,7 +369,12 @@ def rewrite_rule(
 
 
 def _options(phrase_map: PhraseMap, hedge: Hedge, k: int = 1) -> list[str]:
-    """The hedge's phrase first, then up to ``k`` phrases of the neighbouring bins."""
+    """The hedge's phrase first, then up to ``k`` more: the other phrases of its bin (the
+    intrinsic map's ``options``), else those of the neighbouring bins."""
+    for b in phrase_map.bins:
+        same = b["phrase"] == hedge.phrase and abs(b["claim"] - hedge.claim) < 1e-9
+        if same and b.get("options"):
+            return list(b["options"])[: max(k, 0) + 1]
     phrases = [b["phrase"] for b in phrase_map.bins]
     i = phrases.index(hedge.phrase) if hedge.phrase in phrases else 0
     near = sorted(range(len(phrases)), key=lambda j: (abs(j - i), j))
@@ -524,6 +529,8 @@ def verbalize(
     *,
     calibrate_on: Sequence[str | PathLike[str]] | None = None,
     mapping: str | PathLike[str] | None = None,
+    map_kind: str | None = None,
+    inventory: str | PathLike[str] | None = None,
     probe: str | None = "numeric",
     model: str | None = None,
     model_args: Mapping[str, Any] | None = None,
@@ -539,8 +546,13 @@ def verbalize(
             (every row with ``original``, ``completion`` rewritten, ``phrase``, ``claim``,
             ``rewriter``, ``grade_kept``), ``sft/`` (prompt-completion pairs for TRL's
             ``SFTTrainer``) and ``verbalize.json``.
-        calibrate_on: Record tables / harness logs with numeric verbal confidences and grades
-            to fit the map on (required unless ``mapping`` is given).
+        calibrate_on: For ``map_kind="accuracy"``: record tables / harness logs with numeric
+            verbal confidences and grades to fit the accuracy map on.
+        map_kind: ``intrinsic`` (the paper's: the hedges whose decisiveness bin holds the
+            stated confidence, :mod:`rlmf_plugin.hedges`) or ``accuracy`` (phrases chosen by
+            ``P(correct | confidence)`` fitted on ``calibrate_on``: they say accuracy); by
+            default ``accuracy`` when ``calibrate_on`` is given, else ``intrinsic``.
+        inventory: An ``inventory.json`` of measured decisiveness (``metacog rlmf hedges``).
         mapping: A ``mapping.json`` from an earlier run, instead of fitting.
         probe: Probe of the calibration confidences (``numeric``; ``None`` for all).
         model: An Inspect model for the LLM rewriter (the rule rewriter when ``None``).
@@ -557,13 +569,26 @@ def verbalize(
     from rlmf_plugin._grading import ItemGrader
     from rlmf_plugin._io import load_rows, write_json, write_rows
 
+    if map_kind is None:
+        map_kind = "accuracy" if calibrate_on else "intrinsic"
+    if map_kind not in ("intrinsic", "accuracy"):
+        raise ValueError(f"map_kind must be intrinsic or accuracy, got {map_kind!r}")
     if mapping is not None:
         phrase_map = PhraseMap.from_dict(json.loads(Path(mapping).read_text(encoding="utf-8")))
+    elif map_kind == "intrinsic":
+        from rlmf_plugin.hedges import INVENTORY, intrinsic_map, load_inventory
+
+        hedges = INVENTORY
+        if inventory is not None:
+            hedges = load_inventory(json.loads(Path(inventory).read_text(encoding="utf-8")))
+        phrase_map = intrinsic_map(hedges)
     elif calibrate_on:
         conf, corr, items = _calibration_pairs(calibrate_on, probe)
         phrase_map = calibrate_phrases(conf, corr, items=items, min_count=min_count, seed=seed)
     else:
-        raise ValueError("give a mapping (--mapping) or data to calibrate it on (--calibrate-on)")
+        raise ValueError(
+            "the accuracy mapping needs data to calibrate it on (--calibrate-on) or a --mapping"
+        )
     rows: list[dict[str, Any]] = []
     for path in inputs:
         for n, row in enumerate(load_rows(path), start=1):
@@ -582,7 +607,10 @@ def verbalize(
         rewrites = [rewrite_rule(t, phrase_map, item=ref, grader=grader)
                     for t, ref in zip(texts, refs)]  # fmt: skip
     else:
-        rewrites = rewrite_llm(texts, phrase_map, model, items=refs, model_args=model_args)
+        n_options = 4 if phrase_map.validation.get("mapping") == "intrinsic" else 1
+        rewrites = rewrite_llm(
+            texts, phrase_map, model, items=refs, model_args=model_args, n_options=n_options
+        )
     out = Path(out_dir)
     out_rows = []
     for r, t, w in zip(rows, texts, rewrites):

@@ -138,6 +138,15 @@ def _tiny(settings: DemoSettings, seed: int, folder: Path):
     return AutoModelForCausalLM.from_pretrained(path), tokenizer
 
 
+def _saved(model, tokenizer, folder: Path):
+    """``model`` written to ``folder`` and read back, so that its config names that folder."""
+    from transformers import AutoModelForCausalLM
+
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return AutoModelForCausalLM.from_pretrained(folder)
+
+
 def _sft_examples(settings: DemoSettings, rng: np.random.Generator) -> list[dict[str, str]]:
     """Every item's supervision: ``sft_copies`` answers in the label proportions, each with a
     stated confidence (random, or the answer's probability) and a random ``Meta``."""
@@ -439,6 +448,8 @@ def run_demo(
             seed=seed,
             use_cpu=True,
         )
+        # saved and reloaded: GRPO builds its KL reference from the model's own path
+        sft = _saved(sft, tokenizer, work / f"sft-{seed}" / "model")
         timings["sft"] += time.perf_counter() - t0
         say(f"seed {seed}: SFT done ({time.perf_counter() - t0:.0f} s)")
         policy_models = {"sft": sft}
