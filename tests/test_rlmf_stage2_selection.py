@@ -93,8 +93,11 @@ def test_posthoc_judgement_and_gold_faithfulness_drive_selection(endpoint):
     assert result.strategy == "metacognitive" and len(chosen) == 2
 
 
-@pytest.mark.parametrize(("reply", "value"), [("75", 0.75), (" 100 ", 1.0), ("80%", 0.8),
-                         ("101", None), ("I think 70", None), ("", None), (None, None)])  # fmt: skip
+_REPLIES = [("75", 0.75), (" 100 ", 1.0), ("80%", 0.8), ("101", None), ("I think 70", None),
+            ("", None), (None, None)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("reply", "value"), _REPLIES)
 def test_read_score(reply, value):
     got = read_score(reply)
     assert (got != got) if value is None else got == value
