@@ -70,6 +70,7 @@ def run_sft(
     *,
     seed: int = 0,
     use_cpu: bool | None = None,
+    quiet: bool = False,
 ) -> Any:
     """Train ``model`` on prompt-completion ``examples`` with TRL's ``SFTTrainer``; returns the
     trained model (LoRA merged into it when ``settings["peft"]`` is given).
@@ -118,6 +119,10 @@ def run_sft(
         processing_class=tokenizer,
         peft_config=peft_config,
     )
+    if quiet:
+        from transformers import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
     trainer.train()
     trained = trainer.model
     if peft_config is not None:

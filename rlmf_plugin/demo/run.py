@@ -233,6 +233,9 @@ def _grpo(settings, arm, seed, model, tokenizer, train_items, out: Path):
     cfg = _config(settings, arm, seed, out)
     dataset = Dataset.from_list(_rows(train_items))
     trainer = make_trainer(cfg, model, tokenizer, dataset, grader=TaskGrader())
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # the curves go to results.json
     trainer.train()
     curve = [
         {
@@ -447,6 +450,7 @@ def run_demo(
             str(work / f"sft-{seed}"),
             seed=seed,
             use_cpu=True,
+            quiet=True,
         )
         # saved and reloaded: GRPO builds its KL reference from the model's own path
         sft = _saved(sft, tokenizer, work / f"sft-{seed}" / "model")
