@@ -148,6 +148,14 @@ def _hedges(args: argparse.Namespace) -> int:
     return 0
 
 
+def _consistency_judge(model: str | None, base_url: str | None):
+    if model is None:
+        return None
+    from rlmf_plugin.judge import ConsistencyJudge
+
+    return ConsistencyJudge(model, base_url=base_url)
+
+
 def _eval(args: argparse.Namespace) -> int:
     from rlmf_plugin.evaluate import eval_command, result_text
 
@@ -160,6 +168,7 @@ def _eval(args: argparse.Namespace) -> int:
         probe=args.probe,
         n_bootstrap=args.bootstrap,
         seed=args.seed,
+        judge=_consistency_judge(args.judge, args.base_url),
     )
     print(result_text(result))
     if args.out:
@@ -368,6 +377,10 @@ def add_parser(sub: Any) -> None:
     )
     ev.add_argument("--bootstrap", type=int, default=2000, help="paired bootstrap resamples")
     ev.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    ev.add_argument(
+        "--judge", help="an LLM judge of answer consistency for g (as training's `judge:`)"
+    )
+    ev.add_argument("--base-url", help="an OpenAI-compatible endpoint serving --judge")
     ev.set_defaults(func=_eval)
 
     d = rsub.add_parser(
