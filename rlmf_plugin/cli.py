@@ -187,6 +187,8 @@ def _demo(args: argparse.Namespace) -> int:
     changes = {k: getattr(args, k) for k in ("seeds", "rl_steps", "sft_steps", "group", "k",
                "tau", "advantage_k", "lr", "split", "sft_confidence", "bootstrap")
                if getattr(args, k) is not None}  # fmt: skip
+    if args.arms:
+        changes["arms"] = tuple(args.arms)
     settings = dataclasses.replace(base, **changes)
     start = time.perf_counter()
 
@@ -406,6 +408,9 @@ def add_parser(sub: Any) -> None:
     )
     d.add_argument("--sft-confidence", choices=["random", "gold"], help="confidences taught by SFT")
     d.add_argument("--bootstrap", type=int, help="paired bootstrap resamples")
+    d.add_argument(
+        "--arms", nargs="+", choices=["correctness", "standard", "rlmf"], help="arms (with rlmf)"
+    )
     d.set_defaults(func=_demo)
 
     e = rsub.add_parser("export", help="the dataset in verl (parquet) and OpenRLHF (JSONL) formats")
