@@ -174,3 +174,25 @@ def test_official_preset_trains_with_lora_r64_on_every_projection(tmp_path: Path
     trainer.train()
     assert trainer.state.global_step == 2
     assert any("rlmf/advantage_mean_abs" in e for e in trainer.state.log_history)
+
+
+def test_sft_rows_tag_each_own_answer_with_its_agreement():
+    """The warm-up data: every sampled answer with its agreement among the item's samples,
+    as the official pre-SFT tags answers with their intrinsic confidence."""
+    from rlmf_plugin.sft import format_completion, sft_rows
+
+    rows = [
+        {"prompt": "Q1", "benchmark": "mmlu_pro", "sample_answers": ["A", "A", "B", ""],
+         "sample_correct": [1.0, 1.0, 0.0, 0.0]},
+        {"prompt": [{"role": "user", "content": "Q2"}], "benchmark": "mmlu_pro",
+         "sample_answers": ["C"], "sample_correct": [0.0]},
+        {"prompt": "Q3", "benchmark": "mmlu_pro"},  # no samples: skipped
+    ]  # fmt: skip
+    out = sft_rows(rows)
+    assert [r["completion"] for r in out[:3]] == [
+        "A\nConfidence: 50\nMeta: 100", "A\nConfidence: 50\nMeta: 100",
+        "B\nConfidence: 25\nMeta: 100",
+    ]  # fmt: skip
+    assert out[3] == {"prompt": rows[1]["prompt"], "completion": [
+        {"role": "assistant", "content": "C\nConfidence: 100\nMeta: 100"}]}  # fmt: skip
+    assert len(out) == 4 and format_completion("7", 0.333, None) == "7\nConfidence: 33"
