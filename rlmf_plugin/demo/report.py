@@ -34,9 +34,10 @@ img { max-width: 100%; }
 intervals: paired bootstrap over seeds and items ({{ bootstrap }} resamples), 95%.</p>
 <h2>Held-out calibration (mean over seeds &plusmn; sd)</h2>
 <table><tr><th>policy</th>{% for m in metrics %}<th>{{ labels[m] }}</th>{% endfor %}
-<th>format</th></tr>
+<th>format</th><th>slope</th></tr>
 {% for name, row in arms.items() %}<tr><td>{{ name }}</td>
-{% for m in metrics %}<td>{{ row[m] }}</td>{% endfor %}<td>{{ row.format }}</td></tr>{% endfor %}
+{% for m in metrics %}<td>{{ row[m] }}</td>{% endfor %}<td>{{ row.format }}</td>
+<td>{{ row.slope }}</td></tr>{% endfor %}
 </table>
 <h2>RLMF minus each baseline</h2>
 <table><tr><th>comparison</th>{% for m in metrics %}<th>{{ labels[m] }}</th>{% endfor %}</tr>
@@ -44,7 +45,9 @@ intervals: paired bootstrap over seeds and items ({{ bootstrap }} resamples), 95
 {% for m in metrics %}<td class="{{ row[m].cls }}">{{ row[m].text }}</td>{% endfor %}</tr>
 {% endfor %}
 </table>
-<p>Green: the interval excludes 0 in RLMF's favour; red: against it.</p>
+<p>Green: the interval excludes 0 in RLMF's favour; red: against it. Slope: least-squares
+slope of stated on intrinsic confidence (0 for a constant confidence, 1 for exact
+faithfulness).</p>
 {% for title, png in figures %}<h2>{{ title }}</h2>
 <img alt="{{ title }}" src="data:image/png;base64,{{ png }}">
 {% endfor %}
@@ -125,6 +128,7 @@ def write_report(out_dir: Path, result) -> Path:
         name: {
             **{m: f"{_f(row[m]['mean'])} ± {_f(row[m]['sd'])}" for m in _SHOWN},
             "format": _f(row["format_rate"], 2),
+            "slope": _f(row.get("slope", math.nan), 2),
         }
         for name, row in result.arms.items()
     }
@@ -162,11 +166,12 @@ def write_report(out_dir: Path, result) -> Path:
 
 def result_text(result) -> str:
     """The terminal table: each policy's metrics, then RLMF minus each baseline."""
-    head = f"{'policy':12s}" + "".join(f"{METRICS[m][0]:>16s}" for m in _SHOWN) + f"{'format':>8s}"
-    lines = [head]
+    head = f"{'policy':12s}" + "".join(f"{METRICS[m][0]:>16s}" for m in _SHOWN)
+    lines = [head + f"{'format':>8s}{'slope':>7s}"]
     for name, row in result.arms.items():
         cells = "".join(f"{_f(row[m]['mean']) + ' ±' + _f(row[m]['sd'], 2):>16s}" for m in _SHOWN)
-        lines.append(f"{name:12s}{cells}{_f(row['format_rate'], 2):>8s}")
+        slope = _f(row.get("slope", math.nan), 2)
+        lines.append(f"{name:12s}{cells}{_f(row['format_rate'], 2):>8s}{slope:>7s}")
     lines.append("")
     lines.append("RLMF minus baseline, 95% paired bootstrap interval (* excludes 0)")
     for name, c in result.comparisons.items():

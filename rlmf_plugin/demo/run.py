@@ -310,6 +310,17 @@ def _attempts(samples: Sequence[Sequence[str]], its: Sequence[Item]):
     return pd.DataFrame(rows)
 
 
+def _resolution(table) -> dict[str, float]:
+    """How much the stated confidence follows the intrinsic one: the least-squares slope of
+    stated on intrinsic confidence and their correlation (a constant confidence has 0)."""
+    c, g = table["confidence"].to_numpy(float), table["intrinsic"].to_numpy(float)
+    ok = np.isfinite(c) & np.isfinite(g)
+    if ok.sum() < 3 or np.std(g[ok]) == 0 or np.std(c[ok]) == 0:
+        return {"slope": math.nan, "corr": math.nan}
+    slope = float(np.polyfit(g[ok], c[ok], 1)[0])
+    return {"slope": slope, "corr": float(np.corrcoef(g[ok], c[ok])[0, 1])}
+
+
 def _bins(table, n_bins: int = 10) -> list[dict[str, float]]:
     c, g = table["confidence"].to_numpy(float), table["intrinsic"].to_numpy(float)
     ok = np.isfinite(c) & np.isfinite(g)
@@ -482,6 +493,7 @@ def run_demo(
                     "seed": seed,
                     "metrics": run_metrics(table),
                     "format_rate": float(table["strict"].mean()),
+                    "resolution": _resolution(table),
                     "n_attempts": len(table),
                     "bins": _bins(table),
                 }
@@ -500,6 +512,10 @@ def run_demo(
         arms_summary[name]["format_rate"] = float(
             np.mean([p["format_rate"] for p in policies if p["arm"] == name])
         )
+        for key in ("slope", "corr"):
+            arms_summary[name][key] = float(
+                np.nanmean([p["resolution"][key] for p in policies if p["arm"] == name])
+            )
     t0 = time.perf_counter()
     rl_tables = {k: v for k, v in tables.items() if k[0] != "sft"}
     comparisons = _compare(rl_tables, settings.arms, seeds, settings.bootstrap, seed=0)
