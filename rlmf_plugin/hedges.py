@@ -13,9 +13,9 @@ trained to be faithful to the model's intrinsic confidence). This module holds:
 * :func:`measure_decisiveness`: asks a judge (an Inspect model or an OpenAI-compatible
   endpoint) to rate how decisive each phrase's sentences are, 0 to 1, over several carrier
   answers, and keeps the mean;
-* :func:`intrinsic_map`: the :class:`~rlmf_plugin.verbalize.PhraseMap` whose bins are the 0.05
-  decisiveness bins (a confidence gets the hedges of its bin; an empty bin the nearest hedge),
-  used by the rule and LLM rewriters of :mod:`rlmf_plugin.verbalize`.
+* :func:`bin_of` the 0.05 bin ``(start, end]`` of a value; the map from stated confidence to the
+  hedges of its bin is :func:`rlmf_plugin.verbalize.intrinsic_map`, used by the rule and LLM
+  rewriters.
 
 The accuracy mapping of :func:`rlmf_plugin.verbalize.calibrate_phrases` (phrases chosen by
 ``P(correct | confidence)``) stays as an option, named as what it is: it says accuracy, not the
@@ -34,7 +34,7 @@ __all__ = [
     "DECISIVENESS_PROMPT",
     "INVENTORY",
     "InventoryHedge",
-    "intrinsic_map",
+    "bin_of",
     "inventory_dict",
     "load_inventory",
     "measure_decisiveness",
@@ -86,7 +86,7 @@ _NUMBER = re.compile(r"(?<![\d.])(0?\.\d+|1(?:\.0+)?|0)(?![\d.])")
 CARRIERS = ("the capital is Lyon", "the answer is 42", "the treaty was signed in 1648")
 
 
-def _bin(x: float, width: float = 0.05) -> int:
+def bin_of(x: float, width: float = 0.05) -> int:
     """The bin ``(k w, (k+1) w]`` of ``x`` (0 goes to the first)."""
     return max(0, min(math.ceil(round(x / width, 9)) - 1, round(1 / width) - 1))
 
@@ -148,31 +148,3 @@ def load_inventory(data: Mapping[str, Any]) -> tuple[InventoryHedge, ...]:
     if not out:
         raise ValueError("the inventory holds no hedges")
     return tuple(out)
-
-
-def intrinsic_map(inventory: Sequence[InventoryHedge] = INVENTORY, *, width: float = 0.05):
-    """The :class:`~rlmf_plugin.verbalize.PhraseMap` of the official rewriting: 20 bins of
-    ``width`` on the confidence axis; a bin's hedges are the inventory's phrases whose
-    decisiveness falls in it (``options``; the first is used by the rule rewriter), an empty
-    bin takes the phrase of nearest decisiveness."""
-    from rlmf_plugin.verbalize import PhraseMap
-
-    n = round(1 / width)
-    by_bin: dict[int, list[InventoryHedge]] = {}
-    for h in inventory:
-        by_bin.setdefault(_bin(h.decisiveness, width), []).append(h)
-    bins = []
-    for k in range(n):
-        lo, hi = k * width, (k + 1) * width
-        hedges = by_bin.get(k)
-        if not hedges:
-            centre = (lo + hi) / 2
-            hedges = [min(inventory, key=lambda h: (abs(h.decisiveness - centre), h.phrase))]
-        first = hedges[0]
-        bins.append({
-            "phrase": first.phrase, "claim": first.decisiveness, "template": first.template,
-            "low": round(lo, 6), "high": round(hi, 6), "options": [h.phrase for h in hedges],
-            "n_fit": 0, "accuracy_fit": None,
-        })  # fmt: skip
-    validation = {"mapping": "intrinsic", "width": width}
-    return PhraseMap(tuple(bins), validation, 0, 0)

@@ -44,6 +44,7 @@ __all__ = [
     "Rewrite",
     "VerbalizeResult",
     "calibrate_phrases",
+    "intrinsic_map",
     "rewrite_llm",
     "rewrite_prompt",
     "rewrite_rule",
@@ -127,6 +128,35 @@ class PhraseMap(Result):
             n_fit=int(data.get("n_fit", 0)),
             min_count=int(data.get("min_count", 0)),
         )
+
+
+def intrinsic_map(inventory: Sequence[Any] | None = None, *, width: float = 0.05) -> PhraseMap:
+    """The :class:`PhraseMap` of the official rewriting (:mod:`rlmf_plugin.hedges`): 20 bins of
+    ``width`` on the confidence axis; a bin's hedges are the inventory's phrases whose
+    decisiveness falls in it (``options``; the first is used by the rule rewriter), an empty
+    bin takes the phrase of nearest decisiveness."""
+    from rlmf_plugin.hedges import INVENTORY, bin_of
+
+    inventory = INVENTORY if inventory is None else inventory
+    n = round(1 / width)
+    by_bin: dict[int, list[Any]] = {}
+    for h in inventory:
+        by_bin.setdefault(bin_of(h.decisiveness, width), []).append(h)
+    bins = []
+    for k in range(n):
+        lo, hi = k * width, (k + 1) * width
+        hedges = by_bin.get(k)
+        if not hedges:
+            centre = (lo + hi) / 2
+            hedges = [min(inventory, key=lambda h: (abs(h.decisiveness - centre), h.phrase))]
+        first = hedges[0]
+        bins.append({
+            "phrase": first.phrase, "claim": first.decisiveness, "template": first.template,
+            "low": round(lo, 6), "high": round(hi, 6), "options": [h.phrase for h in hedges],
+            "n_fit": 0, "accuracy_fit": None,
+        })  # fmt: skip
+    validation = {"mapping": "intrinsic", "width": width}
+    return PhraseMap(tuple(bins), validation, 0, 0)
 
 
 def _fit(conf: np.ndarray, correct: np.ndarray, hedges: Sequence[Hedge], min_count: int):
@@ -576,9 +606,9 @@ def verbalize(
     if mapping is not None:
         phrase_map = PhraseMap.from_dict(json.loads(Path(mapping).read_text(encoding="utf-8")))
     elif map_kind == "intrinsic":
-        from rlmf_plugin.hedges import INVENTORY, intrinsic_map, load_inventory
+        from rlmf_plugin.hedges import load_inventory
 
-        hedges = INVENTORY
+        hedges = None
         if inventory is not None:
             hedges = load_inventory(json.loads(Path(inventory).read_text(encoding="utf-8")))
         phrase_map = intrinsic_map(hedges)

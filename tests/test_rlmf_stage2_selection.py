@@ -13,17 +13,11 @@ from pathlib import Path
 import pytest
 
 from metacog_tasks.benchmarks import get_benchmark
-from rlmf_plugin.hedges import (
-    INVENTORY,
-    intrinsic_map,
-    inventory_dict,
-    load_inventory,
-    measure_decisiveness,
-)
+from rlmf_plugin.hedges import INVENTORY, inventory_dict, load_inventory, measure_decisiveness
 from rlmf_plugin.judge import ModelClient
 from rlmf_plugin.posthoc import lexical_decisiveness, posthoc_scores, read_score
 from rlmf_plugin.select import select_rows
-from rlmf_plugin.verbalize import rewrite_rule
+from rlmf_plugin.verbalize import intrinsic_map, rewrite_rule
 
 MMLU = get_benchmark("mmlu_pro")
 ITEMS = MMLU.load("bundled")[:4]
