@@ -1,4 +1,11 @@
-"""Grading completions through the benchmark layer, with items and verdicts cached."""
+"""Grading completions through the benchmark layer, with items and verdicts cached.
+
+Only final verdicts are cached (``ok``: the grader compared the answer). A failure on the
+grader's side (an ungraded NaN, or an exception from the grader, possibly transient: a sandbox
+run that failed to start) is graded again the next time. A machine with no sandbox boundary
+for model code raises :class:`~metacog_tasks.sandbox.SandboxUnavailableError` instead of
+turning every reward into ``None``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ from typing import Any
 
 from metacog_metrics import Result
 from metacog_tasks.benchmarks import Benchmark, Item, UnknownBenchmarkError, get_benchmark
+from metacog_tasks.sandbox import SandboxUnavailableError
 
 __all__ = ["ItemGrader", "Verdict"]
 
@@ -52,9 +60,10 @@ def _missing(value: Any) -> bool:
 class ItemGrader:
     """Grades answers with each benchmark's own grader (SciCode: in the sandbox).
 
-    Items are loaded once per ``(benchmark, source)`` with the benchmark's loader; verdicts are
-    cached (first in, first out) per ``(benchmark, source, item_id, answer)`` (a digest stands
-    for an answer over 256 characters, so the cache's memory is bounded).
+    Items are loaded once per ``(benchmark, source)`` with the benchmark's loader; final
+    verdicts (status ``ok``) are cached (first in, first out) per ``(benchmark, source,
+    item_id, answer)`` (a digest stands for an answer over 256 characters, so the cache's
+    memory is bounded); failures, possibly transient, are not.
     Safe to share between threads (grading itself runs outside the lock).
 
     Args:
@@ -110,14 +119,23 @@ class ItemGrader:
         return None if items is None else items.get(str(item_id))
 
     def verdict(self, benchmark: Any, item_id: Any, source: Any, answer: str) -> Verdict:
-        """The grader's verdict on ``answer`` for the item (see :class:`Verdict`); never raises."""
+        """The grader's verdict on ``answer`` for the item (see :class:`Verdict`).
+
+        Raises:
+            SandboxUnavailableError: The benchmark runs model code and this machine has no
+                sandbox boundary (nothing else raises).
+        """
         return self.extract(benchmark, item_id, source, answer)[0]
 
     def extract(
         self, benchmark: Any, item_id: Any, source: Any, answer: str
     ) -> tuple[Verdict, str | None]:
         """The verdict and the answer the benchmark's grader extracted (its normal form: the
-        option letter, the SQuAD span, the boxed expression, the code); never raises."""
+        option letter, the SQuAD span, the boxed expression, the code).
+
+        Raises:
+            SandboxUnavailableError: As :meth:`verdict`.
+        """
         if not (type(benchmark) is str and type(item_id) is str and benchmark and item_id):
             if _missing(benchmark) or _missing(item_id):
                 return _MISSING, None
@@ -148,6 +166,8 @@ class ItemGrader:
             grade = self._benchmarks[benchmark].grade(item, answer)
             value = float(grade.correct)
             extracted = grade.extracted if isinstance(grade.extracted, str) else None
+        except SandboxUnavailableError:
+            raise  # no boundary on this machine: every such reward would be None, so say so
         except Exception:  # the answer made the grader fail: it cannot be compared, so wrong
             out = Verdict(0.0, "grader_error")
         else:
@@ -155,6 +175,8 @@ class ItemGrader:
                 out = Verdict(math.nan, "ungraded")
             else:
                 out = Verdict(1.0 if value == 1.0 else 0.0, "ok")
+        if out.status != "ok":  # a failure (perhaps transient, as a sandbox run that did not
+            return out, extracted  # start) is graded again next time, never cached
         with self._lock:
             self._cache[key] = (out, extracted)
             while len(self._cache) > self._cache_size:

@@ -347,8 +347,12 @@ def _grade(grader, ref: Mapping[str, Any] | None, text: str) -> tuple[float, str
     item = grader.item(ref["benchmark"], str(ref.get("item_id")), ref.get("source"))
     if item is None:
         return None
+    from metacog_tasks.sandbox import SandboxUnavailableError
+
     try:
         g = grader.benchmark(ref["benchmark"]).grade(item, text)
+    except SandboxUnavailableError:
+        raise  # no boundary for model code here: every grade would be lost, so say so
     except Exception:  # a grader bug is reported as "grade not kept", never raised
         return (math.nan, None)
     return (float(g.correct), g.extracted)
