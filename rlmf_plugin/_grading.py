@@ -2,7 +2,8 @@
 
 Only final verdicts are cached (``ok``: the grader compared the answer). A failure on the
 grader's side (an ungraded NaN, or an exception from the grader, possibly transient: a sandbox
-run that failed to start) is graded again the next time. A machine with no sandbox boundary
+run that failed to start) is graded again the next time; a source that could not be read is
+read again after ``retry_s`` seconds. A machine with no sandbox boundary
 for model code raises :class:`~metacog_tasks.sandbox.SandboxUnavailableError` instead of
 turning every reward into ``None``.
 """
@@ -14,6 +15,7 @@ import hashlib
 import math
 import numbers
 import threading
+import time
 from typing import Any
 
 from metacog_metrics import Result
@@ -69,14 +71,21 @@ class ItemGrader:
     Args:
         options: Benchmark options per benchmark name (``{"scicode": {"timeout_s": 10}}``).
         cache_size: How many verdicts to keep.
+        retry_s: Seconds before a source that could not be read is read again (a transient
+            failure is not kept; a lasting one is not re-read for every answer).
     """
 
     def __init__(
-        self, options: dict[str, dict[str, Any]] | None = None, cache_size: int = 65536
+        self,
+        options: dict[str, dict[str, Any]] | None = None,
+        cache_size: int = 65536,
+        retry_s: float = 30.0,
     ) -> None:
         self._options = dict(options or {})
         self._benchmarks: dict[str, Benchmark] = {}
-        self._items: dict[tuple[str, str], dict[str, Item] | None] = {}
+        self._items: dict[tuple[str, str], dict[str, Item]] = {}
+        self._unreadable: dict[tuple[str, str], float] = {}  # when each last failed to load
+        self._retry_s = float(retry_s)
         self._cache: dict[tuple[str, str, str, str | bytes], tuple[Verdict, str | None]] = {}
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -97,17 +106,22 @@ class ItemGrader:
     def _source_items(self, benchmark: str, source: str) -> dict[str, Item] | None:
         """The items of a source by id; ``None`` when it cannot be read."""
         key = (benchmark, source)
-        if key in self._items:
-            return self._items[key]
+        items = self._items.get(key)
+        if items is not None:
+            return items
+        failed = self._unreadable.get(key)
+        if failed is not None and time.monotonic() - failed < self._retry_s:
+            return None
         try:
-            items: dict[str, Item] | None = {
-                it.item_id: it for it in self.benchmark(benchmark).load(source)
-            }
+            items = {it.item_id: it for it in self.benchmark(benchmark).load(source)}
         except UnknownBenchmarkError:
             raise
-        except Exception:  # an unreadable source: a failure on the grader's side
-            items = None
+        except Exception:  # an unreadable source: a failure on the grader's side, maybe passing
+            with self._lock:
+                self._unreadable[key] = time.monotonic()
+            return None
         with self._lock:
+            self._unreadable.pop(key, None)
             return self._items.setdefault(key, items)
 
     def item(self, benchmark: str, item_id: str, source: str | None) -> Item | None:

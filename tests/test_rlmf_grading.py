@@ -54,6 +54,25 @@ def test_a_transient_failure_is_graded_again_and_a_final_verdict_once():
     assert len(calls) == 3
 
 
+def test_an_unreadable_source_is_read_again_after_retry_s():
+    for retry_s, expected in ((0.0, [None, 1.0]), (3600.0, [None, None])):
+        grader = ItemGrader(retry_s=retry_s)
+        bench = grader.benchmark("mmlu_pro")
+        real, loads = bench.load, []
+
+        def load(source, real=real, loads=loads):
+            loads.append(source)
+            if len(loads) == 1:
+                raise OSError("the dataset's disk went away for a moment")
+            return real(source)
+
+        bench.load = load  # type: ignore[method-assign]
+        (correctness,) = make_rewards(["correctness"], grader=grader)
+        got = [correctness(prompts=["p"], completions=[RIGHT], **COLS)[0] for _ in range(2)]
+        assert got == expected, retry_s
+        assert len(loads) == (2 if retry_s == 0.0 else 1)  # within retry_s: not re-read
+
+
 def _no_sandbox(monkeypatch) -> None:
     monkeypatch.setattr(sandbox, "_bwrap_problem", lambda: "bwrap not found")
     monkeypatch.delenv(sandbox.UNSAFE_ENV, raising=False)
