@@ -4,7 +4,9 @@ Each factory returns a function ``f(prompts, completions, **columns) -> list[flo
 with a stable ``__name__`` (TRL names metrics after it and unwraps partials). Dataset columns
 arrive by name (``benchmark``, ``item_id``, ``source``, ``intrinsic_confidence``, ...) and must
 hold one value per completion (else ``ValueError``: no row is ever dropped). A function never
-raises on any completion text or column value, and logs its metrics with ``log_metric``.
+raises on any completion text or column value (only ``SandboxUnavailableError``, when a
+benchmark runs model code on a machine with no sandbox boundary), and logs its metrics with
+``log_metric``.
 
 Completions are read by :func:`~rlmf_plugin._format.parse_completion`: the grader sees the
 answer (the text before the first ``Confidence``/``Meta`` line), never those lines. Let ``q``
@@ -33,7 +35,8 @@ reward); so does a row whose label is malformed (a target that is not a number i
 unknown benchmark or item), which is counted in the metrics. ``None`` means the row has nothing
 to compare with: no target (``None``/NaN), no item named, or a failure on the grader's side
 (its source unreadable, the benchmark's grader returned no verdict); TRL leaves it out of that
-function's statistics. A grader that raises counts the answer wrong.
+function's statistics; such a failure is graded again at the next call, never cached. A
+grader that raises counts the answer wrong.
 """
 
 from __future__ import annotations
