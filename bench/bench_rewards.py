@@ -63,14 +63,15 @@ def completions(n: int, seed: int = 0) -> tuple[list[str], dict[str, list]]:
     return texts, cols
 
 
-def rate(fn, texts, cols, repeats: int, make=None) -> tuple[float, float]:
+def rate(fn, texts, cols, repeats: int, make=None, prompts=None) -> tuple[float, float]:
     """Median wall-clock and CPU-time rates (CPU time: what a loaded machine cannot inflate)."""
     walls, cpus = [], []
     for _ in range(repeats):
         f = make() if make else fn
         batch = [*texts]  # a new list each run: nothing parsed before
+        ps = prompts if prompts is not None else [""] * len(batch)
         t0, c0 = time.perf_counter(), time.process_time()
-        f(prompts=[""] * len(batch), completions=batch, log_metric=lambda k, v: None, **cols)
+        f(prompts=ps, completions=batch, log_metric=lambda k, v: None, **cols)
         walls.append(len(texts) / (time.perf_counter() - t0))
         cpus.append(len(texts) / max(time.process_time() - c0, 1e-9))
     return statistics.median(walls), statistics.median(cpus)
@@ -165,14 +166,15 @@ def rates(n: int, repeats: int) -> None:
     print(f"{'':40s} {'wall':>12s}   {'ratio':>5s} {'CPU time':>12s}")
     print(f"{'baseline trl think_format_reward':40s} {base:12,.0f}   1.00x {base_cpu:12,.0f}")
 
-    def loaded_rewards():
-        """Fresh rewards on a fresh grader (no verdict cached), items loaded."""
+    def loaded_rewards(target: str = "item"):
+        """Fresh rewards on a fresh grader (no verdict cached), items loaded; the faithful
+        target the column (``item``) unless given."""
         grader = ItemGrader()
         for b in BENCHMARKS:  # load items outside the timing
             grader.item(b, "", "bundled")
-        return make_rewards(REWARD_NAMES, grader=grader)
+        return make_rewards(REWARD_NAMES, grader=grader, target=target)
 
-    names = [f.__name__ for f in make_rewards(REWARD_NAMES)]
+    names = [f.__name__ for f in make_rewards(REWARD_NAMES, target="item")]
     for i, name in enumerate(names):
 
         def fresh(i: int = i):
@@ -181,6 +183,18 @@ def rates(n: int, repeats: int) -> None:
         r, r_cpu = rate(None, texts, cols, repeats, make=fresh)
         flag = "" if r_cpu > 50_000 else "   (below the 50,000/s target)"
         print(f"{name:40s} {r:12,.0f}   {r / base:.2f}x {r_cpu:12,.0f}{flag}")
+
+    # The on-policy target (the default in training): groups of 8 completions of one prompt,
+    # each answer graded and grouped by equivalence.
+    faith = names.index("faithful_reward")
+    groups = [f"p{i // 8}" for i in range(n)]
+
+    def onpolicy() -> Callable[..., list[float | None]]:
+        return loaded_rewards("onpolicy")[faith]
+
+    r, r_cpu = rate(None, texts, cols, repeats, make=onpolicy, prompts=groups)
+    label = "faithful_reward, on-policy target (G=8)"
+    print(f"{label:40s} {r:12,.0f}   {r / base:.2f}x {r_cpu:12,.0f}")
 
     times, cpu = [], []
     for _ in range(repeats):

@@ -80,6 +80,9 @@ def _select(args: argparse.Namespace) -> int:
         aggregate=args.aggregate,
         model_args=_model_args(args.model_arg),
         temperature=args.temperature,
+        judgement=args.judgement,
+        judge=args.judge,
+        base_url=args.base_url,
     )
     sel, cand = result.stats["selected"], result.stats["candidates"]
 
@@ -104,6 +107,8 @@ def _verbalize(args: argparse.Namespace) -> int:
         args.out,
         calibrate_on=args.calibrate_on,
         mapping=args.mapping,
+        map_kind=args.map,
+        inventory=args.inventory,
         probe=None if args.probe == "all" else args.probe,
         model=args.model,
         model_args=_model_args(args.model_arg),
@@ -116,10 +121,13 @@ def _verbalize(args: argparse.Namespace) -> int:
         f"{result.n_grade_kept}, changed {result.n_grade_changed}"
         + (f"; LLM {result.n_llm}, rule fallback {result.n_llm_fallback}" if args.model else "")
     )
-    print(
-        f"phrase map: held-out verbal ECE {result.verbal_ece:.3f} (nearest-claim map without "
-        f"calibration: {result.naive_ece:.3f}); written to {args.out}"
-    )
+    if args.map == "accuracy" or args.mapping or (args.map is None and args.calibrate_on):
+        print(
+            f"phrase map: held-out verbal ECE {result.verbal_ece:.3f} (nearest-claim map "
+            f"without calibration: {result.naive_ece:.3f}); written to {args.out}"
+        )
+    else:
+        print(f"phrases by the decisiveness bin of the stated confidence; written to {args.out}")
     return 0
 
 
@@ -152,6 +160,37 @@ def eval_command(
     return result
 
 
+def _hedges(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from rlmf_plugin._io import write_json
+    from rlmf_plugin.hedges import INVENTORY, inventory_dict, load_inventory, measure_decisiveness
+    from rlmf_plugin.judge import ModelClient
+
+    hedges = INVENTORY
+    if args.inventory:
+        hedges = load_inventory(json.loads(Path(args.inventory).read_text(encoding="utf-8")))
+    measured_by = None
+    if args.judge:
+        client = ModelClient(args.judge, base_url=args.base_url, temperature=0.0, max_tokens=8)
+        hedges = measure_decisiveness(hedges, client)
+        measured_by = args.judge
+    write_json(args.out, inventory_dict(hedges, measured_by=measured_by))
+    for h in hedges:
+        print(f"{h.decisiveness:5.2f}  {h.phrase}")
+    print(f"written to {args.out}" + ("" if measured_by else " (assigned values, not measured)"))
+    return 0
+
+
+def _consistency_judge(model: str | None, base_url: str | None):
+    if model is None:
+        return None
+    from rlmf_plugin.judge import ConsistencyJudge
+
+    return ConsistencyJudge(model, base_url=base_url)
+
+
 def _eval(args: argparse.Namespace) -> int:
     from rlmf_plugin.evaluate import result_text
 
@@ -164,10 +203,38 @@ def _eval(args: argparse.Namespace) -> int:
         probe=args.probe,
         n_bootstrap=args.bootstrap,
         seed=args.seed,
+        judge=_consistency_judge(args.judge, args.base_url),
     )
     print(result_text(result))
     if args.out:
         print(f"written to {args.out} (rlmf_eval.json, rlmf_eval.csv, report.html)")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import dataclasses
+    import time
+
+    from rlmf_plugin.demo.report import result_text
+    from rlmf_plugin.demo.run import QUICK, DemoSettings, run_demo
+
+    base = QUICK if args.quick else DemoSettings()
+    changes = {k: getattr(args, k) for k in ("seeds", "rl_steps", "sft_steps", "group", "k",
+               "tau", "advantage_k", "lr", "split", "sft_confidence", "bootstrap")
+               if getattr(args, k) is not None}  # fmt: skip
+    if args.arms:
+        changes["arms"] = tuple(args.arms)
+    settings = dataclasses.replace(base, **changes)
+    start = time.perf_counter()
+
+    def say(msg: str) -> None:
+        print(f"[{time.perf_counter() - start:5.0f} s] {msg}", flush=True)
+
+    result = run_demo(args.out, settings, progress=say)
+    print(result_text(result))
+    print(
+        f"written to {args.out} (results.json, report.html) in {time.perf_counter() - start:.0f} s"
+    )
     return 0
 
 
@@ -253,7 +320,8 @@ def add_parser(sub: Any) -> None:
         help="choose the training items (RLMF's metacognitive selection and baselines)",
         description="Select N items of a `metacog rlmf build` dataset. metacognitive: the "
         "model's own meta-confidence, N/2 lowest and N/2 highest (RLMF); active: the same on "
-        "gold faithfulness 1-|stated-intrinsic| (the official active-learning baseline); "
+        "the gold faithfulness of a sampled answer, 1-|decisiveness-consistency| (the official "
+        "active-learning baseline; active-means: on harness means); "
         "uncertainty: most disagreement among sampled answers; deviation: largest "
         "|stated-accuracy|; random.",
     )
@@ -276,6 +344,15 @@ def add_parser(sub: Any) -> None:
         "--aggregate", choices=["first", "mean"], default="first", help="of the samples' Meta"
     )
     s.add_argument("--temperature", type=float, help="sampling temperature for --model")
+    s.add_argument(
+        "--judgement",
+        choices=["posthoc", "inline"],
+        default="posthoc",
+        help="posthoc (official): the model judges each sampled answer in a separate query; "
+        "inline: the Meta line of an answer in the RLMF format",
+    )
+    s.add_argument("--judge", help="active: a model rating the answers' decisiveness")
+    s.add_argument("--base-url", help="an OpenAI-compatible endpoint serving --model/--judge")
     s.set_defaults(func=_select)
 
     w = rsub.add_parser(
@@ -284,11 +361,19 @@ def add_parser(sub: Any) -> None:
     )
     w.add_argument("inputs", nargs="+", help="JSONL/dataset folders of rows with `completion`")
     w.add_argument("-o", "--out", required=True, help="output folder")
-    src = w.add_mutually_exclusive_group(required=True)
+    w.add_argument(
+        "--map",
+        choices=["intrinsic", "accuracy"],
+        help="intrinsic (the paper's; the default without --calibrate-on): hedges whose "
+        "decisiveness bin holds the stated confidence; accuracy (the default with "
+        "--calibrate-on): phrases by P(correct | confidence)",
+    )
+    w.add_argument("--inventory", help="inventory.json with measured decisiveness (rlmf hedges)")
+    src = w.add_mutually_exclusive_group()
     src.add_argument(
         "--calibrate-on",
         nargs="+",
-        help="record tables / harness logs with numeric confidences and grades to fit the map on",
+        help="accuracy map: record tables / harness logs with numeric confidences and grades",
     )
     src.add_argument("--mapping", help="a mapping.json from an earlier run")
     w.add_argument(
@@ -301,6 +386,16 @@ def add_parser(sub: Any) -> None:
     w.add_argument("--min-count", type=int, default=30, help="fewest answers per kept phrase")
     w.add_argument("--seed", type=int, default=0, help="seed of the validation folds")
     w.set_defaults(func=_verbalize)
+
+    h = rsub.add_parser(
+        "hedges",
+        help="the hedge inventory of stage two, its decisiveness measured by a judge model",
+    )
+    h.add_argument("-o", "--out", required=True, help="inventory.json to write")
+    h.add_argument("--judge", help="judge model (Inspect name, or the model at --base-url)")
+    h.add_argument("--base-url", help="an OpenAI-compatible endpoint for --judge")
+    h.add_argument("--inventory", help="an inventory.json to re-measure (default: the shipped one)")
+    h.set_defaults(func=_hedges)
 
     ev = rsub.add_parser(
         "eval",
@@ -319,7 +414,39 @@ def add_parser(sub: Any) -> None:
     )
     ev.add_argument("--bootstrap", type=int, default=2000, help="paired bootstrap resamples")
     ev.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    ev.add_argument(
+        "--judge", help="an LLM judge of answer consistency for g (as training's `judge:`)"
+    )
+    ev.add_argument("--base-url", help="an OpenAI-compatible endpoint serving --judge")
     ev.set_defaults(func=_eval)
+
+    d = rsub.add_parser(
+        "demo",
+        help="RLMF against correctness-only and standard RL on a synthetic task, offline on CPU",
+        description="SFT a tiny model on noisy arithmetic (its consistency varies by item), "
+        "train GRPO in three arms (correctness, standard, rlmf: the official preset, differing "
+        "only in reward and advantage) for several seeds, and compare held-out MFG, cMFG, "
+        "accuracy, AUROC and Brier from each policy's own samples (paired bootstrap).",
+    )
+    d.add_argument("-o", "--out", default="rlmf-demo", help="output folder (default rlmf-demo)")
+    d.add_argument("--quick", action="store_true", help="one seed, short runs (under 3 minutes)")
+    d.add_argument("--seeds", type=int, help="seeds per arm (default 3)")
+    d.add_argument("--rl-steps", type=int, help="GRPO steps per arm")
+    d.add_argument("--sft-steps", type=int, help="SFT steps per seed")
+    d.add_argument("--group", type=int, help="GRPO group size G (default 8)")
+    d.add_argument("--k", type=int, help="sampled answers per evaluated item (default 8)")
+    d.add_argument("--tau", type=float, help="RLMF's tau (default 0.1)")
+    d.add_argument("--advantage-k", type=float, help="RLMF's k (default 1)")
+    d.add_argument("--lr", type=float, help="GRPO learning rate")
+    d.add_argument(
+        "--split", choices=["test", "val"], help="evaluate on held-out test (default) or val items"
+    )
+    d.add_argument("--sft-confidence", choices=["random", "gold"], help="confidences taught by SFT")
+    d.add_argument("--bootstrap", type=int, help="paired bootstrap resamples")
+    d.add_argument(
+        "--arms", nargs="+", choices=["correctness", "standard", "rlmf"], help="arms (with rlmf)"
+    )
+    d.set_defaults(func=_demo)
 
     e = rsub.add_parser("export", help="the dataset in verl (parquet) and OpenRLHF (JSONL) formats")
     e.add_argument("dataset", help="a build/select output folder (or its train.jsonl)")

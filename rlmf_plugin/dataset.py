@@ -29,6 +29,7 @@ from metacog_metrics import Result
 from rlmf_plugin._format import FORMAT_INSTRUCTION
 from rlmf_plugin._grading import ItemGrader
 from rlmf_plugin._io import write_json, write_rows
+from rlmf_plugin.consistency import answer_class_labels, equivalent
 
 __all__ = [
     "BuildResult",
@@ -150,41 +151,6 @@ def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, in
     first = df.groupby([*keys, "_part"], sort=False).ngroup()
     df["attempt"] = first.groupby([df[k] for k in keys]).rank(method="dense").astype(int)
     return df.drop(columns="_part"), n_bad
-
-
-def equivalent(benchmark: str, a: str | None, b: str | None) -> bool:
-    """Whether two extracted answers are the same answer, as the benchmark's record says
-    (an unregistered benchmark: equal after normalisation)."""
-    from metacog_tasks.benchmarks import Benchmark, UnknownBenchmarkError, benchmark_class
-
-    if a is None or b is None:
-        return False
-    try:
-        record = benchmark_class(benchmark)
-    except UnknownBenchmarkError:
-        record = Benchmark
-    return record.same_answer(a, b)
-
-
-def answer_class_labels(
-    benchmark: str, answers: Sequence[str | None], correct: Sequence[float]
-) -> list[int]:
-    """The equivalence class of each sampled answer: ``-1`` for the correct ones (one class),
-    then ``0, 1, ...`` for the classes of the others in order of first appearance."""
-    labels: list[int] = []
-    reps: list[str | None] = []
-    for a, y in zip(answers, correct):
-        if y == 1.0:
-            labels.append(-1)
-            continue
-        for i, rep in enumerate(reps):
-            if equivalent(benchmark, rep, a):
-                labels.append(i)
-                break
-        else:
-            labels.append(len(reps))
-            reps.append(a)
-    return labels
 
 
 def answer_classes(

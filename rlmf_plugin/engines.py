@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 import re
@@ -50,6 +51,8 @@ from typing import Any
 import numpy as np
 
 from metacog_metrics import Result
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = [
     "ABSENT",
@@ -391,11 +394,15 @@ class RewardScorer:
         self.mc_weight, self.mc_start = float(mc_weight), float(mc_start)
         self._grader = ItemGrader({k: dict(v) for k, v in (benchmark_options or {}).items()})
         self._names = list(REWARD_NAMES)
-        self._funcs = make_rewards(self._names, grader=self._grader, tau=tau, options=options)
+        # One response at a time, no group: the faithful target is the label's item-level g.
+        self._funcs = make_rewards(
+            self._names, grader=self._grader, target="item", tau=tau, options=options
+        )
         self._wrong_grader = _WrongGrader()
         self._wrong = make_rewards(
             self._names,
             grader=self._wrong_grader,  # type: ignore[arg-type]
+            target="item",
             tau=tau,
             options=options,
         )
@@ -420,6 +427,8 @@ class RewardScorer:
 
         Raises:
             ValueError: ``labels`` or ``extra`` do not hold one entry per completion.
+            SandboxUnavailableError: A benchmark that runs model code, on a machine with no
+                sandbox boundary (rewards are never silently left unpaid for that).
         """
         from rlmf_plugin._format import completion_text, read_unit
         from rlmf_plugin.rewards import FLOORS, _correctness, _parse_all
@@ -515,7 +524,8 @@ def compute_score(
     """verl's custom reward function: ``score`` and :data:`FIELDS` of one response.
 
     Never raises on any response or label (a malformed label gives the floor values and
-    ``bad_label`` 1).
+    ``bad_label`` 1); raises ``SandboxUnavailableError`` for a benchmark that runs model code
+    on a machine with no sandbox boundary.
 
     Args:
         data_source: ``metacog/<benchmark>`` (unused: the label names the item).
@@ -622,17 +632,24 @@ def _score_within(
     are scored without grading (every answer wrong, ``timed_out`` 1)."""
     out: list[dict[str, float] | None] = [None] * len(responses)
     stop = threading.Event()
+    failed: list[BaseException] = []
 
     def work() -> None:
         for i in range(len(responses)):
             if stop.is_set():
                 return
-            out[i] = scorer.score([responses[i]], [labels[i]])[0]
+            try:
+                out[i] = scorer.score([responses[i]], [labels[i]])[0]
+            except Exception as exc:  # no sandbox: the request fails, never scored as wrong
+                failed.append(exc)
+                return
 
     worker = threading.Thread(target=work, daemon=True, name="metacog-reward")
     worker.start()
     worker.join(timeout_s)
     stop.set()
+    if failed:
+        raise failed[0]
     done = list(out)
     late = [i for i, r in enumerate(done) if r is None]
     if late:
@@ -662,8 +679,11 @@ def serve(
     scored within ``timeout_s`` seconds are scored without grading (wrong, ``timed_out`` 1),
     so one slow request neither blocks the others nor stalls the trainer. A malformed request
     (not JSON, not an object, lists missing or of different lengths, larger than
-    ``max_body_bytes``) gets HTTP 400 with the reason.
+    ``max_body_bytes``) gets HTTP 400 with the reason; a request for a benchmark that runs
+    model code on a machine with no sandbox boundary gets HTTP 503 with the sandbox's error.
     """
+    from metacog_tasks.sandbox import SandboxUnavailableError
+
     opts: dict[str, Any] = {"mc_weight": mc_weight, "mc_start": mc_start}
     if weights is not None:
         opts["weights"] = dict(weights)
@@ -699,7 +719,13 @@ def serve(
             except (ValueError, RecursionError) as exc:
                 self._send(400, {"error": str(exc) or type(exc).__name__})
                 return
-            self._send(200, _lists(_score_within(scorer, responses, labels, timeout_s)))
+            try:
+                rows = _score_within(scorer, responses, labels, timeout_s)
+            except SandboxUnavailableError as exc:
+                _LOG.error("serve-reward: %s", exc)
+                self._send(503, {"error": str(exc)})
+                return
+            self._send(200, _lists(rows))
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # quiet: one line per request would drown the training logs

@@ -93,10 +93,14 @@ def _probe(records: pd.DataFrame, probe: str | None) -> str:
     raise ValueError(f"several probes carry a verbal confidence {probes}: choose one with --probe")
 
 
-def attempt_table(records: pd.DataFrame, probe: str | None = None) -> pd.DataFrame:
+def attempt_table(
+    records: pd.DataFrame, probe: str | None = None, *, judge: Any = None
+) -> pd.DataFrame:
     """One row per attempt: ``model, benchmark, item_id, attempt, confidence, correct, answer``
-    and the intrinsic confidence ``g`` (NaN for items with one attempt)."""
-    from rlmf_plugin.dataset import answer_class_labels
+    and the intrinsic confidence ``g`` (NaN for items with one attempt), computed as training's
+    on-policy target computes it (:mod:`rlmf_plugin.consistency`): answer equivalence, or
+    ``judge``'s consistency verdicts (an LLM judge, as the official code)."""
+    from rlmf_plugin.consistency import agreement, answer_class_labels, judged_agreement
 
     probe = _probe(records, probe)
     rows = records[(records["probe"] == probe) & records["confidence_kind"].isin(_VERBAL)]
@@ -113,9 +117,11 @@ def attempt_table(records: pd.DataFrame, probe: str | None = None) -> pd.DataFra
     for (_, bench, _), idx in groups.items():
         if len(idx) < 2:
             continue
-        labels = np.array(answer_class_labels(str(bench), [answers_all[i] for i in idx],
-                                              list(ys_all[idx])))  # fmt: skip
-        g[idx] = (labels[:, None] == labels[None, :]).sum(axis=1) / len(idx)
+        answers = [answers_all[i] for i in idx]
+        if judge is not None:
+            g[idx] = judged_agreement(answers, judge)
+        else:
+            g[idx] = agreement(answer_class_labels(str(bench), answers, list(ys_all[idx])))
     out["intrinsic"] = g
     out.attrs["probe"] = probe
     return out
@@ -312,6 +318,7 @@ def evaluate_runs(
     seed: int = 0,
     n_bins: int = 10,
     alpha: float = 0.05,
+    judge: Any = None,
 ) -> EvalResult:
     """Evaluate attempt records (:func:`load_attempts`) and compare with a baseline.
 
@@ -321,7 +328,7 @@ def evaluate_runs(
     """
     from tqdm.auto import tqdm
 
-    a_tab = attempt_table(after, probe)
+    a_tab = attempt_table(after, probe, judge=judge)
     probe = a_tab.attrs["probe"]
     a_model, a_tab = _pick_model(a_tab, model, "after")
     runs = {"after": _summary(a_model, a_tab, n_bins)}
@@ -333,7 +340,7 @@ def evaluate_runs(
         )
     comparison = None
     if baseline is not None:
-        b_tab = attempt_table(baseline, probe)
+        b_tab = attempt_table(baseline, probe, judge=judge)
         b_model, b_tab = _pick_model(b_tab, baseline_model, "baseline")
         runs["baseline"] = _summary(b_model, b_tab, n_bins)
         key = ["benchmark", "item_id"]

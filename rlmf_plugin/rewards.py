@@ -4,7 +4,9 @@ Each factory returns a function ``f(prompts, completions, **columns) -> list[flo
 with a stable ``__name__`` (TRL names metrics after it and unwraps partials). Dataset columns
 arrive by name (``benchmark``, ``item_id``, ``source``, ``intrinsic_confidence``, ...) and must
 hold one value per completion (else ``ValueError``: no row is ever dropped). A function never
-raises on any completion text or column value, and logs its metrics with ``log_metric``.
+raises on any completion text or column value (only ``SandboxUnavailableError``, when a
+benchmark runs model code on a machine with no sandbox boundary), and logs its metrics with
+``log_metric``.
 
 Completions are read by :func:`~rlmf_plugin._format.parse_completion`: the grader sees the
 answer (the text before the first ``Confidence``/``Meta`` line), never those lines. Let ``q``
@@ -33,7 +35,8 @@ reward); so does a row whose label is malformed (a target that is not a number i
 unknown benchmark or item), which is counted in the metrics. ``None`` means the row has nothing
 to compare with: no target (``None``/NaN), no item named, or a failure on the grader's side
 (its source unreadable, the benchmark's grader returned no verdict); TRL leaves it out of that
-function's statistics. A grader that raises counts the answer wrong.
+function's statistics; such a failure is graded again at the next call, never cached. A
+grader that raises counts the answer wrong.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ __all__ = [
     "FLOORS",
     "REWARD_NAMES",
     "SOFT_PENALTIES",
+    "TARGETS",
     "RewardFunc",
     "Target",
     "brier_reward",
@@ -61,15 +65,26 @@ __all__ = [
     "log_score_reward",
     "make_rewards",
     "metacog_score_reward",
+    "resolve_target",
     "soft_format_reward",
     "strict_format_reward",
 ]
 
 RewardFunc = Callable[..., list[float | None]]
-#: A faithfulness target: a column name, or ``f(prompts, parsed, columns) -> values`` (one
-#: per completion, read as numbers in [0, 1]; e.g. the share of the completion's GRPO group
-#: whose answer agrees with its own).
+#: A faithfulness target: a name of :data:`TARGETS`, a column name, or
+#: ``f(prompts, parsed, columns) -> values`` (one per completion, read as numbers in [0, 1]).
 Target = str | Callable[[Sequence[Any], Sequence[ParsedCompletion], Mapping[str, Any]], Any]
+#: The named targets of :func:`make_rewards`:
+#:
+#: * ``onpolicy`` (default; the official code's): the share of the completion's GRPO group whose
+#:   answer is equivalent to its own (:class:`~rlmf_plugin.consistency.OnPolicyTarget`);
+#: * ``offline``: the share of the item's k harness samples equivalent to the completion's
+#:   answer (:class:`~rlmf_plugin.consistency.OfflineTarget`; stale as the policy moves);
+#: * ``item``: the per-item column ``intrinsic_confidence`` that ``rlmf build`` wrote, the
+#:   expected agreement of two of the k harness samples, the same whatever the answer given;
+#: * ``accuracy``: the item's sample accuracy (a P(IK)-style target, factual, not faithful).
+TARGETS: tuple[str, ...] = ("onpolicy", "offline", "item", "accuracy")
+_COLUMN_OF = {"item": "intrinsic_confidence"}
 
 _LOG_HI = math.log(0.999)
 _LOG_LO = math.log(0.001) / 2.0
@@ -316,8 +331,10 @@ def brier_reward(
     name: str = "brier_reward",
     *,
     no_answer: float = FLOORS["brier"],
+    no_confidence: float = 0.0,
 ) -> RewardFunc:
-    """Factual calibration, RLCR's Brier term: ``1 - (q - y)^2``; 0 without a confidence."""
+    """Factual calibration, RLCR's Brier term: ``1 - (q - y)^2``; ``no_confidence`` without a
+    readable confidence (0; the official factual term is -1)."""
     correctness = _correctness(grader)
 
     def reward(prompts=None, completions=(), **kwargs: Any) -> list[float | None]:
@@ -325,7 +342,7 @@ def brier_reward(
         verdicts = correctness(parsed, kwargs, name)
         out: list[float | None] = []
         for p, v in zip(parsed, verdicts):
-            done, value = _graded(v, p, "brier", no_answer, 0.0)
+            done, value = _graded(v, p, "brier", no_answer, no_confidence)
             out.append(value if done else 1.0 - (p.confidence - v.correct) ** 2)
         ys = [v.correct if v.status in ("ok", "grader_error") else math.nan for v in verdicts]
         _confidence_stats(kwargs, "factual", parsed, ys)
@@ -370,22 +387,23 @@ def _targets(
     """Each row's target as ``(value, "ok" | "missing" | "bad")`` (see :func:`read_unit`)."""
     n = len(parsed)
     if isinstance(target, str):
-        values = _column(kwargs, target, n, reward)
+        values = _column(kwargs, _COLUMN_OF.get(target, target), n, reward)
     else:
         values = _column({"target": target(prompts, parsed, kwargs)}, "target", n, reward)
     return [read_unit(g) for g in values]
 
 
 def faithful_reward(
-    target: Target = "intrinsic_confidence",
+    target: Target = "item",
     name: str = "faithful_reward",
     *,
     no_answer: float = FLOORS["faithful"],
 ) -> RewardFunc:
     """Faithful calibration (RLMF, quadratic): ``1 - (q - g)^2`` against the target ``g``.
 
-    ``g`` comes from column ``target`` (by default the agreement among the k harness samples
-    that ``rlmf build`` computed) or from a callable (see :data:`Target`); -1 without a
+    ``g`` comes from a column (``item``: the agreement among the k harness samples that
+    ``rlmf build`` computed) or from a callable (see :data:`Target`; :func:`make_rewards`
+    builds the named on-policy and offline targets); -1 without a
     readable confidence; ``no_answer`` (official: -10) without an answer or with a malformed
     target; None when the row has no target.
     """
@@ -411,7 +429,7 @@ def faithful_reward(
 
 
 def metacog_score_reward(
-    target: Target = "intrinsic_confidence",
+    target: Target = "item",
     tau: float = 0.10,
     name: str = "metacog_score",
     *,
@@ -466,29 +484,56 @@ DEFAULT_REWARDS: tuple[str, ...] = (
 )
 
 
+def resolve_target(
+    target: Target,
+    grader: Any,
+    *,
+    judge: Any = None,
+    gather: Callable[[list[Any]], list[Any]] | None = None,
+) -> Target:
+    """The target a reward reads: ``onpolicy``/``offline`` become their callables (built on
+    ``grader``), ``item`` the ``intrinsic_confidence`` column, other names stay columns."""
+    from rlmf_plugin.consistency import OfflineTarget, OnPolicyTarget
+
+    if target == "onpolicy":
+        return OnPolicyTarget(grader, judge=judge, gather=gather)
+    if target == "offline":
+        return OfflineTarget(grader)
+    if isinstance(target, str) and not target:
+        raise ValueError(f"target must be one of {list(TARGETS)} or a column name")
+    return target
+
+
 def make_rewards(
     names: Sequence[str] = DEFAULT_REWARDS,
     *,
     grader: ItemGrader | None = None,
-    target: Target = "intrinsic_confidence",
+    target: Target = "onpolicy",
     tau: float = 0.10,
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    judge: Any = None,
+    gather: Callable[[list[Any]], list[Any]] | None = None,
 ) -> list[RewardFunc]:
     """Build reward functions by short name, sharing one grader.
 
     Args:
         names: Any of :data:`REWARD_NAMES`.
         grader: The grader (one is built when ``None``).
-        target: The faithfulness target: a column (``intrinsic_confidence`` for faithful
-            calibration, ``accuracy`` for the P(IK)-style target) or a callable (:data:`Target`).
+        target: The faithfulness target: a name of :data:`TARGETS` (``onpolicy`` by
+            default), another column, or a callable (:data:`Target`).
         tau: The metacognitive score's tolerance.
         options: Keyword options per short name, passed to its factory (for example
             ``{"faithful": {"no_answer": -10}, "format": {"require_meta": True}}``).
+        judge: For ``onpolicy``: an LLM judge of answer consistency
+            (:class:`~rlmf_plugin.judge.ConsistencyJudge`) instead of answer equivalence.
+        gather: For ``onpolicy``: concatenates a list over the training processes, so that a
+            group split across them is joined (``accelerate.utils.gather_object``).
 
     Raises:
         ValueError: An unknown reward name, or an option its factory does not take.
     """
     grader = grader or ItemGrader()
+    target = resolve_target(target, grader, judge=judge, gather=gather)
     builders: dict[str, Callable[..., RewardFunc]] = {
         "format": format_reward,
         "strict_format": strict_format_reward,

@@ -5,12 +5,15 @@ Strategies (``N`` items out of the dataset ``build`` wrote):
 * ``metacognitive`` (RLMF's selector): the model's own meta-confidence, its judgement of how well
   the confidence it states matches its internal confidence (column ``meta_confidence``, in
   [0, 1]); the ``ceil(N/2)`` lowest and ``floor(N/2)`` highest, as the official
-  ``data_rank_strategy="high+low"``. The column comes from the model itself: ``--model`` asks
-  it (through Inspect's model API) to answer each item in the RLMF format, whose ``Meta`` line
-  is the score (the first sample's, or the mean over ``--samples``).
+  ``data_rank_strategy="high+low"``. The column comes from the model itself: ``--model``
+  samples its answers and asks its post-hoc judgement of each (the official query,
+  :mod:`rlmf_plugin.posthoc`; ``judgement="inline"``: the ``Meta`` line of an answer in the
+  RLMF format instead), the first sample's or the mean over ``--samples``.
 * ``active`` (the official active-learning baseline, ``data_rank_mode="faith"``): the same
-  high+low selection on the gold faithfulness ``1 - |stated - intrinsic|`` of the harness
-  samples' confidence.
+  high+low selection on the gold faithfulness of the model's first sampled answer,
+  ``1 - |decisiveness - consistency|`` (column ``active_score``; :mod:`rlmf_plugin.posthoc`).
+* ``active-means``: high+low on ``1 - |stated - intrinsic|`` of the harness samples' means (not
+  the official score: it needs no model).
 * ``uncertainty`` (uncertainty sampling): the ``N`` items whose sampled answers disagree most,
   ``1 - intrinsic_confidence`` (the Gini impurity of the answer classes).
 * ``deviation``: the ``N`` items whose stated confidence is furthest from their accuracy,
@@ -47,7 +50,8 @@ __all__ = [
 #: Strategy name -> (score description, how the score is used).
 STRATEGIES: dict[str, tuple[str, str]] = {
     "metacognitive": ("meta_confidence", "high+low"),
-    "active": ("1 - |stated_confidence - intrinsic_confidence|", "high+low"),
+    "active": ("active_score: 1 - |decisiveness - consistency| of a sampled answer", "high+low"),
+    "active-means": ("1 - |stated_confidence - intrinsic_confidence|", "high+low"),
     "uncertainty": ("1 - intrinsic_confidence", "top"),
     "deviation": ("|stated_confidence - accuracy|", "top"),
     "random": ("uniform random", "random"),
@@ -104,6 +108,8 @@ def selection_scores(rows: Sequence[Mapping[str, Any]], strategy: str) -> np.nda
         if strategy == "metacognitive":
             out[i] = as_unit(r.get("meta_confidence"))
         elif strategy == "active":
+            out[i] = as_unit(r.get("active_score"))
+        elif strategy == "active-means":
             out[i] = 1.0 - abs(stated - intrinsic)
         elif strategy == "uncertainty":
             out[i] = 1.0 - intrinsic
@@ -323,6 +329,9 @@ def select_dataset(
     aggregate: str = "first",
     model_args: Mapping[str, Any] | None = None,
     temperature: float | None = None,
+    judgement: str = "posthoc",
+    judge: str | None = None,
+    base_url: str | None = None,
 ) -> SelectionResult:
     """Select from a dataset ``build`` wrote and write the selection to ``out_dir``.
 
@@ -343,6 +352,10 @@ def select_dataset(
         aggregate: ``first`` or ``mean`` of the samples' ``Meta`` values.
         model_args: Provider arguments for ``model``.
         temperature: Sampling temperature for ``model``.
+        judgement: ``posthoc`` (official: a separate judgement of each sampled answer) or
+            ``inline`` (the ``Meta`` line of an answer in the RLMF format).
+        judge: A model rating decisiveness for ``active`` (the inventory's values when None).
+        base_url: An OpenAI-compatible endpoint serving ``model`` (and ``judge``).
 
     Raises:
         ValueError: See :func:`select_rows`; also ``metacognitive`` without ``model`` on a
@@ -351,7 +364,28 @@ def select_dataset(
     import pandas as pd
 
     rows = load_rows(dataset)
-    if strategy == "metacognitive":
+    if judgement not in ("posthoc", "inline"):
+        raise ValueError(f"judgement must be posthoc or inline, got {judgement!r}")
+    if (
+        strategy in ("metacognitive", "active")
+        and model is not None
+        and (judgement == "posthoc" or strategy == "active")
+    ):
+        from rlmf_plugin.judge import ModelClient
+        from rlmf_plugin.posthoc import posthoc_scores
+
+        client = ModelClient(model, base_url=base_url, model_args=model_args,
+                             temperature=1.0 if temperature is None else temperature,
+                             max_tokens=None)  # fmt: skip
+        rater = None if judge is None else ModelClient(judge, base_url=base_url, max_tokens=8)
+        rows = posthoc_scores(rows, client, samples=samples, aggregate=aggregate,
+                              decisiveness=rater)  # fmt: skip
+    elif strategy == "active" and not any("active_score" in r for r in rows):
+        raise ValueError(
+            f"{dataset}: no `active_score` column; give --model to sample the model's answers "
+            "(the official active-learning score), or use --strategy active-means"
+        )
+    elif strategy == "metacognitive":
         if model is not None:
             rows = meta_confidence_from_model(
                 rows,

@@ -7,14 +7,20 @@ The YAML config::
     output_dir: runs/rlmf-model
     rewards: [format, correctness, brier, faithful, metacog_score]
     reward_weights: [0.5, 1.0, 0.5, 3.0, 0.0]
-    target: intrinsic_confidence             # or accuracy (factual target of the faithful term)
+    target: onpolicy                         # offline, item, accuracy (rewards.TARGETS)
     rlmf: {faith_reward: faithful_reward, mc_reward: metacog_score, advantage_k: 1.0}
     warmstart: {steps: 0}                    # teacher-forced format steps (tiny models only)
     grpo: {num_generations: 8, max_completion_length: 512, ...}   # any GRPOConfig field
     torch_threads: 1                         # torch.set_num_threads (CPU runs); default torch's
 
-``rlmf: null`` trains plain GRPO. The trained model, ``metrics.json`` (TRL's log history and
-the final step's figures) and the resolved ``config.json`` are written to ``output_dir``.
+``rlmf: null`` trains plain GRPO. ``preset: official`` with ``arm: rlmf | standard |
+correctness`` fills every key from the official sample config (:mod:`rlmf_plugin.presets`);
+keys given in the file override it. Also: ``reward_options`` (per reward, e.g.
+``{brier: {no_confidence: -1}}``), ``peft`` (LoRA options through peft), ``sft`` (the warm-up
+stage before RL, :mod:`rlmf_plugin.sft`), ``judge`` (an LLM judge of answer consistency for the
+on-policy target: ``{model: ..., base_url: ...}``), ``max_seq_length`` (the completion gets what
+the 90% quantile of prompt lengths leaves). The trained model, ``metrics.json`` (TRL's log
+history and the final figures) and the resolved ``config.json`` are written to ``output_dir``.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from typing import Any
 from metacog_metrics import Result
 from rlmf_plugin.rewards import DEFAULT_REWARDS, REWARD_NAMES, make_rewards
 
-__all__ = ["TrainConfig", "TrainResult", "load_config", "train"]
+__all__ = ["TrainConfig", "TrainResult", "build_trainer", "load_config", "make_trainer", "train"]
 
 _KEYS = {
     "model",
@@ -48,6 +54,13 @@ _KEYS = {
     "benchmark_options",
     "seed",
     "torch_threads",
+    "preset",
+    "arm",
+    "reward_options",
+    "peft",
+    "sft",
+    "judge",
+    "max_seq_length",
 }
 _RLMF_KEYS = {"faith_reward", "mc_reward", "advantage_k", "piecewise"}
 
@@ -61,7 +74,7 @@ class TrainConfig:
     output_dir: str
     rewards: tuple[str, ...] = DEFAULT_REWARDS
     reward_weights: tuple[float, ...] | None = None
-    target: str = "intrinsic_confidence"
+    target: str = "onpolicy"
     tau: float = 0.10
     rlmf: Mapping[str, Any] | None = None
     warmstart: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -69,6 +82,13 @@ class TrainConfig:
     benchmark_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     seed: int = 0
     torch_threads: int | None = None
+    preset: str | None = None
+    arm: str | None = None
+    reward_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    peft: Mapping[str, Any] | None = None
+    sft: Mapping[str, Any] | None = None
+    judge: Mapping[str, Any] | None = None
+    max_seq_length: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +121,12 @@ def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: the config must be a mapping")
     data.update({k: v for k, v in overrides.items() if v is not None})
+    from rlmf_plugin.presets import apply_preset
+
+    try:
+        data = apply_preset(data)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     bad = sorted(set(data) - _KEYS)
     if bad:
         raise ValueError(f"{path}: unknown key(s) {bad}; allowed: {sorted(_KEYS)}")
@@ -132,13 +158,27 @@ def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
     model = data["model"]
     if isinstance(model, str):
         model = local(model)
+    from rlmf_plugin.rewards import TARGETS
+    from rlmf_plugin.sft import SFT_KEYS
+
+    target = str(data.get("target", "onpolicy"))
+    if not target:
+        raise ValueError(f"{path}: target must be one of {list(TARGETS)} or a column name")
+    sft = data.get("sft")
+    if sft is not None:
+        bad = sorted(set(sft) - SFT_KEYS)
+        if bad:
+            raise ValueError(f"{path}: unknown sft key(s) {bad}; allowed: {sorted(SFT_KEYS)}")
+    judge = data.get("judge")
+    if judge is not None and not (isinstance(judge, dict) and judge.get("model")):
+        raise ValueError(f"{path}: judge must be a mapping with a `model`")
     return TrainConfig(
         model=model,
         dataset=local(data["dataset"]),
         output_dir=str(data["output_dir"]),
         rewards=rewards,
         reward_weights=None if weights is None else tuple(float(w) for w in weights),
-        target=str(data.get("target", "intrinsic_confidence")),
+        target=target,
         tau=float(data.get("tau", 0.10)),
         rlmf=rlmf,
         warmstart=dict(data.get("warmstart") or {}),
@@ -146,6 +186,13 @@ def load_config(path: str | PathLike[str], **overrides: Any) -> TrainConfig:
         benchmark_options=dict(data.get("benchmark_options") or {}),
         seed=int(data.get("seed", 0)),
         torch_threads=None if data.get("torch_threads") is None else int(data["torch_threads"]),
+        preset=data.get("preset"),
+        arm=data.get("arm"),
+        reward_options=dict(data.get("reward_options") or {}),
+        peft=None if data.get("peft") is None else dict(data["peft"]),
+        sft=None if sft is None else dict(sft),
+        judge=None if judge is None else dict(judge),
+        max_seq_length=None if data.get("max_seq_length") is None else int(data["max_seq_length"]),
     )
 
 
@@ -241,14 +288,109 @@ def _write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def build_trainer(cfg: TrainConfig):
-    """The ``GRPOTrainer`` (``RLMFTrainer`` when ``cfg.rlmf`` is set) of a config."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _gather(items: list[Any]) -> list[Any]:
+    """``items`` of every training process, concatenated in rank order (one process: as is)."""
+    from accelerate import PartialState
+    from accelerate.utils import gather_object
+
+    return list(gather_object(items)) if PartialState().num_processes > 1 else list(items)
+
+
+def _judge(spec: Mapping[str, Any] | None):
+    if spec is None:
+        return None
+    from rlmf_plugin.judge import ConsistencyJudge
+
+    spec = dict(spec)
+    return ConsistencyJudge(str(spec.pop("model")), **spec)
+
+
+def _completion_budget(cfg: TrainConfig, dataset, tokenizer) -> int | None:
+    """``max_seq_length`` minus the 90% quantile of the prompts' token lengths (+1), as the
+    official code sets its completion length; None without ``max_seq_length``."""
+    if cfg.max_seq_length is None or "max_completion_length" in cfg.grpo:
+        return None
+    import numpy as np
+
+    lengths = []
+    for row in dataset:
+        prompt = row["prompt"]
+        if not isinstance(prompt, str):
+            prompt = tokenizer.apply_chat_template(
+                prompt, tokenize=False, add_generation_prompt=True
+            )
+        lengths.append(len(tokenizer(prompt, add_special_tokens=False)["input_ids"]))
+    budget = cfg.max_seq_length - (int(np.quantile(lengths, 0.9)) + 1)
+    if budget < 1:
+        raise ValueError(f"max_seq_length {cfg.max_seq_length} leaves no room for a completion")
+    return budget
+
+
+def make_trainer(
+    cfg: TrainConfig,
+    model,
+    tokenizer,
+    dataset,
+    *,
+    grader=None,
+    callbacks: list[Any] | None = None,
+):
+    """The ``GRPOTrainer`` (``RLMFTrainer`` when ``cfg.rlmf`` is set) for a loaded model,
+    tokenizer and dataset: the rewards, target, weights and arm of ``cfg``."""
     from trl import GRPOConfig, GRPOTrainer
 
     from rlmf_plugin._grading import ItemGrader
     from rlmf_plugin.trainer import RLMFTrainer
+
+    if grader is None:
+        grader = ItemGrader(options={k: dict(v) for k, v in cfg.benchmark_options.items()})
+    rewards = make_rewards(
+        cfg.rewards,
+        grader=grader,
+        target=cfg.target,
+        tau=cfg.tau,
+        options=cfg.reward_options,
+        judge=_judge(cfg.judge),
+        gather=_gather,
+    )
+    grpo = {"output_dir": cfg.output_dir, "report_to": "none", "seed": cfg.seed, **cfg.grpo}
+    budget = _completion_budget(cfg, dataset, tokenizer)
+    if budget is not None:
+        grpo["max_completion_length"] = budget
+    if cfg.reward_weights is not None:
+        grpo["reward_weights"] = list(cfg.reward_weights)
+    if cfg.rlmf is not None:
+        grpo.setdefault("scale_rewards", "none")
+    if grpo.get("use_cpu"):
+        if str(grpo.get("optim", "")).endswith("8bit"):
+            grpo["optim"] = "adamw_torch"  # bitsandbytes' 8-bit AdamW needs a GPU
+        grpo["bf16"] = False
+    args = GRPOConfig(**grpo)
+    peft_config = None
+    if cfg.peft:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(task_type="CAUSAL_LM", **dict(cfg.peft))
+    common = dict(
+        model=model,
+        reward_funcs=rewards,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=callbacks,
+    )
+    if cfg.rlmf is None:
+        return GRPOTrainer(**common)
+    return RLMFTrainer(**common, **dict(cfg.rlmf))
+
+
+def build_trainer(cfg: TrainConfig):
+    """The trainer of a config: model and data loaded, the warm-up stages run first."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from rlmf_plugin._grading import ItemGrader
 
     torch.manual_seed(cfg.seed)
     if cfg.torch_threads:
@@ -258,7 +400,6 @@ def build_trainer(cfg: TrainConfig):
         torch.set_num_threads(cfg.torch_threads)
     dataset = load_train_dataset(cfg.dataset)
     grader = ItemGrader(options={k: dict(v) for k, v in cfg.benchmark_options.items()})
-    rewards = make_rewards(cfg.rewards, grader=grader, target=cfg.target, tau=cfg.tau)
     model_path = _model_path(cfg)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tokenizer.pad_token is None:
@@ -277,22 +418,32 @@ def build_trainer(cfg: TrainConfig):
             seed=cfg.seed,
             batch_size=int(cfg.warmstart.get("batch_size", 8)),
         )
-    grpo = {"output_dir": cfg.output_dir, "report_to": "none", "seed": cfg.seed, **cfg.grpo}
-    if cfg.reward_weights is not None:
-        grpo["reward_weights"] = list(cfg.reward_weights)
-    if cfg.rlmf is not None:
-        grpo.setdefault("scale_rewards", "none")
-    args = GRPOConfig(**grpo)
-    common = dict(
-        model=model,
-        reward_funcs=rewards,
-        args=args,
-        train_dataset=dataset,
-        processing_class=tokenizer,
-    )
-    if cfg.rlmf is None:
-        return GRPOTrainer(**common)
-    return RLMFTrainer(**common, **dict(cfg.rlmf))
+    if cfg.sft is not None:
+        model = _sft_stage(cfg, model, tokenizer, dataset)
+    if steps > 0 or cfg.sft is not None:
+        # TRL builds the KL reference (beta > 0) from the model's path: save the warmed-up
+        # model and read it back, so that the reference is it and not the model before
+        folder = Path(cfg.output_dir) / "warm-model"
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder)
+    return make_trainer(cfg, model, tokenizer, dataset, grader=grader)
+
+
+def _sft_stage(cfg: TrainConfig, model, tokenizer, dataset):
+    """The SFT warm-up (``cfg.sft``): on ``sft.dataset`` (prompt-completion rows) when given,
+    else on the policy's own sampled answers in the training data (:func:`sft_rows`)."""
+    from rlmf_plugin._io import load_rows
+    from rlmf_plugin.sft import run_sft, sft_rows
+
+    settings = dict(cfg.sft or {})
+    if settings.get("dataset"):
+        examples = load_rows(settings["dataset"])
+    else:
+        examples = sft_rows(list(dataset), meta=settings.get("meta", 1.0))
+    use_cpu = bool(cfg.grpo.get("use_cpu")) or None
+    out = str(Path(cfg.output_dir) / "sft")
+    return run_sft(model, tokenizer, examples, settings, out, seed=cfg.seed, use_cpu=use_cpu)
 
 
 def train(cfg: TrainConfig) -> TrainResult:

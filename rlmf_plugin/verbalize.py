@@ -44,6 +44,7 @@ __all__ = [
     "Rewrite",
     "VerbalizeResult",
     "calibrate_phrases",
+    "intrinsic_map",
     "rewrite_llm",
     "rewrite_prompt",
     "rewrite_rule",
@@ -127,6 +128,35 @@ class PhraseMap(Result):
             n_fit=int(data.get("n_fit", 0)),
             min_count=int(data.get("min_count", 0)),
         )
+
+
+def intrinsic_map(inventory: Sequence[Any] | None = None, *, width: float = 0.05) -> PhraseMap:
+    """The :class:`PhraseMap` of the official rewriting (:mod:`rlmf_plugin.hedges`): 20 bins of
+    ``width`` on the confidence axis; a bin's hedges are the inventory's phrases whose
+    decisiveness falls in it (``options``; the first is used by the rule rewriter), an empty
+    bin takes the phrase of nearest decisiveness."""
+    from rlmf_plugin.hedges import INVENTORY, bin_of
+
+    inventory = INVENTORY if inventory is None else inventory
+    n = round(1 / width)
+    by_bin: dict[int, list[Any]] = {}
+    for h in inventory:
+        by_bin.setdefault(bin_of(h.decisiveness, width), []).append(h)
+    bins = []
+    for k in range(n):
+        lo, hi = k * width, (k + 1) * width
+        hedges = by_bin.get(k)
+        if not hedges:
+            centre = (lo + hi) / 2
+            hedges = [min(inventory, key=lambda h: (abs(h.decisiveness - centre), h.phrase))]
+        first = hedges[0]
+        bins.append({
+            "phrase": first.phrase, "claim": first.decisiveness, "template": first.template,
+            "low": round(lo, 6), "high": round(hi, 6), "options": [h.phrase for h in hedges],
+            "n_fit": 0, "accuracy_fit": None,
+        })  # fmt: skip
+    validation = {"mapping": "intrinsic", "width": width}
+    return PhraseMap(tuple(bins), validation, 0, 0)
 
 
 def _fit(conf: np.ndarray, correct: np.ndarray, hedges: Sequence[Hedge], min_count: int):
@@ -317,8 +347,12 @@ def _grade(grader, ref: Mapping[str, Any] | None, text: str) -> tuple[float, str
     item = grader.item(ref["benchmark"], str(ref.get("item_id")), ref.get("source"))
     if item is None:
         return None
+    from metacog_tasks.sandbox import SandboxUnavailableError
+
     try:
         g = grader.benchmark(ref["benchmark"]).grade(item, text)
+    except SandboxUnavailableError:
+        raise  # no boundary for model code here: every grade would be lost, so say so
     except Exception:  # a grader bug is reported as "grade not kept", never raised
         return (math.nan, None)
     return (float(g.correct), g.extracted)
@@ -369,7 +403,12 @@ def rewrite_rule(
 
 
 def _options(phrase_map: PhraseMap, hedge: Hedge, k: int = 1) -> list[str]:
-    """The hedge's phrase first, then up to ``k`` phrases of the neighbouring bins."""
+    """The hedge's phrase first, then up to ``k`` more: the other phrases of its bin (the
+    intrinsic map's ``options``), else those of the neighbouring bins."""
+    for b in phrase_map.bins:
+        same = b["phrase"] == hedge.phrase and abs(b["claim"] - hedge.claim) < 1e-9
+        if same and b.get("options"):
+            return list(b["options"])[: max(k, 0) + 1]
     phrases = [b["phrase"] for b in phrase_map.bins]
     i = phrases.index(hedge.phrase) if hedge.phrase in phrases else 0
     near = sorted(range(len(phrases)), key=lambda j: (abs(j - i), j))
@@ -524,6 +563,8 @@ def verbalize(
     *,
     calibrate_on: Sequence[str | PathLike[str]] | None = None,
     mapping: str | PathLike[str] | None = None,
+    map_kind: str | None = None,
+    inventory: str | PathLike[str] | None = None,
     probe: str | None = "numeric",
     model: str | None = None,
     model_args: Mapping[str, Any] | None = None,
@@ -539,8 +580,13 @@ def verbalize(
             (every row with ``original``, ``completion`` rewritten, ``phrase``, ``claim``,
             ``rewriter``, ``grade_kept``), ``sft/`` (prompt-completion pairs for TRL's
             ``SFTTrainer``) and ``verbalize.json``.
-        calibrate_on: Record tables / harness logs with numeric verbal confidences and grades
-            to fit the map on (required unless ``mapping`` is given).
+        calibrate_on: For ``map_kind="accuracy"``: record tables / harness logs with numeric
+            verbal confidences and grades to fit the accuracy map on.
+        map_kind: ``intrinsic`` (the paper's: the hedges whose decisiveness bin holds the
+            stated confidence, :mod:`rlmf_plugin.hedges`) or ``accuracy`` (phrases chosen by
+            ``P(correct | confidence)`` fitted on ``calibrate_on``: they say accuracy); by
+            default ``accuracy`` when ``calibrate_on`` is given, else ``intrinsic``.
+        inventory: An ``inventory.json`` of measured decisiveness (``metacog rlmf hedges``).
         mapping: A ``mapping.json`` from an earlier run, instead of fitting.
         probe: Probe of the calibration confidences (``numeric``; ``None`` for all).
         model: An Inspect model for the LLM rewriter (the rule rewriter when ``None``).
@@ -557,13 +603,26 @@ def verbalize(
     from rlmf_plugin._grading import ItemGrader
     from rlmf_plugin._io import load_rows, write_json, write_rows
 
+    if map_kind is None:
+        map_kind = "accuracy" if calibrate_on else "intrinsic"
+    if map_kind not in ("intrinsic", "accuracy"):
+        raise ValueError(f"map_kind must be intrinsic or accuracy, got {map_kind!r}")
     if mapping is not None:
         phrase_map = PhraseMap.from_dict(json.loads(Path(mapping).read_text(encoding="utf-8")))
+    elif map_kind == "intrinsic":
+        from rlmf_plugin.hedges import load_inventory
+
+        hedges = None
+        if inventory is not None:
+            hedges = load_inventory(json.loads(Path(inventory).read_text(encoding="utf-8")))
+        phrase_map = intrinsic_map(hedges)
     elif calibrate_on:
         conf, corr, items = _calibration_pairs(calibrate_on, probe)
         phrase_map = calibrate_phrases(conf, corr, items=items, min_count=min_count, seed=seed)
     else:
-        raise ValueError("give a mapping (--mapping) or data to calibrate it on (--calibrate-on)")
+        raise ValueError(
+            "the accuracy mapping needs data to calibrate it on (--calibrate-on) or a --mapping"
+        )
     rows: list[dict[str, Any]] = []
     for path in inputs:
         for n, row in enumerate(load_rows(path), start=1):
@@ -582,7 +641,10 @@ def verbalize(
         rewrites = [rewrite_rule(t, phrase_map, item=ref, grader=grader)
                     for t, ref in zip(texts, refs)]  # fmt: skip
     else:
-        rewrites = rewrite_llm(texts, phrase_map, model, items=refs, model_args=model_args)
+        n_options = 4 if phrase_map.validation.get("mapping") == "intrinsic" else 1
+        rewrites = rewrite_llm(
+            texts, phrase_map, model, items=refs, model_args=model_args, n_options=n_options
+        )
     out = Path(out_dir)
     out_rows = []
     for r, t, w in zip(rows, texts, rewrites):

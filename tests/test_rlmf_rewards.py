@@ -37,6 +37,7 @@ GRADER = ItemGrader()  # items loaded once; the reward functions are built in ea
 def _rewards(**options) -> dict:
     """Fresh reward functions (built in the test, not at import: what the factories do is
     tested too)."""
+    options.setdefault("target", "item")  # the column target: values set by the test
     return {f.__name__: f for f in make_rewards(grader=GRADER, **options)}
 
 

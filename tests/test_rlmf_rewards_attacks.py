@@ -68,7 +68,7 @@ class Spy:
 
 def _rewards(spy: Spy, bench: str, item, completion, g: float = 0.5) -> dict[str, float | None]:
     out = {}
-    for f in make_rewards(REWARD_NAMES, grader=spy.grader):
+    for f in make_rewards(REWARD_NAMES, grader=spy.grader, target="item"):
         out[f.__name__] = f(
             prompts=["p"],
             completions=[completion],

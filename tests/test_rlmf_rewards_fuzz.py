@@ -162,7 +162,7 @@ def _wrong_panel(g) -> list[str]:
 def _call_all(comps: list, g) -> dict[str, list]:
     n = len(comps)
     out = {}
-    for f in make_rewards(REWARD_NAMES, grader=GRADER):
+    for f in make_rewards(REWARD_NAMES, grader=GRADER, target="item"):
         values = _timed(
             f,
             prompts=["p"] * n,

@@ -58,11 +58,11 @@ def test_high_low_ties_are_broken_by_the_seed_only():
     assert any(_ids(select_rows(rows, "metacognitive", 4, seed=s)[0]) != a for s in range(2, 6))
 
 
-def test_active_ranks_gold_faithfulness_high_and_low():
+def test_active_means_ranks_harness_faithfulness_high_and_low():
     rows = _rows(10, seed=1)
     faith = sorted((1 - abs(r["stated_confidence"] - r["intrinsic_confidence"]), r["item_id"])
                    for r in rows)  # fmt: skip
-    chosen, _ = select_rows(rows, "active", 4)
+    chosen, _ = select_rows(rows, "active-means", 4)
     assert _ids(chosen) == {i for _, i in faith[:2] + faith[-2:]}
 
 
@@ -156,6 +156,7 @@ def test_metacognitive_asks_the_simulated_model(tmp_path: Path):
     result = select_dataset(
         tmp_path / "data", tmp_path / "sel", strategy="metacognitive", n=4,
         model="metacog-sim/m01", model_args={"data": "bundled", "benchmarks": "squad"},
+        judgement="inline",  # the simulated model writes the RLMF format, Meta included
     )  # fmt: skip
     table = pd.read_csv(tmp_path / "sel" / "candidates.csv", dtype={"item_id": str})
     assert table["score"].notna().all()

@@ -1,19 +1,23 @@
 """Check ``metacog rlmf export`` files and the reward entry points with verl's and OpenRLHF's code.
 
-verl and OpenRLHF are not dependencies of this project (both pull in GPU stacks), so this is a
-script, not a test: run it in an environment where they import, for example a throwaway venv
-with ``pip install --no-deps verl openrlhf`` plus their light dependencies::
+verl 0.9.1 and OpenRLHF 0.11.2 pull in GPU stacks (vLLM, DeepSpeed, flash-attn) and pin other
+transformers versions; their reward paths need none of that. ``--install`` puts them into the
+running environment without their dependencies (the light ones are the ``engines`` extra) and
+removes the top-level ``tests`` package both wheels ship, which would shadow this project's
+``tests`` folder::
 
+    pip install -e ".[engines]" && python tools/check_rl_engines.py --install
     python tools/check_rl_engines.py EXPORT_DIR
 
-It reads ``EXPORT_DIR/verl/train.parquet`` with verl's ``RLHFDataset``, loads
-``rlmf_plugin/verl_reward.py`` with verl's ``get_custom_reward_fn`` and scores right and wrong
-completions through verl's ``NaiveRewardManager`` (``compute_score``) and
-``BatchRewardManager`` (``compute_score_batch``); reads ``EXPORT_DIR/openrlhf/train.jsonl``
-with OpenRLHF's ``PromptDataset`` and scores through its ``SingleTurnAgentExecutor``, both from
-the reward file (``--remote_rm_url *.py``) and over HTTP from ``metacog rlmf serve-reward``.
-Every score is compared with a direct call of :func:`rlmf_plugin.engines.compute_score`. The
-tokenizer is the offline character tokenizer of :mod:`rlmf_plugin.tiny` (no download).
+The check reads ``EXPORT_DIR/verl/train.parquet`` with verl's ``RLHFDataset``, resolves the
+reward manager from verl's own config with the overrides of ``examples/rlmf/verl-grpo.sh``
+(``resolve_reward_manager_cls``: verl 0.9.1 registers naive, dapo, gdpo, rate_limited and
+remote) and scores right and wrong completions through ``load_reward_manager``'s manager
+(``run_single`` on a ``DataProto``); reads ``EXPORT_DIR/openrlhf/train.jsonl`` with OpenRLHF's
+``PromptDataset`` and scores through its ``SingleTurnAgentExecutor``, from the reward file and
+over HTTP from ``metacog rlmf serve-reward``. Every score is compared with a direct call of
+:func:`rlmf_plugin.engines.compute_score`. The tokenizer is the offline character tokenizer of
+:mod:`rlmf_plugin.tiny` (no download). ``tests/test_rlmf_engines_native.py`` runs the same.
 """
 
 from __future__ import annotations
@@ -52,69 +56,57 @@ def _same(a: float, b: float) -> bool:
 
 
 def check_verl(export: Path, tok, completions: list[str], want: list[dict]) -> None:
+    import shlex
+
     import torch
+    import verl
+    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
     from verl import DataProto
-    from verl.trainer.ppo.reward import get_custom_reward_fn
+    from verl.trainer.ppo.reward import load_reward_manager, resolve_reward_manager_cls
     from verl.utils.dataset.rl_dataset import RLHFDataset
-    from verl.workers.reward_manager.batch import BatchRewardManager
-    from verl.workers.reward_manager.naive import NaiveRewardManager
 
     import rlmf_plugin.verl_reward as entry
 
+    script = (ROOT / "examples" / "rlmf" / "verl-grpo.sh").read_text()
+    body = script.split("verl.trainer.main_ppo", 1)[1].split('"$@"', 1)[0]
+    body = body.replace('"$REWARD_FILE"', entry.__file__).replace('"$MODEL"', "tiny")
+    overrides = [t for t in shlex.split(body.replace("\\\n", " ")) if "=" in t]
+    with initialize_config_dir(str(Path(verl.__file__).parent / "trainer" / "config"),
+                               version_base=None):  # fmt: skip
+        config = compose(config_name="ppo_trainer", overrides=overrides)
+    print(f"verl reward manager: {resolve_reward_manager_cls(config).__module__}")
+    manager = load_reward_manager(config, tok)
+    weights = dict(config.reward.custom_reward_function.reward_kwargs.get("weights", {}))
     cache = tempfile.mkdtemp()
     cfg = OmegaConf.create({
-        "prompt_key": "prompt", "max_prompt_length": 8192, "filter_overlong_prompts": True,
-        "filter_overlong_prompts_workers": 1, "return_raw_chat": True, "cache_dir": cache,
-        "truncation": "error",
+        "prompt_key": "prompt", "max_prompt_length": 8192, "filter_overlong_prompts": False,
+        "return_raw_chat": True, "cache_dir": cache, "truncation": "error",
     })  # fmt: skip
     ds = RLHFDataset(data_files=[str(export / "verl" / "train.parquet")], tokenizer=tok, config=cfg)
     n = len(ds)
     print(f"verl RLHFDataset: {n} rows; keys of row 0: {sorted(ds[0])}")
-    items = [ds[i] for i in range(n)]
-    for it in items:
-        assert it["data_source"].startswith("metacog/"), it["data_source"]
-        assert it["reward_model"]["style"] == "rule"
-        assert "intrinsic_confidence" in it["extra_info"]
-    # A batch as the trainer builds it: left-padded prompts, right-padded responses.
-    prompt_ids = [tok(tok.apply_chat_template(it["raw_prompt"], tokenize=False,
-                                              add_generation_prompt=True),
-                      add_special_tokens=False)["input_ids"] for it in items]  # fmt: skip
-    resp_ids = [tok(c, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
-                for c in completions[:n]]  # fmt: skip
-    P, R = max(map(len, prompt_ids)), max(map(len, resp_ids))
-    pad = tok.pad_token_id
-    prompts = torch.tensor([[pad] * (P - len(p)) + p for p in prompt_ids])
-    responses = torch.tensor([r + [pad] * (R - len(r)) for r in resp_ids])
-    mask = torch.tensor([[0] * (P - len(p)) + [1] * len(p) + [1] * len(r) + [0] * (R - len(r))
-                         for p, r in zip(prompt_ids, resp_ids)])  # fmt: skip
-    non_tensor = {
-        "data_source": np.array([it["data_source"] for it in items], dtype=object),
-        "reward_model": np.array([it["reward_model"] for it in items], dtype=object),
-        "extra_info": np.array([dict(it["extra_info"]) for it in items], dtype=object),
-    }
-    data = DataProto.from_dict(
-        tensors={"prompts": prompts, "responses": responses, "attention_mask": mask},
-        non_tensors=non_tensor,
-    )
-    config = OmegaConf.create({"reward": {"custom_reward_function": {
-        "path": entry.__file__, "name": "compute_score", "reward_kwargs": {}}}})  # fmt: skip
-    fn = get_custom_reward_fn(config)
-    out = NaiveRewardManager(tok, num_examine=0, compute_score=fn)(data, return_dict=True)
-    lengths = [len(r) for r in resp_ids]
-    got = [float(out["reward_tensor"][i, lengths[i] - 1]) for i in range(n)]
-    assert all(_same(g, w["score"]) for g, w in zip(got, want[:n])), (got, want)
-    assert set(out["reward_extra_info"]) == set(want[0]), sorted(out["reward_extra_info"])
-    for key, values in out["reward_extra_info"].items():
-        assert all(_same(float(v), w[key]) for v, w in zip(values, want[:n])), key
-    print(f"verl NaiveRewardManager + compute_score: {n} scores equal the direct call; "
-          f"extra info {sorted(out['reward_extra_info'])}")  # fmt: skip
-    config.reward.custom_reward_function.name = "compute_score_batch"
-    batch_fn = get_custom_reward_fn(config)
-    out = BatchRewardManager(tok, num_examine=0, compute_score=batch_fn)(data, return_dict=True)
-    got = [float(out["reward_tensor"][i, lengths[i] - 1]) for i in range(n)]
-    assert all(_same(g, w["score"]) for g, w in zip(got, want[:n])), (got, want)
-    print(f"verl BatchRewardManager + compute_score_batch: {n} scores equal the direct call")
+    from rlmf_plugin.engines import compute_score
+
+    for i in range(n):
+        it = ds[i]
+        prompt = tok(tok.apply_chat_template(it["raw_prompt"], tokenize=False,
+                                             add_generation_prompt=True),
+                     add_special_tokens=False)["input_ids"]  # fmt: skip
+        resp = tok(completions[i], add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+        data = DataProto.from_dict(
+            tensors={"prompts": torch.tensor([prompt]), "responses": torch.tensor([resp]),
+                     "attention_mask": torch.tensor([[1] * (len(prompt) + len(resp))])},
+            non_tensors={k: np.array([it[k] if k != "extra_info" else dict(it[k])], dtype=object)
+                         for k in ("data_source", "reward_model", "extra_info")},
+        )  # fmt: skip
+        out = manager.loop.run_until_complete(manager.run_single(data))
+        direct = compute_score(it["data_source"], completions[i],
+                               it["reward_model"]["ground_truth"], dict(it["extra_info"]),
+                               weights=weights)  # fmt: skip
+        assert _same(out["reward_score"], direct["score"]), (out, direct)
+    print(f"verl {type(manager).__name__}.run_single + compute_score: {n} scores equal the "
+          "direct call")  # fmt: skip
 
 
 def check_openrlhf(export: Path, tok, completions: list[str], want: list[dict]) -> None:
@@ -156,10 +148,40 @@ def check_openrlhf(export: Path, tok, completions: list[str], want: list[dict]) 
         server.shutdown()
 
 
+ROOT = Path(__file__).resolve().parents[1]
+ENGINES = ("verl==0.9.1", "openrlhf==0.11.2")
+
+
+def install() -> int:
+    """Install the pinned engines without dependencies, and remove the ``tests`` package
+    their wheels put at the top of site-packages (it shadows this project's tests)."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *ENGINES],
+                   check=True)  # fmt: skip
+    site = Path(sysconfig.get_paths()["purelib"])
+    stray = site / "tests"
+    records = [site / f"{d}.dist-info" / "RECORD"
+               for d in ("verl-0.9.1", "openrlhf-0.11.2")]  # fmt: skip
+    owned = any(r.exists() and "\ntests/__init__.py," in "\n" + r.read_text() for r in records)
+    if stray.is_dir() and owned:
+        shutil.rmtree(stray)
+        print(f"removed {stray} (shipped by the engines' wheels)")
+    print("installed " + ", ".join(ENGINES) + " without dependencies")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("export", type=Path, help="a `metacog rlmf export` output folder")
+    ap.add_argument("export", type=Path, nargs="?", help="a `metacog rlmf export` output folder")
+    ap.add_argument("--install", action="store_true", help="install the pinned engines")
     args = ap.parse_args()
+    if args.install:
+        return install()
+    if args.export is None:
+        ap.error("give an export folder (or --install)")
     from transformers import AutoTokenizer
 
     from rlmf_plugin.engines import compute_score

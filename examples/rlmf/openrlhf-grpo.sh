@@ -6,8 +6,11 @@
 #   metacog rlmf export rlmf-selected -o rlmf-export --formats openrlhf
 # Rewards from the file (in-process), or from the HTTP server on another node:
 #   metacog rlmf serve-reward --host 0.0.0.0 --port 5000   # then --reward.remote_url http://HOST:5000/get_reward
-# Weights of the file's reward: METACOG_RLMF_WEIGHTS='{"weights": {"correctness": 1, "faithful": 3}}'
+# The official preset's weights (strict and soft format 3, correctness and factual 1,
+# faithfulness 12) and group-centred advantages without std scaling (scale_rewards "none").
+# OpenRLHF scores one response at a time: the faithfulness target is the label's item-level g.
 set -euo pipefail
+export METACOG_RLMF_WEIGHTS=${METACOG_RLMF_WEIGHTS:-'{"weights": {"strict_format": 3, "soft_format": 3, "correctness": 1, "brier": 1, "faithful": 12}}'}
 REWARD_FILE=$(python -c 'import rlmf_plugin.openrlhf_reward as m; print(m.__file__)')
 MODEL=${MODEL:-Qwen/Qwen2.5-7B-Instruct}
 
@@ -21,7 +24,7 @@ ray job submit --address="http://127.0.0.1:8265" \
     --reward.remote_url "$REWARD_FILE" \
     --data.prompt_dataset rlmf-export/openrlhf/train.jsonl \
     --data.input_key input --data.label_key label --data.apply_chat_template \
-    --algo.advantage.estimator group_norm \
+    --algo.advantage.estimator group_norm --algo.advantage.no_std_norm \
     --rollout.n_samples_per_prompt 8 \
     --rollout.batch_size 64 --rollout.micro_batch_size 8 \
     --train.batch_size 256 --train.micro_batch_size 4 \

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# RLMF data and rewards on verl (Ray): GRPO with the calibration rewards of rlmf_plugin.
-# Written for verl 0.9 (keys under `reward.`); on verl <= 0.5 the keys are the top-level
-# `custom_reward_function.path|name` and `reward_model.reward_manager=batch`.
+# RLMF data and rewards on verl (Ray): GRPO with the calibration rewards of rlmf_plugin and the
+# official preset's reward weights (strict and soft format 3, correctness and factual 1,
+# faithfulness 12). Written for verl 0.9.1 (keys under `reward.`; its reward managers are
+# naive, dapo, gdpo, rate_limited and remote: `naive` calls compute_score once per response).
+# verl scores one response at a time, so the faithfulness target is the label's item-level g
+# (docs/rlmf.md); RLMF's advantage rescaling is TRL-only.
 #   metacog rlmf build runs/ -o rlmf-data --models my-org/my-model --probe numeric --chat
 #   metacog rlmf select rlmf-data -o rlmf-selected --strategy metacognitive --n 2000 \
 #       --model vllm/my-org/my-model --samples 20 --aggregate mean
@@ -30,13 +33,14 @@ python3 -m verl.trainer.main_ppo \
     actor_rollout_ref.rollout.tensor_model_parallel_size=2 \
     actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \
     actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8 \
-    reward.reward_manager.name=batch \
+    reward.reward_manager.name=naive \
     reward.custom_reward_function.path="$REWARD_FILE" \
-    reward.custom_reward_function.name=compute_score_batch \
-    +reward.custom_reward_function.reward_kwargs.weights.format=0.5 \
+    reward.custom_reward_function.name=compute_score \
+    +reward.custom_reward_function.reward_kwargs.weights.strict_format=3.0 \
+    +reward.custom_reward_function.reward_kwargs.weights.soft_format=3.0 \
     +reward.custom_reward_function.reward_kwargs.weights.correctness=1.0 \
-    +reward.custom_reward_function.reward_kwargs.weights.brier=0.5 \
-    +reward.custom_reward_function.reward_kwargs.weights.faithful=3.0 \
+    +reward.custom_reward_function.reward_kwargs.weights.brier=1.0 \
+    +reward.custom_reward_function.reward_kwargs.weights.faithful=12.0 \
     trainer.n_gpus_per_node=8 \
     trainer.nnodes=1 \
     trainer.total_epochs=3 \
