@@ -71,7 +71,7 @@ def test_reruns_remove_only_their_own_stale_outputs(tmp_path):
     assert main(["analyze", str(one), "--out", str(out), *FAST, "--no-report"]) == 0
     now = set(_tree(out))
     assert {"notes.txt", "tables/extra.csv"} <= now
-    assert "report.html" not in now and "tables/all__prospective__pairs.csv" in first - now
+    assert "report.html" not in now and "tables/all__unspecified__pairs.csv" in first - now
     manifest = json.loads((out / MANIFEST_NAME).read_text())
     assert set(manifest["outputs"]["analyze"]) == now - {
         "notes.txt",
