@@ -185,6 +185,8 @@ def _same_law_p(a: np.ndarray, b: np.ndarray) -> float:
 def _needs(engine: str) -> None:
     if engine == "numba" and importlib.util.find_spec("numba") is None:
         unavailable("numba is not installed (the fast extra): the compiled samplers")
+    if engine == "torch" and importlib.util.find_spec("torch") is None:
+        unavailable("torch is not installed (the gpu extra): the product samplers")
 
 
 def _check_pair_sampler(spec: NullSpec, kind: str, engine: str, index: int) -> None:
@@ -264,7 +266,11 @@ def test_every_per_pair_sampler_draws_from_its_nulls_law(name, kind, engine, ind
 
 
 @pytest.mark.parametrize(("name", "kind", "data", "engine", "index"), _joint_cases())
-def test_every_joint_sampler_draws_from_its_nulls_law(name, kind, data, engine, index):
+def test_every_joint_sampler_draws_from_its_nulls_law(name, kind, data, engine, index,
+                                                      monkeypatch):  # fmt: skip
+    # the product samplers bind on a CUDA device only: here on torch's CPU tensors
+    monkeypatch.setenv("METACOG_TORCH_DEVICE", "cpu")
+    monkeypatch.delenv("METACOG_NO_TORCH", raising=False)
     _check_joint_sampler(get_null(name), kind, data, engine, index)
 
 

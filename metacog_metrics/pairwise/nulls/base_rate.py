@@ -36,6 +36,7 @@ from metacog_metrics.pairwise.pair_draws import (
     scale_moments,
     tau_scale,
 )
+from metacog_metrics.pairwise.products import products as by_products
 from metacog_metrics.pairwise.samplers import _levels_margins_s, _margins_s
 from metacog_metrics.pairwise.tau import _kendall_s, _LevelTables
 
@@ -188,10 +189,16 @@ SPEC = register(
             ("levels", "numba"): (PairSampler("numba", _levels_compiled),),
         },
         joint_samplers={
-            ("binary", "complete", "numpy"): (jd.bits(split=True),),
-            ("binary", "complete", "numba"): (jd.compiled_bits(split=True),),
-            ("levels", "complete", "numpy"): (jd.values(split=True),),
-            ("levels", "complete", "numba"): (jd.compiled_values(split=True),),
+            ("binary", "complete", "numpy"): (by_products(split=True), jd.bits(split=True)),
+            ("binary", "complete", "numba"): (
+                by_products(split=True),
+                jd.compiled_bits(split=True),
+            ),
+            ("levels", "complete", "numpy"): (by_products(split=True), jd.values(split=True)),
+            ("levels", "complete", "numba"): (
+                by_products(split=True),
+                jd.compiled_values(split=True),
+            ),
             ("binary", "ragged", "numpy"): (jd.ragged(split=True),),
             ("binary", "ragged", "numba"): (jd.compiled_ragged(split=True),),
             ("levels", "ragged", "numpy"): (jd.ragged(split=True),),

@@ -33,6 +33,7 @@ from metacog_metrics.pairwise.pair_draws import (
     in_steps,
     recorded,
 )
+from metacog_metrics.pairwise.products import products as by_products
 from metacog_metrics.pairwise.samplers import _category_taus
 from metacog_metrics.pairwise.tau import _gather, _tau_b_codes, _tau_b_sorted, _tau_b_tables
 
@@ -212,10 +213,16 @@ SPEC = register(
             ),
         },
         joint_samplers={
-            ("binary", "complete", "numpy"): (jd.bits(split=False),),
-            ("binary", "complete", "numba"): (jd.compiled_bits(split=False),),
-            ("levels", "complete", "numpy"): (jd.values(split=False),),
-            ("levels", "complete", "numba"): (jd.compiled_values(split=False),),
+            ("binary", "complete", "numpy"): (by_products(split=False), jd.bits(split=False)),
+            ("binary", "complete", "numba"): (
+                by_products(split=False),
+                jd.compiled_bits(split=False),
+            ),
+            ("levels", "complete", "numpy"): (by_products(split=False), jd.values(split=False)),
+            ("levels", "complete", "numba"): (
+                by_products(split=False),
+                jd.compiled_values(split=False),
+            ),
             ("binary", "ragged", "numpy"): (jd.ragged(split=False),),
             ("binary", "ragged", "numba"): (jd.compiled_ragged(split=False),),
             ("levels", "ragged", "numpy"): (jd.ragged(split=False),),
