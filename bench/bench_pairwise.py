@@ -22,6 +22,13 @@ pairs.
     python bench/bench_pairwise.py --quick         # fewer draws, same structure
     python bench/bench_pairwise.py --per-pair --models 100 --items 5000,50000 --repeats 5
 
+``--products`` prints instead the seconds per joint draw (both nulls, binary confidence, complete
+data) of the compiled kernels against the one-hot products (``pairwise/products.py``) on NumPy
+and on torch (a CUDA device where torch sees one, else CPU tensors), at ``--models`` (33, 100,
+300 and 1,000 there by default) and ``--items`` (12,000 by default) with ``--draws`` draws each.
+
+    python bench/bench_pairwise.py --products --draws 5
+
 Targets on 2 cores: per-pair p-values for 100 models x 10,000 draws < 10 s whatever the number
 of items; joint draws 20 x 5,000 x 1,000 < 5 s and 100 x 50,000 x 200 < 30 s; the whole analysis
 of 33 x 1,500 with the defaults < 10 s.
@@ -132,6 +139,44 @@ def compile_seconds() -> tuple[float | None, float | None]:
     return times[0], times[1]
 
 
+def products_section(models: list[int], items: list[int], draws: int, repeats: int) -> None:
+    """Seconds per joint draw: compiled kernels against one-hot products (NumPy, torch)."""
+    from metacog_metrics.pairwise import joint_draws as jd
+    from metacog_metrics.pairwise.engines import compiled_kernels
+    from metacog_metrics.pairwise.products import products
+
+    kernels = compiled_kernels("auto")
+    devices: list[tuple[str, object]] = [("numpy", None)]
+    try:
+        import torch
+
+        dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        devices.append((f"torch {dev.type}", dev))
+    except ImportError:
+        pass
+    names = ["compiled" if kernels is not None else "numpy kernels"] + [n for n, _ in devices]
+    print(f"seconds per joint draw (both nulls), {draws} draws, median of {repeats}; "
+          f"{os.cpu_count()} CPU(s)")  # fmt: skip
+    print(f"{'models':>6} {'items':>7} | " + " ".join(f"{n:>14}" for n in names))
+    for m in models:
+        for n in items:
+            conf, perf = population(n, m)
+            ia, ib = np.triu_indices(m, 1)
+            inputs = jd.JointInputs(conf, perf, None, True, ia, ib, kernels)
+            samplers = [jd.compiled_bits if kernels is not None else jd.bits]
+            samplers += [lambda split, d=d: products(split, d) for _, d in devices]
+            row = []
+            for make in samplers:
+                bound = [make(split).bind(inputs) for split in (True, False)]
+
+                def run(bound: list = bound) -> None:
+                    for _, draw in bound:
+                        draw(draws, np.random.SeedSequence(0))
+
+                row.append(median_time(run, repeats) / draws)
+            print(f"{m:>6} {n:>7} | " + " ".join(f"{t:>13.4f}s" for t in row), flush=True)
+
+
 def per_pair_section(models: list[int], items: list[int], b_draws: int, repeats: int,
                      baseline_pairs: int, sequential: bool) -> None:  # fmt: skip
     """Per-pair p-values, both nulls: compiled kernels against the NumPy block sampler."""
@@ -228,11 +273,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline-pairs", type=int, default=1000, help="pairs the --per-pair baseline runs on"
     )
+    parser.add_argument(
+        "--products", action="store_true", help="joint draws: compiled against one-hot products"
+    )
+    parser.add_argument("--draws", type=int, default=3, help="--products: draws per figure")
     args = parser.parse_args(argv)
     repeats = 1 if args.quick else args.repeats
     b_draws = 1_000 if args.quick else args.permutations
     models = [int(v) for v in args.models.split(",")]
     items = [int(v) for v in args.items.split(",")]
+    if args.products:
+        products_section(
+            [int(v) for v in args.models.split(",")] if args.models != "20,50,100"
+            else [33, 100, 300, 1000],
+            [int(v) for v in args.items.split(",")] if args.items != "5000,50000" else [12_000],
+            args.draws, repeats,
+        )  # fmt: skip
+        return 0
     if args.per_pair:
         per_pair_section(models, items, b_draws, repeats, args.baseline_pairs, args.sequential)
         return 0

@@ -23,12 +23,14 @@ def pair_law(conf: NDArray, perf: NDArray, rng: np.random.Generator) -> tuple[ND
 
 
 def joint_law(conf: NDArray, perf: NDArray, rng: np.random.Generator) -> tuple[NDArray, NDArray]:
-    """One joint draw: each model's confidence permuted among the items it answered."""
-    conf = conf.astype(float)
+    """One joint draw: each model's confidence permuted among the items it answered (where
+    each value comes from), its correctness in place."""
+    stay = np.broadcast_to(np.arange(conf.shape[0])[:, None], conf.shape)
+    conf_from = stay.copy()
     for m in range(conf.shape[1]):
         own = np.flatnonzero(~np.isnan(conf[:, m]) & ~np.isnan(perf[:, m]))
-        conf[own, m] = conf[rng.permutation(own), m]
-    return conf, perf
+        conf_from[own, m] = rng.permutation(own)
+    return conf_from, stay.copy()
 
 
 SPEC = NullSpec(

@@ -1,5 +1,6 @@
-"""Pairwise calibration on pairwise-complete items: tables, shuffles and taus with missing items,
-checked against brute force and SciPy on each pair's shared items."""
+"""Pairwise calibration on pairwise-complete items: tables, joint draws and taus with missing
+items, checked against brute force and SciPy on each pair's shared items, and the joint null
+against the per-pair nulls where missingness follows difficulty."""
 
 from __future__ import annotations
 
@@ -13,12 +14,9 @@ from metacog_metrics.pairwise import pairwise_calibration
 from metacog_metrics.pairwise.masked import (
     check_ragged,
     masked_binary_tables,
-    masked_category_counts,
     masked_grid,
     masked_taus,
     pair_item_groups,
-    shuffled_binary_masked,
-    shuffled_values_masked,
 )
 from tests.availability import unavailable
 
@@ -86,58 +84,32 @@ def test_pairs_are_grouped_by_their_shared_items():
     }
 
 
-def test_binary_shuffles_keep_each_models_items_and_counts():
-    c, p = _ragged(n_items=90, m=4, seed=3)
-    cz, pz, present, _ = check_ragged(c, p)
-    counts = masked_category_counts(cz, pz, present)
-    rng = np.random.default_rng(0)
-    for null in ("base_rate", "calibration_preserving"):
-        cs, ps = shuffled_binary_masked(counts, present.T, null == "base_rate", 400, rng)
-        assert not (cs & ~present.T).any() and not (ps & ~present.T).any()
-        np.testing.assert_array_equal(cs.sum(axis=2), np.tile(counts["kc"], (400, 1)))
-        np.testing.assert_array_equal(ps.sum(axis=2), np.tile(counts["kp"], (400, 1)))
-        if null == "calibration_preserving":  # each model keeps its (conf, perf) categories
-            np.testing.assert_array_equal((cs & ps).sum(axis=2), np.tile(counts["n11"], (400, 1)))
-        # uniform over the model's own items: every present item is "yes" at the model's rate
-        freq = cs[:, 1, :].mean(axis=0)[present[:, 1]]
-        rate = counts["kc"][1] / counts["n"][1]
-        chi2 = ((freq - rate) ** 2 / (rate * (1 - rate) / 400)).sum()
-        assert stats.chi2.sf(chi2, freq.size - 1) > 1e-3
-
-
-def test_value_shuffles_permute_each_model_among_its_own_items():
-    c, p = _ragged(n_items=50, m=3, binary=False, seed=4)
-    present = ~np.isnan(c)
-    rng = np.random.default_rng(1)
-    for null in ("base_rate", "calibration_preserving"):
-        cs, ps = shuffled_values_masked(c, p, present, null == "base_rate", 200, rng)
-        assert (np.isnan(cs) == ~present[None]).all() and (np.isnan(ps) == ~present[None]).all()
-        for j in range(3):
-            np.testing.assert_array_equal(
-                np.sort(cs[:, :, j], axis=1)[:, : present[:, j].sum()],
-                np.tile(np.sort(c[present[:, j], j]), (200, 1)),
-            )
-        if null == "calibration_preserving":  # (conf, perf) pairs move together
-            pairs = {(x, y) for x, y in zip(c[present[:, 2], 2], p[present[:, 2], 2])}
-            drawn = set(zip(cs[:, :, 2][:, present[:, 2]].ravel(),
-                            ps[:, :, 2][:, present[:, 2]].ravel()))  # fmt: skip
-            assert drawn <= pairs
-
-
 def _reference_joint(c, p, null, n, rng):
-    """Joint draws by brute force: each model permuted among its own items (NumPy), every
-    pair's tau-b on its shared items (SciPy)."""
+    """Joint draws by brute force: each model permuted among its own items (NumPy); every
+    pair, on its shared items, sees each model's values there in the order they land (sorted
+    by hand), its tau-b from SciPy."""
     m = c.shape[1]
     ia, ib = np.triu_indices(m, k=1)
     out = np.empty(n)
     for k in range(n):
-        cs, ps = c.copy(), p.copy()
+        lands_c, lands_p = [], []
         for j in range(m):
             rows = np.flatnonzero(~np.isnan(c[:, j]))
-            perm = rng.permutation(rows)
-            cs[rows, j] = c[perm, j]
-            ps[rows, j] = p[rng.permutation(rows) if null == "base_rate" else perm, j]
-        out[k] = np.nanmean([_scipy_tau(cs, ps, a, b) for a, b in zip(ia, ib)])
+            perm = rng.permutation(rows)  # the value of item perm[i] lands on item rows[i]
+            lands_c.append(dict(zip(perm.tolist(), rows.tolist())))
+            other = rng.permutation(rows) if null == "base_rate" else perm
+            lands_p.append(dict(zip(other.tolist(), rows.tolist())))
+        taus = []
+        for a, b in zip(ia, ib):
+            shared = np.flatnonzero(~np.isnan(c[:, a]) & ~np.isnan(c[:, b])).tolist()
+            cols = {}
+            for j in (a, b):
+                by_c = sorted(shared, key=lambda i, j=j: lands_c[j][i])
+                by_p = sorted(shared, key=lambda i, j=j: lands_p[j][i])
+                cols[j] = (c[by_c, j], p[by_p, j])
+            dc = np.round(cols[a][0] - cols[b][0], 12)
+            taus.append(stats.kendalltau(dc, cols[a][1] - cols[b][1]).statistic)
+        out[k] = np.nanmean(taus)
     return out
 
 
@@ -162,9 +134,9 @@ def _engines():
 
 @pytest.mark.parametrize(
     ("binary", "n_items", "missing"),
-    [(True, 60, 0.25), (False, 60, 0.25), (False, 200, 0.25), (False, 60, 0.08)],
-)  # 200 items of a 0.1 grid: the integer-code path; 8% missing: pairs sharing over 3/4 of
-# the items, counted by the compiled kernel in one pass over all items (others: by the list)
+    [(True, 60, 0.25), (False, 60, 0.25), (False, 200, 0.25), (False, 60, 0.04)],
+)  # 200 items of a 0.1 grid: the NumPy integer-code path; 4% missing: pairs where one model's
+# items are all shared, read by the compiled kernel without a walk
 @pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
 @pytest.mark.parametrize("engine", _engines())
 def test_joint_draws_on_ragged_items_match_a_brute_force_reference(
@@ -173,7 +145,7 @@ def test_joint_draws_on_ragged_items_match_a_brute_force_reference(
     c, p = _ragged(n_items=n_items, m=4, binary=binary, seed=5, missing=missing)
     res = pairwise_calibration(c, p, permutations=0, joint_permutations=400, rng=3, workers=1,
                                engine=engine)  # fmt: skip
-    assert res.joint_engine == ("numba" if engine == "numba" and not binary else "numpy")
+    assert res.joint_engine == engine
     got = res.nulls[null].draws
     ref = _reference_joint(c, p, null, 400, np.random.default_rng(9))
     assert stats.ks_2samp(got, ref).pvalue > 1e-3
@@ -184,7 +156,7 @@ def test_joint_draws_on_ragged_items_match_a_brute_force_reference(
 def test_per_pair_tests_run_on_each_pairs_shared_items(binary):
     c, p = _ragged(n_items=120, m=4, binary=binary, seed=6)
     res = pairwise_calibration(c, p, permutations=300, joint_permutations=20, rng=0, workers=1,
-                               engine="numpy", min_pair_items=10)  # fmt: skip
+                               engine="numpy", min_pair_items=10, sequential=False)  # fmt: skip
     ia, ib = np.triu_indices(4, k=1)
     for k, (a, b) in enumerate(zip(ia, ib)):
         ok = ~np.isnan(c[:, a]) & ~np.isnan(c[:, b])
@@ -226,7 +198,9 @@ def test_complete_data_take_the_complete_path_unchanged():
 
     root = np.random.SeedSequence(2)
     pair_seeds, joint_seeds = root.spawn(2), root.spawn(2)
-    direct = pair_permutation_test(c, p, null="base_rate", permutations=99, rng=pair_seeds[0])
+    direct = pair_permutation_test(
+        c, p, null="base_rate", permutations=99, rng=pair_seeds[0], sequential=True
+    )  # the analysis's default
     np.testing.assert_array_equal(a.per_pair["base_rate"].p_value, direct.p_value)
     draws = joint_null_draws(c, p, null="base_rate", n=49, rng=joint_seeds[0],
                              pairs=_pairs(4))  # fmt: skip
@@ -243,7 +217,7 @@ def test_ragged_input_errors():
         pairwise_calibration(c[:, :2], p, permutations=5, joint_permutations=5)
 
 
-def test_compiled_masked_joint_kernel_with_every_item_present_is_the_complete_kernel():
+def test_compiled_ragged_joint_kernel_with_every_item_present_is_the_complete_kernel():
     if importlib.util.find_spec("numba") is None:
         unavailable("the compiled kernels need numba")
     from metacog_metrics.pairwise import _numba
@@ -256,13 +230,87 @@ def test_compiled_masked_joint_kernel_with_every_item_present_is_the_complete_ke
     lk = _value_lookups(c, ia, ib)
     perf = np.ascontiguousarray(p.T, dtype=np.int64)
     own_off, own = _csr(present.T)
-    sh_off, sh = _csr(present.T[ia] & present.T[ib])
+    shared = np.full(ia.size, 70, dtype=np.int64)
     for base_rate in (True, False):
         seed = np.random.SeedSequence(4)
         full = _numba.joint_levels_kernel(
             lk.codes, perf, ia, ib, lk.lut_off, lk.lut, lk.stride, lk.n_levels, base_rate, 30,
             _numba.state(seed))  # fmt: skip
-        masked = _numba.joint_levels_masked_kernel(
-            lk.codes, perf, own_off, own, ia, ib, sh_off, sh, lk.lut_off, lk.lut, lk.stride,
-            lk.n_levels, base_rate, 30, _numba.state(seed))  # fmt: skip
-        np.testing.assert_array_equal(masked, full)
+        ragged = _numba.joint_ragged_kernel(
+            lk.codes, perf, own_off, own, np.ones((4, 70), np.uint8), ia, ib, shared,
+            lk.lut_off, lk.lut, lk.stride, lk.n_levels, base_rate, 30,
+            _numba.state(seed))  # fmt: skip
+        np.testing.assert_array_equal(ragged, full)
+
+
+# --------------------------------------------------------------------------------------------
+# The joint null against the per-pair nulls when missingness follows difficulty
+# --------------------------------------------------------------------------------------------
+
+
+def _difficulty_missing(n_items, n_models, seed, *, binary):
+    """A population on one difficulty axis (probit correctness, confidence from the same latent
+    with noise, no private signal) whose models skip hard items, weak models more often: a
+    missing item is an informative one (not missing at random)."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.normal(size=(n_items, 1))
+    ability = rng.normal(scale=0.8, size=(1, n_models))
+    z = ability - difficulty
+    perf = (rng.random(z.shape) < stats.norm.cdf(z)).astype(float)
+    latent = z + rng.normal(size=z.shape)
+    conf = (latent > 0).astype(float) if binary else np.round(stats.norm.cdf(latent) * 10) / 10
+    skipped = rng.random(z.shape) < 0.6 * stats.norm.cdf(-z - 0.5)
+    conf[skipped] = perf[skipped] = np.nan
+    return conf, perf
+
+
+def _old_joint_mean(c, p, null, n, rng):
+    """The joint draws this replaced: each model permuted among its own items and every pair
+    read at its shared items (a random sample of each model's values from all its items)."""
+    present = check_ragged(c, p)[2]
+    ia, ib = np.triu_indices(c.shape[1], 1)
+    out = np.empty(n)
+    for k in range(n):
+        cs, ps = c.copy(), p.copy()
+        for j in range(c.shape[1]):
+            rows = np.flatnonzero(present[:, j])
+            perm = rng.permutation(rows)
+            cs[rows, j] = c[perm, j]
+            ps[rows, j] = p[rng.permutation(rows) if null == "base_rate" else perm, j]
+        out[k] = np.nanmean(masked_taus(cs, ps, ia, ib, masked_grid(cs)))
+    return out.mean(), out.std(ddof=1)
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "levels"])
+@pytest.mark.parametrize("engine", _engines())
+def test_joint_null_matches_the_per_pair_nulls_when_missingness_follows_difficulty(binary, engine):
+    c, p = _difficulty_missing(600, 12, 0, binary=binary)
+    assert 0.15 < np.isnan(c).mean() < 0.3
+    res = pairwise_calibration(c, p, permutations=2000, joint_permutations=1000, rng=2,
+                               engine=engine, sequential=False)  # fmt: skip
+    ok = np.isfinite(res.tau)
+    for null in ("base_rate", "calibration_preserving"):
+        joint = res.nulls[null]
+        per_pair = res.per_pair[null]
+        # the mean of the joint draws against the average of the per-pair null means: the
+        # per-pair means' own Monte Carlo error is about sd / sqrt(2000) a pair
+        se = np.sqrt(np.sum(per_pair.null_sd[ok] ** 2 / per_pair.n_valid[ok])) / ok.sum()
+        gap = joint.mean - per_pair.null_mean[ok].mean()
+        assert abs(gap) < 4 * np.hypot(joint.sd / np.sqrt(1000), se), (null, gap, joint.sd)
+        assert abs(gap) < 0.5 * joint.sd
+    # the joint draws this replaced are off by more than 1.5 of their sds
+    old_mean, old_sd = _old_joint_mean(c, p, "calibration_preserving", 300,
+                                       np.random.default_rng(0))  # fmt: skip
+    per = res.per_pair["calibration_preserving"].null_mean[ok].mean()
+    assert abs(old_mean - per) > 1.5 * old_sd
+
+
+@pytest.mark.parametrize("engine", _engines())
+def test_joint_null_matches_the_per_pair_nulls_on_complete_data(engine):
+    c, p = _difficulty_missing(400, 8, 3, binary=False)
+    c, p = np.nan_to_num(c, nan=0.5), np.nan_to_num(p, nan=1.0)  # nobody skips
+    res = pairwise_calibration(c, p, permutations=2000, joint_permutations=1000, rng=2,
+                               engine=engine, sequential=False)  # fmt: skip
+    for null in ("base_rate", "calibration_preserving"):
+        gap = res.nulls[null].mean - res.per_pair[null].null_mean.mean()
+        assert abs(gap) < 0.5 * res.nulls[null].sd, (null, gap)

@@ -2,8 +2,8 @@
 
 Expected values come from outside the module: tables and counts tallied item by item in plain
 Python, SciPy's ``kendalltau`` on each pair's shared items, the shared item sets compared as
-Python sets, and the laws of the shuffles from enumeration (every arrangement of a model's
-counts over its own items, every permutation of its present values) checked by chi-square.
+Python sets, and the laws of a pair's views in a joint draw from enumeration (every
+permutation of a model's present items) checked by chi-square.
 NumPy and SciPy only; the whole file runs in seconds.
 """
 
@@ -141,109 +141,114 @@ def test_masked_binary_tables_of_a_batch_share_one_presence_mask():
         np.testing.assert_array_equal(t[1, k], _brute_table(c2, p, a, b))
 
 
-def test_masked_category_counts_on_each_models_own_items():
-    c = np.array([[1, 0], [1, 1], [0, 1], [0, 0], [1, 1]], dtype=float)
-    p = np.array([[1, 1], [0, 1], [1, 0], [0, 1], [1, 0]], dtype=float)
-    present = np.array([[1, 1], [1, 0], [1, 1], [0, 1], [1, 1]], dtype=bool)
-    k = mk.masked_category_counts(c, p, present)
-    for name in ("n", "kc", "kp", "n11", "n01"):
-        assert k[name].dtype == np.int64
-    want = {name: [] for name in ("n", "kc", "kp", "n11", "n01")}
-    for j in range(2):
-        items = np.flatnonzero(present[:, j])
-        want["n"].append(len(items))
-        want["kc"].append(int(sum(c[i, j] for i in items)))
-        want["kp"].append(int(sum(p[i, j] for i in items)))
-        want["n11"].append(int(sum(c[i, j] * p[i, j] for i in items)))
-        want["n01"].append(int(sum((1 - c[i, j]) * p[i, j] for i in items)))
-    assert {name: v.tolist() for name, v in k.items()} == want
-    # a missing item's values (here 1s) never count
-    assert want == {"n": [4, 4], "kc": [3, 2], "kp": [3, 2], "n11": [2, 0], "n01": [1, 2]}
-
-
 # --------------------------------------------------------------------------------------------
-# Shuffles on each model's own items
+# A pair's views in a joint draw
 # --------------------------------------------------------------------------------------------
 
 
-def test_binary_shuffles_keep_counts_and_missing_items(monkeypatch):
-    c = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 1], [0, 0, 0], [1, 1, 1]], dtype=float)
-    p = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1], [0, 1, 0], [1, 0, 1]], dtype=float)
-    present = np.array([[1, 1, 1], [1, 0, 1], [1, 1, 0], [0, 1, 1], [1, 1, 1]], dtype=bool)
-    k = mk.masked_category_counts(c, p, present)
-    for null in ("base_rate", "calibration_preserving"):
-        split = null == "base_rate"  # conf and perf each on its own
-        cs, ps = mk.shuffled_binary_masked(k, present.T, split, 200, np.random.default_rng(0))
-        assert cs.shape == ps.shape == (200, 3, 5) and cs.dtype == ps.dtype == bool
-        assert not (cs & ~present.T).any() and not (ps & ~present.T).any()
-        np.testing.assert_array_equal(cs.sum(axis=2), np.tile(k["kc"], (200, 1)))
-        np.testing.assert_array_equal(ps.sum(axis=2), np.tile(k["kp"], (200, 1)))
-        if null == "calibration_preserving":
-            np.testing.assert_array_equal((cs & ps).sum(axis=2), np.tile(k["n11"], (200, 1)))
-            np.testing.assert_array_equal((~cs & ps).sum(axis=2), np.tile(k["n01"], (200, 1)))
+def _view_by_hand(values, came_from, shared):
+    """The definition item by item: the shared items sorted by where their value lands, their
+    values laid on the shared items in item order."""
+    lands = {int(src): at for at, src in enumerate(came_from)}
+    items = [i for i in range(len(values)) if shared[i]]
+    by_landing = sorted(items, key=lambda i: lands[i])
+    out = list(values)
+    for at, src in zip(items, by_landing):
+        out[at] = values[src]
+    return out
 
 
-@pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
-def test_binary_shuffles_follow_the_exact_law(null):
-    # one model, 5 items of which item 1 is missing; conf 1 1 0 0, perf 1 0 1 0 on the others:
-    # every arrangement of the present items' (conf, perf) is equally likely
-    present = np.array([True, False, True, True, True])
-    c = np.array([1, 0, 1, 0, 0], dtype=float)[:, None]
-    p = np.array([1, 0, 0, 1, 0], dtype=float)[:, None]
-    pres = present[:, None]
-    k = mk.masked_category_counts(c, p, pres)
-    items = np.flatnonzero(present)
-    conf_vals, perf_vals = c[items, 0], p[items, 0]
-    if null == "base_rate":  # conf and perf arranged independently
-        outcomes = {}
-        for cp in set(itertools.permutations(conf_vals)):
-            for pp in set(itertools.permutations(perf_vals)):
-                outcomes[(cp, pp)] = outcomes.get((cp, pp), 0) + 1
-    else:
-        outcomes = {}
-        for perm in itertools.permutations(range(4)):
-            key = (tuple(conf_vals[list(perm)]), tuple(perf_vals[list(perm)]))
-            outcomes[key] = outcomes.get(key, 0) + 1
-    support = sorted(outcomes)
-    probs = np.array([outcomes[s] for s in support], dtype=float)
-    probs /= probs.sum()
-    split = null == "base_rate"
-    cs, ps = mk.shuffled_binary_masked(k, pres.T, split, 6000, np.random.default_rng(3))
-    seen = [
-        support.index((tuple(cs[d, 0, items].astype(float)), tuple(ps[d, 0, items].astype(float))))
-        for d in range(6000)
-    ]
-    assert chi2_p(np.array(seen), np.arange(len(support)), probs) > 1e-3
+def test_pair_view_by_hand():
+    values = np.array([10.0, 11.0, 12.0, 13.0, 14.0])
+    came_from = np.array([3, 1, 0, 4, 2])  # a permutation of all five items
+    for shared in itertools.product([False, True], repeat=5):
+        shared = np.array(shared)
+        got = mk.pair_view(values, came_from, shared)
+        assert got.tolist() == _view_by_hand(values, came_from, shared)
+        assert sorted(got[shared]) == sorted(values[shared])  # the model's own values there
+    # all shared: the permuted values themselves
+    assert mk.pair_view(values, came_from, np.ones(5, bool)).tolist() == values[came_from].tolist()
+    # a model that lacks item 1 (it stays in place) seen with a partner that lacks item 4
+    came_from = np.array([3, 1, 4, 0, 2])
+    assert mk.pair_view(values, came_from, np.array([1, 0, 1, 1, 0], bool)).tolist() == [
+        13.0, 11.0, 10.0, 12.0, 14.0]  # fmt: skip
 
 
-def test_value_shuffles_permute_present_items_uniformly_and_keep_missing_in_place():
-    c = np.array([[0.1, 0.9], [np.nan, 0.8], [0.3, np.nan], [0.7, 0.2]])
-    p = np.array([[1, 0], [np.nan, 1], [0, np.nan], [1, 1]], dtype=float)
-    present = ~np.isnan(c)
-    for null in ("base_rate", "calibration_preserving"):
-        split, rng = null == "base_rate", np.random.default_rng(1)
-        cs, ps = mk.shuffled_values_masked(np.nan_to_num(c), np.nan_to_num(p), present, split,
-                                           3000, rng)  # fmt: skip
-        assert cs.shape == ps.shape == (3000, 4, 2)
-        # missing items keep their (zeroed) cells, present items get present values
-        assert (cs[:, 1, 0] == 0).all() and (cs[:, 2, 1] == 0).all()
-        orders = []
-        for d in range(3000):
-            vals = tuple(cs[d, [0, 2, 3], 0])
-            assert sorted(vals) == [0.1, 0.3, 0.7]
-            orders.append(vals)
-            if null == "calibration_preserving":  # (conf, perf) travel together
-                pairs = {(0.1, 1.0), (0.3, 0.0), (0.7, 1.0)}
-                assert {(cs[d, i, 0], ps[d, i, 0]) for i in (0, 2, 3)} == pairs
-        support = list(itertools.permutations([0.1, 0.3, 0.7]))
-        idx = np.array([support.index(o) for o in orders])
-        assert chi2_p(idx, np.arange(6), np.full(6, 1 / 6)) > 1e-3
-        if null == "base_rate":  # perf shuffled on its own: the pairs kept 1 time in 3
-            pairs = {(0.1, 1.0), (0.3, 0.0), (0.7, 1.0)}
-            kept = np.mean(
-                [{(cs[d, i, 0], ps[d, i, 0]) for i in (0, 2, 3)} == pairs for d in range(3000)]
-            )
-            assert 0.28 < kept < 0.39
+def test_pair_view_is_a_uniform_permutation_of_the_shared_values():
+    # a model answered items 0-4 (not 5); its pair shares items 0, 2, 3 and 4: over its
+    # uniformly random permutations, the view on the shared items is each of the 4! orders of
+    # its values there equally often, whatever the values of the items the pair lacks
+    rng = np.random.default_rng(5)
+    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    shared = np.array([True, False, True, True, True, False])
+    own = np.arange(5)
+    seen = []
+    support = list(itertools.permutations([1.0, 3.0, 4.0, 5.0]))
+    for _ in range(4000):
+        came_from = np.arange(6)
+        came_from[own] = rng.permutation(own)
+        view = mk.pair_view(values, came_from, shared)
+        assert view[1] == 2.0 and view[5] == 6.0
+        seen.append(support.index(tuple(view[shared])))
+    assert chi2_p(np.array(seen), np.arange(24), np.full(24, 1 / 24)) > 1e-3
+
+
+def test_landing_orders_list_own_items_uniformly_then_the_missing_ones():
+    present = np.array([[1, 0, 1, 1], [0, 1, 1, 0]], dtype=bool)
+    rng = np.random.default_rng(2)
+    firsts = []
+    for _ in range(3000):
+        order = mk.landing_orders(present, rng)
+        assert order.dtype == np.int32 and order.shape == (2, 4)
+        assert sorted(order[0, :3]) == [0, 2, 3] and order[0, 3] == 1
+        assert sorted(order[1, :2]) == [1, 2] and order[1, 2:].tolist() == [0, 3]
+        firsts.append(int(order[0, 0]))
+    assert chi2_p(np.array(firsts), np.array([0, 2, 3]), np.full(3, 1 / 3)) > 1e-3
+
+
+def test_pair_views_line_up_with_the_reference_view_of_each_pair():
+    rng = np.random.default_rng(8)
+    n, m = 23, 4
+    present = rng.random((n, m)) < 0.7
+    present[:, 0] = True
+    values = np.round(rng.random((n, m)), 1)
+    order = mk.landing_orders(present.T, rng)
+    landed = np.take_along_axis(values.T, order, axis=1)
+    ia, ib = np.triu_indices(m, 1)
+    for who, other in ((ia, ib), (ib, ia)):
+        (flat,) = mk.pair_views((landed,), order, present.T, who, other)
+        at = 0
+        for a, b in zip(who, other):
+            shared = present[:, a] & present[:, b]
+            came_from = np.arange(n)  # the model's permutation: own items in landing order
+            came_from[np.flatnonzero(present[:, a])] = order[a, : present[:, a].sum()]
+            want = _view_by_hand(values[:, a], came_from, shared)
+            got = flat[at : at + shared.sum()].tolist()
+            assert got == [want[i] for i in np.flatnonzero(shared)]
+            at += shared.sum()
+        assert at == flat.size
+
+
+@pytest.mark.parametrize("levels", [2, 3, None])
+def test_view_taus_equal_scipy_on_each_pairs_views(levels):
+    rng = np.random.default_rng(levels or 0)
+    sizes = np.array([7, 1, 12, 0, 9])
+    total = sizes.sum()
+    top = (levels or 10) - 1
+    ca, cb = (rng.integers(0, top + 1, total).astype(float) for _ in range(2))
+    if levels is None:
+        ca, cb = ca / 10 + 0.013, cb / 10
+    pa, pb = (rng.integers(0, 2, total).astype(float) for _ in range(2))
+    got = mk.view_taus(ca, pa, cb, pb, sizes, levels)
+    at = 0
+    for k, size in enumerate(sizes):
+        sl = slice(at, at + size)
+        want = _scipy_tau(np.round(ca[sl] - cb[sl], 12), pa[sl] - pb[sl]) if size > 1 else np.nan
+        if math.isnan(want):
+            assert math.isnan(got[k])
+        else:
+            assert got[k] == pytest.approx(want, rel=1e-12)
+        at += size
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,28 +288,6 @@ def test_tau_b_codes_masked_leaves_out_dy_three():
         assert got[i, j] == pytest.approx(_scipy_tau(dx[i, j][ok], dy[i, j][ok]), rel=1e-12)
     one = mk._tau_b_codes_masked(dx[0, 0], dy[0, 0], 5)
     assert one.shape == () and one == pytest.approx(got[0, 0])
-
-
-@pytest.mark.parametrize("q", [1, 2, 10])
-def test_masked_code_taus_equal_scipy_on_shared_items(q):
-    rng = np.random.default_rng(q)
-    n, m = 30, 4
-    codes = rng.integers(0, q + 1, size=(2, m, n))
-    y = rng.integers(0, 2, size=(2, m, n))
-    present = rng.random((m, n)) < 0.75
-    ia, ib = np.triu_indices(m, k=1)
-    both = present[ia] & present[ib]
-    got = mk.masked_code_taus(codes, y, both, ia, ib, q)
-    assert got.shape == (2, ia.size)
-    for lead in range(2):
-        for k, (a, b) in enumerate(zip(ia, ib)):
-            ok = both[k]
-            want = _scipy_tau(
-                codes[lead, a, ok] - codes[lead, b, ok], y[lead, a, ok] - y[lead, b, ok]
-            )
-            assert got[lead, k] == pytest.approx(want, rel=1e-12)
-    one = mk.masked_code_taus(codes[0], y[0], both, ia, ib, q)
-    np.testing.assert_allclose(one, got[0], rtol=1e-12)
 
 
 def test_tau_b_sorted_masked_ignores_the_values_of_missing_items():
@@ -463,29 +446,3 @@ def test_masked_taus_pass_the_grid_on_one_pair_a_chunk_and_batches(monkeypatch):
     assert coded == [5, 5, 5]
     for k, (a, b) in enumerate(zip(ia, ib)):
         _same(got[k], _pair_tau(c, p, a, b))
-
-
-@pytest.mark.parametrize("null", ["base_rate", "calibration_preserving"])
-def test_value_shuffles_leave_each_missing_cell_its_own_value(null):
-    # 60 items, a third of them missing: whatever a missing cell holds stays there
-    rng = np.random.default_rng(0)
-    n = 60
-    present = np.ones((n, 2), dtype=bool)
-    present[rng.choice(n, 20, replace=False), 0] = False
-    present[rng.choice(n, 25, replace=False), 1] = False
-    c = np.round(rng.random((n, 2)), 2)
-    p = (rng.random((n, 2)) < 0.5).astype(float)
-    junk = 100.0 + np.arange(2 * n).reshape(n, 2)  # distinct values in the missing cells
-    c = np.where(present, c, junk)
-    p = np.where(present, p, junk)
-    cs, ps = mk.shuffled_values_masked(c, p, present, null == "base_rate", 50, rng)
-    for j in range(2):
-        gone = ~present[:, j]
-        np.testing.assert_array_equal(
-            cs[:, gone, j], np.broadcast_to(junk[gone, j], (50, gone.sum()))
-        )
-        np.testing.assert_array_equal(
-            ps[:, gone, j], np.broadcast_to(junk[gone, j], (50, gone.sum()))
-        )
-        for d in range(50):  # the present cells: a permutation of the model's present values
-            assert sorted(cs[d, present[:, j], j]) == sorted(c[present[:, j], j])

@@ -116,8 +116,33 @@ def _reference(law: Callable, scope: str, kind: str, data: str, index: int) -> n
         conf, perf = _joint_inputs(kind, data)[index]
         n, seed = _JOINT_DRAWS, 200 + index
     rng = np.random.default_rng(seed)
-    draws = [law(conf, perf, rng) for _ in range(n)]
-    return _pair_taus(np.stack([d[0] for d in draws]), np.stack([d[1] for d in draws]))
+    if scope == "pair":
+        draws = [law(conf, perf, rng) for _ in range(n)]
+        return _pair_taus(np.stack([d[0] for d in draws]), np.stack([d[1] for d in draws]))
+    return np.stack([_joint_taus(conf, perf, *law(conf, perf, rng)) for _ in range(n)])
+
+
+def _joint_taus(conf: np.ndarray, perf: np.ndarray, conf_from: np.ndarray,
+                perf_from: np.ndarray) -> np.ndarray:  # fmt: skip
+    """``(P,)`` tau-b of one joint draw, from the definition: each pair, on its shared items,
+    sees each model's own values there in the order the draw lands them (item by item, not
+    through :func:`~metacog_metrics.pairwise.masked.pair_view`)."""
+    m = conf.shape[1]
+    out = []
+    for a, b in zip(*np.triu_indices(m, 1)):
+        shared = np.flatnonzero(~np.isnan(conf[:, a]) & ~np.isnan(conf[:, b]))
+        cols_c, cols_p = [], []
+        for model in (a, b):
+            # the items of the shared set, in the order of the position their value lands on
+            landing = {int(src): pos for pos, src in enumerate(conf_from[:, model])}
+            by_c = sorted(shared, key=lambda j, landing=landing: landing[j])
+            landing = {int(src): pos for pos, src in enumerate(perf_from[:, model])}
+            by_p = sorted(shared, key=lambda j, landing=landing: landing[j])
+            cols_c.append(conf[by_c, model])
+            cols_p.append(perf[by_p, model])
+        dc, dp = cols_c[0] - cols_c[1], cols_p[0] - cols_p[1]
+        out.append(_tau_b(dc[None], dp[None])[0])
+    return np.array(out)
 
 
 def _same_law_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -160,6 +185,8 @@ def _same_law_p(a: np.ndarray, b: np.ndarray) -> float:
 def _needs(engine: str) -> None:
     if engine == "numba" and importlib.util.find_spec("numba") is None:
         unavailable("numba is not installed (the fast extra): the compiled samplers")
+    if engine == "torch" and importlib.util.find_spec("torch") is None:
+        unavailable("torch is not installed (the gpu extra): the product samplers")
 
 
 def _check_pair_sampler(spec: NullSpec, kind: str, engine: str, index: int) -> None:
@@ -239,13 +266,16 @@ def test_every_per_pair_sampler_draws_from_its_nulls_law(name, kind, engine, ind
 
 
 @pytest.mark.parametrize(("name", "kind", "data", "engine", "index"), _joint_cases())
-def test_every_joint_sampler_draws_from_its_nulls_law(name, kind, data, engine, index):
+def test_every_joint_sampler_draws_from_its_nulls_law(name, kind, data, engine, index,
+                                                      monkeypatch):  # fmt: skip
+    # the product samplers bind on a CUDA device only: here on torch's CPU tensors
+    monkeypatch.setenv("METACOG_TORCH_DEVICE", "cpu")
+    monkeypatch.delenv("METACOG_NO_TORCH", raising=False)
     _check_joint_sampler(get_null(name), kind, data, engine, index)
 
 
 def test_the_registry_has_samplers_for_every_case_of_the_papers_nulls():
-    # the nulls of the paper have a NumPy sampler for every case and a compiled one for all
-    # but ragged binary joint draws (those take the NumPy one)
+    # the nulls of the paper have a NumPy and a compiled sampler for every case
     for name in null_names():
         spec = get_null(name)
         assert set(spec.pair_samplers) == {(k, e) for k in ("binary", "levels")
@@ -254,7 +284,7 @@ def test_the_registry_has_samplers_for_every_case_of_the_papers_nulls():
         assert {(k, d, "numpy") for k in ("binary", "levels") for d in ("complete", "ragged")} <= (
             joint
         )
-        assert ("binary", "ragged", "numba") not in joint and len(joint) == 7
+        assert ("binary", "ragged", "numba") in joint and len(joint) == 8
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,7 +333,7 @@ def test_a_subtly_wrong_per_pair_sampler_fails_the_check():
 def test_a_wrong_joint_sampler_fails_the_check(data):
     # conf and perf split (the base-rate shuffle) registered for the law that keeps them
     # together
-    sampler = jd.bits(split=True) if data == "complete" else jd.masked_bits(split=True)
+    sampler = jd.bits(split=True) if data == "complete" else jd.ragged(split=True)
     with registry_scope():
         spec = register(_wrong({}, {("binary", data, "numpy"): (sampler,)}))
         with pytest.raises(AssertionError, match="wrong binary"):
@@ -334,7 +364,7 @@ def test_a_new_null_is_one_module(ragged):
 
     conf, perf = _calibrated(ragged)
     kw = {"permutations": 400, "joint_permutations": 300, "rng": 3, "reasoning": [True] * 4,
-          "min_pairs": 1}  # fmt: skip
+          "min_pairs": 1, "sequential": False}  # fmt: skip
     before = pc(conf, perf, **kw)
     with registry_scope():
         register(toy.SPEC)
@@ -368,9 +398,8 @@ def test_a_new_null_is_one_module(ragged):
     assert mine.null_mean[0] == pytest.approx(law.mean(), abs=4 * law.std() / np.sqrt(400))
     assert mine.null_sd[0] == pytest.approx(law.std(), rel=0.15)
     assert (mine.p_value < 0.01).all()
-    joint = [toy.joint_law(conf, perf, rng) for _ in range(600)]
-    means = np.nanmean(_pair_taus(np.stack([j[0] for j in joint]), np.stack([j[1] for j in joint])),
-                       axis=1)  # fmt: skip
+    means = np.array([np.nanmean(_joint_taus(conf, perf, *toy.joint_law(conf, perf, rng)))
+                      for _ in range(600)])  # fmt: skip
     got = res.nulls["confidence_shuffled"]
     assert got.n_draws == 300
     assert got.mean == pytest.approx(means.mean(), abs=4 * means.std() / np.sqrt(300))

@@ -457,12 +457,6 @@ def test_delta_curve_table_one_row_per_delta_and_columns_per_null():
 # --------------------------------------------------------------------------------------------
 
 
-def _arrangements(values):
-    """The distinct orders of a vector (rows), each equally likely under a uniform shuffle."""
-    rows = [v if np.ndim(v) == 0 else tuple(v) for v in values.tolist()]
-    return np.array(sorted(set(itertools.permutations(rows))), dtype=float)
-
-
 def _tau_b_defined(x, y, ok):
     """tau-b of each row of (K, N) x and y over the items in ``ok`` (N,), from its definition:
     all i < j, signs of the differences; NaN without variation."""
@@ -475,39 +469,48 @@ def _tau_b_defined(x, y, ok):
 
 
 def _exact_joint_law(conf, perf, present, null):
-    """``{tuple of every pair's tau-b: probability}`` over every shuffle of every model.
+    """``{tuple of every pair's tau-b: probability}`` over every permutation of every model.
 
-    ``calibration_preserving``: each model's (conf, perf) pairs in a uniformly random order
-    among its own items; ``base_rate``: its confidence and its correctness each in their own
-    random order. Missing items stay missing; each pair on the items both models have.
+    ``calibration_preserving``: each model's (conf, perf) pairs moved by one uniformly random
+    permutation of its own items; ``base_rate``: its confidence and its correctness each by
+    its own. Missing items stay missing; each pair on the items both models have, each model
+    seen there as :func:`_view` says (on complete data: its permuted values).
     """
     n_items, m = conf.shape
-    per_model = []  # (A, N) conf and perf arrangements of each model, equally likely
+    per_model = []  # each model's distinct outcomes ((partners, 2, N) views) and their weights
     for k in range(m):
         own = np.flatnonzero(present[:, k])
-        if null == "calibration_preserving":
-            rows = _arrangements(np.stack([conf[own, k], perf[own, k]], axis=1))
-            cs, ps = rows[..., 0], rows[..., 1]
-        else:
-            ca, pa = _arrangements(conf[own, k]), _arrangements(perf[own, k])
-            cs = np.repeat(ca, len(pa), axis=0)
-            ps = np.tile(pa, (len(ca), 1))
-        full_c = np.full((len(cs), n_items), np.nan)
-        full_p = np.full((len(cs), n_items), np.nan)
-        full_c[:, own], full_p[:, own] = cs, ps
-        per_model.append((full_c, full_p))
-    grids = np.meshgrid(*[np.arange(len(c)) for c, _ in per_model], indexing="ij")
+        perms = [np.array(q) for q in itertools.permutations(own.tolist())]
+        pairs = (itertools.product(perms, perms) if null == "base_rate"
+                 else ((q, q) for q in perms))  # fmt: skip
+        seen: dict[bytes, list] = {}
+        for qc, qp in pairs:
+            views = np.array([
+                (_view(conf[:, k], own, qc, present[:, k] & present[:, o]),
+                 _view(perf[:, k], own, qp, present[:, k] & present[:, o]))
+                for o in range(m)
+            ])  # fmt: skip
+            key = np.nan_to_num(views, nan=-9.0).tobytes()
+            seen.setdefault(key, [views, 0])[1] += 1
+        per_model.append((np.array([v for v, _ in seen.values()]),
+                          np.array([w for _, w in seen.values()], dtype=float)))  # fmt: skip
+    grids = np.meshgrid(*[np.arange(len(w)) for _, w in per_model], indexing="ij")
     pick = [g.ravel() for g in grids]
+    weight = np.prod([per_model[k][1][pick[k]] for k in range(m)], axis=0)
     ia, ib = np.triu_indices(m, 1)
     taus = []
     for a, b in zip(ia, ib):
-        ca, pa = per_model[a][0][pick[a]], per_model[a][1][pick[a]]
-        cb, pb = per_model[b][0][pick[b]], per_model[b][1][pick[b]]
+        va, vb = per_model[a][0][:, b], per_model[b][0][:, a]  # (outcomes, 2, N)
         ok = present[:, a] & present[:, b]
-        taus.append(_tau_b_defined(ca - cb, pa - pb, ok))
+        # every (outcome of a, outcome of b) once, then read at each joint outcome
+        dx = (va[:, None, 0] - vb[None, :, 0]).reshape(-1, n_items)
+        dy = (va[:, None, 1] - vb[None, :, 1]).reshape(-1, n_items)
+        t = _tau_b_defined(dx, dy, ok).reshape(len(va), len(vb))
+        taus.append(t[pick[a], pick[b]])
     keys = _outcomes(np.stack(taus, axis=1))
-    values, counts = np.unique(keys, axis=0, return_counts=True)
-    return {tuple(v): c / keys.shape[0] for v, c in zip(values.tolist(), counts)}
+    values, inverse = np.unique(keys, axis=0, return_inverse=True)
+    probs = np.bincount(inverse.ravel(), weights=weight) / weight.sum()
+    return {tuple(v): q for v, q in zip(values.tolist(), probs)}
 
 
 def _outcomes(taus):
@@ -883,10 +886,9 @@ def test_joint_engine_is_reported(masked):
     for conf in (_TINY_CONF, _TINY_BINARY):
         assert pairwise_calibration(conf, perf, engine="numpy", **kw).joint_engine == "numpy"
     if importlib.util.find_spec("numba") is not None:
-        # with missing items, binary confidence is drawn by NumPy (no compiled masked kernel)
-        assert pairwise_calibration(_TINY_CONF, perf, engine="numba", **kw).joint_engine == "numba"
-        want = "numpy" if masked else "numba"
-        assert pairwise_calibration(_TINY_BINARY, perf, engine="numba", **kw).joint_engine == want
+        # complete or ragged, binary or not: the compiled kernels draw
+        for conf in (_TINY_CONF, _TINY_BINARY):
+            assert pairwise_calibration(conf, perf, engine="numba", **kw).joint_engine == "numba"
 
 
 @pytest.mark.parametrize("kind", ["binary", "continuous"])
@@ -911,22 +913,36 @@ def test_joint_null_draws_defaults_seed_and_engines(kind, terminal):
         assert stream.getvalue().startswith("\rjoint base_rate:   0%|")
 
 
+def _view(values, own, came_from, shared):
+    """A model's values as a pair sees them in a joint draw: the value of item
+    ``came_from[j]`` lands on item ``own[j]``; the pair's shared items, taken in the order
+    their values land, give their values to the shared items in item order (NaN elsewhere)."""
+    lands = dict(zip(came_from.tolist(), own.tolist()))
+    items = [i for i in own.tolist() if shared[i]]
+    out = np.full(values.size, np.nan)
+    out[items] = values[sorted(items, key=lambda i: lands[i])]
+    return out
+
+
 def _reference_masked_draws(conf, perf, present, null, n, rng):
-    """Joint draws by the plain method: every model's values shuffled among its own items
-    (``base_rate``: confidence and correctness each on its own), every pair's tau-b from its
-    definition on the items both models have."""
+    """Joint draws by the plain method: every model permuted among its own items
+    (``base_rate``: confidence and correctness each by its own permutation), every pair's
+    tau-b from its definition on the items both models have, each model seen there as
+    :func:`_view` says."""
     m = conf.shape[1]
     out = np.empty((n, m * (m - 1) // 2))
     for d in range(n):
-        c, p = conf.copy(), perf.copy()
+        perms = []
         for k in range(m):
             own = np.flatnonzero(present[:, k])
             order = rng.permutation(own)
-            c[own, k] = conf[order, k]
-            p[own, k] = perf[rng.permutation(own) if null == "base_rate" else order, k]
+            perms.append((own, order, rng.permutation(own) if null == "base_rate" else order))
         for j, (a, b) in enumerate(zip(*np.triu_indices(m, 1))):
             ok = present[:, a] & present[:, b]
-            out[d, j] = _tau_b_defined((c[:, a] - c[:, b])[None], (p[:, a] - p[:, b])[None], ok)[0]
+            (own_a, ca, pa), (own_b, cb, pb) = perms[a], perms[b]
+            dx = _view(conf[:, a], own_a, ca, ok) - _view(conf[:, b], own_b, cb, ok)
+            dy = _view(perf[:, a], own_a, pa, ok) - _view(perf[:, b], own_b, pb, ok)
+            out[d, j] = _tau_b_defined(dx[None], dy[None], ok)[0]
     return out
 
 
@@ -1016,7 +1032,7 @@ def test_per_pair_p_values_with_missing_items_follow_the_exact_law(kind):
     cn, pn = np.where(present, conf, np.nan), np.where(present, perf, np.nan)
     k = 3000
     res = pairwise_calibration(cn, pn, permutations=k, joint_permutations=0, rng=4,
-                               alternative="greater")  # fmt: skip
+                               alternative="greater", sequential=False)  # fmt: skip
     for j, (a, b) in enumerate(zip(*np.triu_indices(3, 1))):
         rows = present[:, a] & present[:, b]
         dx, dy = conf[rows, a] - conf[rows, b], perf[rows, a] - perf[rows, b]
@@ -1130,7 +1146,7 @@ def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(
 ):
     # the label names the null (the progress bar shows it); the default engine is "auto", so
     # METACOG_NO_NUMBA turns the compiled kernels off, complete or ragged; with them on, the
-    # engine is "numba" (the ragged binary draws have no compiled kernel: NumPy)
+    # engine is "numba"
     if compiled and compiled_kernels("auto") is None:
         unavailable("numba is not installed (the fast extra)")
     rng = np.random.default_rng(0)
@@ -1148,7 +1164,7 @@ def test_joint_plans_are_labelled_by_their_null_and_honour_no_numba(
     ragged = _masked_plan(conf, perf, present, binary, ia, ib, null, 4, 0)
     assert complete.label == ragged.label == f"joint {null}"
     assert complete.engine == ("numba" if compiled else "numpy")
-    assert ragged.engine == ("numba" if compiled and not binary else "numpy")
+    assert ragged.engine == ("numba" if compiled else "numpy")
 
 
 @pytest.mark.parametrize("ragged", [False, True])
@@ -1192,6 +1208,6 @@ def test_per_pair_draws_on_complete_data_use_each_nulls_own_child_stream(binary)
     children = np.random.SeedSequence(11).spawn(2)
     for null, child in zip(NULLS, children):
         alone = pair_permutation_test(conf, perf, null=null, permutations=50, rng=child,
-                                      engine="numpy")  # fmt: skip
+                                      engine="numpy", sequential=True)  # fmt: skip
         np.testing.assert_array_equal(res.per_pair[null].p_value, alone.p_value)
         np.testing.assert_array_equal(res.per_pair[null].null_mean, alone.null_mean)

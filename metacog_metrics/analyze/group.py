@@ -306,6 +306,7 @@ def analyze_group(
         workers=opts.workers,
         engine=opts.engine,
         min_pair_items=MIN_ITEMS,
+        sequential=opts.sequential == "on",
     )
     short = int(np.sum(pairwise.n_items_pair < MIN_ITEMS))
     if short:

@@ -106,6 +106,14 @@ def _probe(name: str, value: Any) -> str | None:
     return text
 
 
+def _on_off(name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value not in ("on", "off"):
+        raise ValueError(f"{name} must be 'on' or 'off', got {value!r}")
+    return value
+
+
 def _levels(name: str, value: Any) -> int:
     if isinstance(value, bool) or int(value) != value or value < 0 or value == 1:
         raise ValueError(f"{name} must be 0 or an integer from 2 to {MAX_LEVELS}, got {value!r}")
@@ -128,6 +136,15 @@ class AnalysisOptions:
         help="Per-pair permutation draws of each null (base-rate-matched and "
         "calibration-preserving), for the per-pair p-values and their BH-FDR share (the "
         "inline-solving section draws at most 1,000); 0 skips the per-pair tests.",
+    )
+    sequential: str = option(
+        "on",
+        check=_on_off,
+        help="Sequential per-pair p-values (Besag and Clifford 1991): a pair's draws stop once "
+        "20 of them are at least as extreme as its tau-b (p = 20 / draws), or at "
+        "--permutations draws (fixed-n p-value), so pairs far from significance cost a few "
+        "dozen draws; 'off' draws --permutations for every pair.",
+        cli={"choices": ("on", "off")},
     )
     joint_permutations: int = option(
         1_000,

@@ -193,6 +193,7 @@ def _pairwise_summary(
         "continuous": pw.continuous,
         "alternative": pw.alternative,
         "permutations": pw.permutations,
+        "sequential": pw.sequential,
         "joint_permutations": pw.joint_permutations,
         "nulls": nulls,
         "fdr_alpha": pw.fdr_alpha,
@@ -418,6 +419,7 @@ def build_summary(
         "models": list(pd.unique(records["model"])),
         "parameters": {
             "permutations": opts.permutations,
+            "sequential": opts.sequential,
             "joint_permutations": opts.joint_permutations,
             "seed": opts.seed,
             "alternative": opts.alternative,

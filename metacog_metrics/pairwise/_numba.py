@@ -27,7 +27,8 @@ null's module in :mod:`metacog_metrics.pairwise.nulls`.
   (:func:`levels_margins_kernel`) and random category matching tables
   (:func:`matching_kernel`), hypergeometric variates simulated draw by draw when a parameter is
   small, HRUA otherwise; joint draws by shuffling with per-pair level lookups
-  (:func:`joint_levels_kernel`; :func:`joint_levels_masked_kernel` when models lack items).
+  (:func:`joint_levels_kernel`; :func:`joint_ragged_kernel` when models lack items, where
+  each pair reads its models' values on its shared items, binary confidence too).
 * Binary joint draws and the difficulty-stratified null: packed bits and one popcount per
   word for every pair's co-occurrence counts (:func:`joint_binary_counts`,
   :func:`permuted_counts`).
@@ -59,7 +60,7 @@ __all__ = [
     "categories_kernel",
     "joint_binary_counts",
     "joint_levels_kernel",
-    "joint_levels_masked_kernel",
+    "joint_ragged_kernel",
     "levels_margins_kernel",
     "margins_kernel",
     "matching_kernel",
@@ -1078,22 +1079,67 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     return out
 
 
-@_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], int64[::1], int64[::1], int64[::1], "
+@_jit(inline="always")
+def _fisher_yates(order: NDArray, lo: int, hi: int, st: tuple) -> tuple:
+    """Permute ``order[lo:hi]`` uniformly at random (from whatever order it is in)."""
+    for i in range(hi - lo - 1, 0, -1):
+        u, st = _uniform(st)
+        j = int(u * (i + 1))
+        order[lo + i], order[lo + j] = order[lo + j], order[lo + i]
+    return st
+
+
+@_jit(inline="always")
+def _filtered_view(view: NDArray, conf_from: NDArray, perf_from: NDArray, conf_cat: NDArray,
+                   perf_cat: NDArray, lo: int, hi: int, present: NDArray, other: int,
+                   split: bool) -> None:  # fmt: skip
+    """A model's categories on the items it shares with ``other``, in landing order, into
+    ``view``: a walk over its own items (``lo:hi`` of the landing arrays) keeping those
+    ``other`` answered; with ``split`` its confidence and its correctness walk each their
+    own landing order."""
+    t = 0
+    for q in range(lo, hi):
+        if present[other, conf_from[q]]:
+            view[t] = conf_cat[q] if split else conf_cat[q] + perf_cat[q]
+            t += 1
+    if split:
+        t = 0
+        for q in range(lo, hi):
+            if present[other, perf_from[q]]:
+                view[t] += perf_cat[q]
+                t += 1
+
+
+@_jit("float64[:, ::1](int64[:, ::1], int64[:, ::1], int64[::1], int64[::1], uint8[:, ::1], "
       "int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
       "boolean, int64, uint64[::1])")  # fmt: skip
-def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: NDArray,
-                               ia: NDArray, ib: NDArray, shared_off: NDArray, shared: NDArray,
-                               lut_off: NDArray, lut: NDArray, stride: NDArray,
-                               n_levels: NDArray, split: bool, n: int,
-                               s: NDArray) -> NDArray:  # fmt: skip
-    """:func:`joint_levels_kernel` on pairwise-complete items: ``(n, P)``.
+def joint_ragged_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: NDArray,
+                        present: NDArray, ia: NDArray, ib: NDArray, n_shared: NDArray,
+                        lut_off: NDArray, lut: NDArray, stride: NDArray, n_levels: NDArray,
+                        split: bool, n: int, s: NDArray) -> NDArray:  # fmt: skip
+    """tau-b of every pair in ``n`` joint draws on ragged data: ``(n, P)``.
 
-    Each model is shuffled among the items it answered (``own[own_off[m]:own_off[m + 1]]``;
-    its missing items stay in place, unread) and every pair is counted over the items both of
-    its models answered (``shared[shared_off[k]:shared_off[k + 1]]``): in one pass over all
-    items when they share three quarters of them or more (the others fall in the spare
-    cell), else through that list. With every item present it makes the same draws as
-    :func:`joint_levels_kernel` from the same state.
+    Each draw permutes every model among the items it answered (``own[own_off[m]:own_off[m
+    + 1]]``; ``split``: its confidence and its correctness each by its own permutation) and
+    every pair counts, over the items both of its models answered, each model's own values
+    there in the order its permutation lands them
+    (:func:`metacog_metrics.pairwise.masked.pair_view`), through the pair's lookup of (A's
+    category, B's category) cells. A model whose items are all shared with the other is read
+    in its landing order as it is; else its items the other lacks are skipped in a walk.
+
+    Args:
+        codes: ``(M, N)`` index of each item's confidence among the model's distinct values
+            (binary: the 0/1 value).
+        perf: ``(M, N)`` 0/1 correctness (0 where missing).
+        own_off, own: Each model's items, ascending (CSR).
+        present: ``(M, N)`` 1 where the model answered the item.
+        ia, ib: ``(P,)`` model indices of the pairs.
+        n_shared: ``(P,)`` items both models of each pair answered.
+        lut_off, lut, stride, n_levels: The pairs' dconf level lookups (as
+            :func:`joint_levels_kernel`).
+        split: Confidence and correctness permuted each on its own (else together).
+        n: Draws.
+        s: SFC64 state (advanced in place).
     """
     n_models, n_items = codes.shape
     n_pairs = ia.shape[0]
@@ -1106,30 +1152,51 @@ def joint_levels_masked_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, 
         max_l = max(max_l, n_levels[k])
     table = np.zeros(3 * max_l + 1, dtype=np.int64)
     spare = np.zeros(3 * max_l + 1, dtype=np.int64)
-    cs = codes.copy()
-    ps = perf.copy()
-    cat = np.empty((n_models, n_items), dtype=np.int32)
-    for m in range(n_models):
-        for i in range(n_items):
-            cat[m, i] = 2 * nv[m]  # not answered: the spare cell
+    conf_from = own.copy()  # the item whose confidence lands on each own item (CSR)
+    perf_from = own.copy()
+    conf_cat = np.zeros(own.size, dtype=np.int32)  # 2 value of the landed confidence
+    perf_cat = np.zeros(own.size, dtype=np.int32)  # the landed correctness
+    cat = np.zeros(own.size, dtype=np.int32)  # their sum: the category read in landing order
+    view_a = np.zeros(n_items, dtype=np.int32)
+    view_b = np.zeros(n_items, dtype=np.int32)
     for d in range(n):
         for m in range(n_models):
-            st = _joint_shuffle(cs, ps, cat, m, own_off, own, split, st)
+            lo, hi = own_off[m], own_off[m + 1]
+            st = _fisher_yates(conf_from, lo, hi, st)
+            if split:
+                st = _fisher_yates(perf_from, lo, hi, st)
+            for q in range(lo, hi):
+                conf_cat[q] = 2 * codes[m, conf_from[q]]
+                perf_cat[q] = perf[m, perf_from[q] if split else conf_from[q]]
+                cat[q] = conf_cat[q] + perf_cat[q]
         for k in range(n_pairs):
             a, b = ia[k], ib[k]
+            size = n_shared[k]
+            xa, oa = cat, own_off[a]
+            if own_off[a + 1] - own_off[a] > size:
+                _filtered_view(view_a, conf_from, perf_from, conf_cat, perf_cat, own_off[a],
+                               own_off[a + 1], present, b, split)  # fmt: skip
+                xa, oa = view_a, 0
+            xb, ob = cat, own_off[b]
+            if own_off[b + 1] - own_off[b] > size:
+                _filtered_view(view_b, conf_from, perf_from, conf_cat, perf_cat, own_off[b],
+                               own_off[b + 1], present, a, split)  # fmt: skip
+                xb, ob = view_b, 0
             n_lev = n_levels[k]
+            for t in range(3 * n_lev):
+                table[t] = 0
+                spare[t] = 0
             wb = 2 * nv[b] + 1
-            n_k = shared_off[k + 1] - shared_off[k]
-            if 4 * n_k >= 3 * n_items:
-                _count_all(table, spare, cells, off[k], wb, cat[a], cat[b], 3 * n_lev)
-            else:
-                for t in range(3 * n_lev):
-                    table[t] = 0
-                for q in range(shared_off[k], shared_off[k + 1]):
-                    i = shared[q]
-                    table[cells[off[k] + cat[a, i] * wb + cat[b, i]]] += 1
-            pairs = float(n_k) * (n_k - 1.0)
-            out[d, k] = _levels_tau_b(table, n_lev, pairs)
+            base = off[k]
+            for t in range(size // 2):  # two chains of increments (even items, odd items)
+                u = 2 * t
+                table[cells[base + xa[oa + u] * wb + xb[ob + u]]] += 1
+                spare[cells[base + xa[oa + u + 1] * wb + xb[ob + u + 1]]] += 1
+            if size % 2:
+                table[cells[base + xa[oa + size - 1] * wb + xb[ob + size - 1]]] += 1
+            for t in range(3 * n_lev):
+                table[t] += spare[t]
+            out[d, k] = _levels_tau_b(table, n_lev, float(size) * (size - 1.0))
     s[0], s[1], s[2], s[3] = st
     return out
 

@@ -40,6 +40,7 @@ from metacog_metrics.pairwise.results import (
     PairTypeSummary,
     PairwiseResult,
 )
+from metacog_metrics.pairwise.sequential import exceedances_of
 from metacog_metrics.pairwise.tau import pairwise_taus
 
 
@@ -83,7 +84,7 @@ def _mean_null(null: str, observed: float, draws: NDArray, alternative: str) -> 
 
 def _merge_pair_results(
     null: str, alternative: str, permutations: int, tau: NDArray,
-    parts: Sequence[tuple[NDArray, PairTestResult]],
+    parts: Sequence[tuple[NDArray, PairTestResult]], exceedances: int = 0,
 ) -> PairTestResult:  # fmt: skip
     """One :class:`PairTestResult` over all pairs from the tests of groups of pairs (pairs in
     no group, too few shared items, stay NaN); BH across all of them."""
@@ -104,6 +105,7 @@ def _merge_pair_results(
         q_value=_bh(out["p_value"]),
         n_valid=n_valid,
         engine=engines.pop() if len(engines) == 1 else "numpy",
+        sequential=exceedances,
         **out,
     )
 
@@ -134,6 +136,7 @@ def pairwise_calibration(
     workers: int | None = None,
     engine: Engine = "auto",
     min_pair_items: int = 2,
+    sequential: bool | int = True,
 ) -> PairwiseResult:
     """Pairwise calibration with both nulls, per pair and for the mean over pairs.
 
@@ -149,7 +152,8 @@ def pairwise_calibration(
         perf: ``(items, models)`` 0/1 correctness, NaN where a model lacks an item.
         models: Model names (default ``"0", "1", ...``).
         reasoning: Per-model reasoning flag (None when unknown), for the pair-type breakdown.
-        permutations: Per-pair draws (0 skips the per-pair tests).
+        permutations: Per-pair draws (0 skips the per-pair tests); with ``sequential``, the
+            most a pair gets.
         joint_permutations: Joint draws for the mean, the delta curve and the pair types.
         alternative: Alternative of every p-value.
         fdr_alpha: BH level for the share of significant pairs.
@@ -161,6 +165,8 @@ def pairwise_calibration(
         workers: Threads for the per-pair tests.
         engine: Engine of the per-pair draws (see :func:`pair_permutation_test`).
         min_pair_items: Fewest shared items for a pair's tau-b (fewer: NaN, left out).
+        sequential: Sequential per-pair p-values (True: the default ``h``; an integer: that
+            ``h``; False: fixed-n), as :func:`~metacog_metrics.pairwise.pair_permutation_test`.
 
     Returns:
         A :class:`PairwiseResult`.
@@ -187,6 +193,7 @@ def pairwise_calibration(
     """
     _check_alternative(alternative)
     _check_engine(engine)
+    exceedances = exceedances_of(sequential)
     c, p, present, binary = check_ragged(conf, perf)
     complete = bool(present.all())
     if complete:
@@ -241,7 +248,8 @@ def pairwise_calibration(
             seeds = [own] if complete else own.spawn(len(units))
             pieces[spec.name] = [unit[4] for unit in units]
             for unit_inputs, ss in zip(inputs, seeds):
-                plans.append(_pair_plan(unit_inputs, spec, int(permutations), alternative, ss))
+                plans.append(_pair_plan(unit_inputs, spec, int(permutations), alternative, ss,
+                                        exceedances))  # fmt: skip
     joint_engine = None
     if joint_permutations > 0:
         joint = joint_inputs(c, p, None if complete else present, binary, ia, ib, engine)
@@ -260,7 +268,12 @@ def pairwise_calibration(
                 parts[0]
                 if complete
                 else _merge_pair_results(
-                    null, alternative, int(permutations), tau, list(zip(pieces[null], parts))
+                    null,
+                    alternative,
+                    int(permutations),
+                    tau,
+                    list(zip(pieces[null], parts)),
+                    exceedances,
                 )
             )
     else:
@@ -339,5 +352,6 @@ def pairwise_calibration(
         n_items_pair=n_pair,
         min_pair_items=max(2, int(min_pair_items)),
         joint_engine=joint_engine,
+        sequential=exceedances if permutations > 0 else 0,
     )
     return dataclasses.replace(result, fdr_significant_share=result.fdr_share(headline_null()))

@@ -7,7 +7,8 @@ confidence and its correctness are permuted each on its own (the association ins
 is broken too), without it they move together (the model keeps its own (conf, perf) pairs).
 The samplers here take that as a parameter; each null registers the ones of its law in
 :mod:`metacog_metrics.pairwise.nulls`. A null without a sampler for a case is drawn from its
-reference law (:func:`reference_joint_sampler`).
+reference law (:func:`reference_joint_sampler`). On ragged data every pair sees its two
+models' own values on its shared items (:func:`~metacog_metrics.pairwise.masked.pair_view`).
 """
 
 from __future__ import annotations
@@ -22,14 +23,12 @@ from numpy.typing import NDArray
 from metacog_metrics.pairwise.common import _ELEMENTS_PER_CHUNK
 from metacog_metrics.pairwise.masked import (
     check_ragged,
-    masked_binary_tables,
-    masked_category_counts,
-    masked_code_taus,
+    landing_orders,
     masked_grid,
-    masked_taus,
     observed_tables_or_taus,
-    shuffled_binary_masked,
-    shuffled_values_masked,
+    pair_view,
+    pair_views,
+    view_taus,
 )
 from metacog_metrics.pairwise.samplers import _category_counts, _shuffled_binary, _shuffled_values
 from metacog_metrics.pairwise.tau import (
@@ -46,12 +45,12 @@ __all__ = [
     "JointDraw",
     "JointInputs",
     "JointSampler",
+    "all_taus",
     "bits",
     "compiled_bits",
+    "compiled_ragged",
     "compiled_values",
-    "masked_bits",
-    "masked_codes",
-    "masked_values",
+    "ragged",
     "reference_joint_sampler",
     "values",
 ]
@@ -190,40 +189,29 @@ def compiled_bits(split: bool) -> JointSampler:
 
 
 def compiled_values(split: bool) -> JointSampler:
-    """Real-valued confidence, compiled, complete or ragged: each model shuffled among its own
-    items, every pair counted (on its shared items) through per-pair lookups of its dconf
-    levels. Does not bind without the kernels or when the values are too many for the lookups
-    (the sorted NumPy path is cheaper there)."""
+    """Real-valued confidence, compiled, complete data: each model shuffled, every pair counted
+    through per-pair lookups of its dconf levels. Does not bind without the kernels, on ragged
+    data, or when the values are too many for the lookups (the sorted NumPy path is cheaper
+    there)."""
 
     def bind(inputs: JointInputs) -> tuple[int, JointDraw] | None:
         kernels = inputs.kernels
-        c, p, ia, ib, present = inputs.conf, inputs.perf, inputs.ia, inputs.ib, inputs.present
-        lk = None if kernels is None else _value_lookups(c, ia, ib, present)
+        c, p, ia, ib = inputs.conf, inputs.perf, inputs.ia, inputs.ib
+        if kernels is None or inputs.present is not None:
+            return None
+        lk = _value_lookups(c, ia, ib)
         if lk is None:
             return None
         ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
-        if present is None:
-            perf = np.ascontiguousarray(np.rint(p.T), dtype=np.int64)
+        perf = np.ascontiguousarray(np.rint(p.T), dtype=np.int64)
 
-            def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
-                return kernels.joint_levels_kernel(
-                    lk.codes, perf, ia64, ib64, lk.lut_off, lk.lut, lk.stride, lk.n_levels,
-                    split, b, kernels.state(ss),
-                )  # fmt: skip
-
-            return _COMPILED_DRAWS_PER_TASK, draw
-        pres_t = np.ascontiguousarray(present.T)
-        own_off, own = _csr(pres_t)
-        shared_off, shared = _csr(pres_t[ia] & pres_t[ib])
-        perf = np.ascontiguousarray(np.where(pres_t, np.rint(p.T), 0), dtype=np.int64)
-
-        def draw_masked(b: int, ss: np.random.SeedSequence) -> NDArray:
-            return kernels.joint_levels_masked_kernel(
-                lk.codes, perf, own_off, own, ia64, ib64, shared_off, shared, lk.lut_off, lk.lut,
-                lk.stride, lk.n_levels, split, b, kernels.state(ss),
+        def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
+            return kernels.joint_levels_kernel(
+                lk.codes, perf, ia64, ib64, lk.lut_off, lk.lut, lk.stride, lk.n_levels,
+                split, b, kernels.state(ss),
             )  # fmt: skip
 
-        return _COMPILED_DRAWS_PER_TASK, draw_masked
+        return _COMPILED_DRAWS_PER_TASK, draw
 
     return JointSampler("numba", bind)
 
@@ -236,83 +224,85 @@ def _csr(rows: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]
 
 
 # --------------------------------------------------------------------------------------------
-# Ragged data: each model shuffled among the items it answered, each pair on its shared items
+# Ragged data: each model permuted among the items it answered, each pair on its shared items
 # --------------------------------------------------------------------------------------------
 
 
-def masked_bits(split: bool) -> JointSampler:
-    """Binary confidence, NumPy, ragged: random arrangements of each model's counts over its
-    own items (:func:`~metacog_metrics.pairwise.masked.shuffled_binary_masked`)."""
-
-    def bind(inputs: JointInputs) -> tuple[int, JointDraw]:
-        c, p, present = inputs.conf, inputs.perf, inputs.present
-        n_items, m = c.shape
-        pres_t = np.ascontiguousarray(present.T)
-        counts = masked_category_counts(c, p, present)
-
-        def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
-            rng = np.random.default_rng(ss)
-            cs, ps = shuffled_binary_masked(counts, pres_t, split, b, rng)
-            return _tau_b_tables(masked_binary_tables(cs, ps, pres_t, inputs.ia, inputs.ib))
-
-        return _batch(n_items * m * 7), draw
-
-    return JointSampler("numpy", bind)
-
-
-def masked_codes(split: bool) -> JointSampler:
-    """Real-valued confidence on a grid, NumPy, ragged: small integer codes permuted among
-    each model's own items, tables of codes per pair. Does not bind without a grid of at most
-    a third as many dconf codes as items."""
+def compiled_ragged(split: bool) -> JointSampler:
+    """Ragged data, compiled, binary or real-valued confidence: each model permuted among its
+    own items; every pair reads each of its models' values on the shared items in landing
+    order (:func:`~metacog_metrics.pairwise.masked.pair_view`) and counts them through its
+    lookup of dconf levels (``_numba.joint_ragged_kernel``). Does not bind without the kernels
+    or when the values are too many for the lookups."""
 
     def bind(inputs: JointInputs) -> tuple[int, JointDraw] | None:
-        c, p, present, ia, ib = inputs.conf, inputs.perf, inputs.present, inputs.ia, inputs.ib
-        n_items, m = c.shape
-        grid = masked_grid(np.where(present, c, np.nan))
-        if grid is None or 3 * (2 * grid[1] + 1) > n_items:
-            return None  # few items a level: the sort path (as for complete data)
-        pres_t = np.ascontiguousarray(present.T)
-        codes_t = np.ascontiguousarray(grid[0].T, dtype=np.int32)
-        y_t = np.ascontiguousarray(np.rint(p.T), dtype=np.int8)
-        both = pres_t[ia] & pres_t[ib]
-        base = np.argsort(~pres_t, axis=-1, kind="stable")  # own items first, in item order
-
-        def permutation(rng: np.random.Generator, b: int) -> NDArray:
-            keys = np.where(pres_t[None], rng.random((b, m, n_items)), np.inf)
-            order = np.argsort(keys, axis=-1, kind="stable")
-            idx = np.empty((b, m, n_items), dtype=np.intp)
-            np.put_along_axis(idx, np.broadcast_to(base, idx.shape), order, axis=-1)
-            return idx
+        kernels = inputs.kernels
+        c, p, ia, ib, present = inputs.conf, inputs.perf, inputs.ia, inputs.ib, inputs.present
+        if kernels is None or present is None:
+            return None
+        lk = _value_lookups(c, ia, ib, present)
+        if lk is None:
+            return None
+        ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
+        pres_t = np.ascontiguousarray(present.T, dtype=np.uint8)
+        own_off, own = _csr(pres_t.astype(bool))
+        perf = np.ascontiguousarray(np.where(present.T, np.rint(p.T), 0), dtype=np.int64)
+        n_shared = (present[:, ia] & present[:, ib]).sum(axis=0).astype(np.int64)
 
         def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
-            rng = np.random.default_rng(ss)
-            idx = permutation(rng, b)
-            cs = np.take_along_axis(np.broadcast_to(codes_t, idx.shape), idx, axis=-1)
-            if split:
-                idx = permutation(rng, b)
-            ys = np.take_along_axis(np.broadcast_to(y_t, idx.shape), idx, axis=-1)
-            return masked_code_taus(cs, ys, both, ia, ib, grid[1])
+            return kernels.joint_ragged_kernel(
+                lk.codes, perf, own_off, own, pres_t, ia64, ib64, n_shared, lk.lut_off,
+                lk.lut, lk.stride, lk.n_levels, split, b, kernels.state(ss),
+            )  # fmt: skip
 
-        return _batch(_per_pair_work(inputs)), draw
+        return _COMPILED_DRAWS_PER_TASK, draw
 
-    return JointSampler("numpy", bind)
+    return JointSampler("numba", bind)
 
 
-def masked_values(split: bool) -> JointSampler:
-    """Real-valued confidence, NumPy, ragged: each model's values permuted among its own
-    items (:func:`~metacog_metrics.pairwise.masked.shuffled_values_masked`), tau-b sorted."""
+def ragged(split: bool) -> JointSampler:
+    """Ragged data, NumPy, binary or real-valued confidence: each draw's permutations as
+    landing orders (:func:`~metacog_metrics.pairwise.masked.landing_orders`), every pair's
+    views flat (:func:`~metacog_metrics.pairwise.masked.pair_views`), tau-b from tables of
+    code differences (binary, or a grid with at least 3 items a dconf code) or sorted."""
 
     def bind(inputs: JointInputs) -> tuple[int, JointDraw]:
-        present = inputs.present
-        cn = np.where(present, inputs.conf, np.nan)
-        pn = np.where(present, inputs.perf, np.nan)
+        c, p, present, ia, ib = inputs.conf, inputs.perf, inputs.present, inputs.ia, inputs.ib
+        n_items = c.shape[0]
+        pres_t = np.ascontiguousarray(present.T)
+        levels: int | None = 2
+        values_t = np.where(pres_t, c.T, 0.0)
+        if not inputs.binary:
+            grid = masked_grid(np.where(present, c, np.nan))
+            levels = None
+            if grid is not None and 3 * (2 * grid[1] + 1) <= n_items:
+                values_t, levels = grid[0].T.astype(float), grid[1] + 1
+        perf_t = np.where(pres_t, p.T, 0.0)
+        sizes = (pres_t[ia] & pres_t[ib]).sum(axis=1)
+        step = max(1, _ELEMENTS_PER_CHUNK // (4 * max(n_items, 1)))  # pairs a step
 
         def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
             rng = np.random.default_rng(ss)
-            cs, ps = shuffled_values_masked(cn, pn, present, split, b, rng)
-            return masked_taus(cs, ps, inputs.ia, inputs.ib, None)
+            out = np.empty((b, ia.size))
+            for d in range(b):
+                conf_order = landing_orders(pres_t, rng)
+                conf_landed = np.take_along_axis(values_t, conf_order, axis=1)
+                if split:
+                    perf_order = landing_orders(pres_t, rng)
+                    perf_landed = np.take_along_axis(perf_t, perf_order, axis=1)
+                    orders = [(conf_order, (conf_landed,)), (perf_order, (perf_landed,))]
+                else:  # confidence and correctness move together
+                    perf_landed = np.take_along_axis(perf_t, conf_order, axis=1)
+                    orders = [(conf_order, (conf_landed, perf_landed))]
+                for s in range(0, ia.size, step):
+                    a, o = ia[s : s + step], ib[s : s + step]
+                    # [conf, perf] of A's views, then of B's
+                    views = [v for who, other in ((a, o), (o, a)) for order, landed in orders
+                             for v in pair_views(landed, order, pres_t, who, other)]  # fmt: skip
+                    out[d, s : s + step] = view_taus(*views, sizes[s : s + step], levels)
+            return out
 
-        return _batch(_per_pair_work(inputs)), draw
+        return _batch(_per_pair_work(inputs) // 4), draw
 
     return JointSampler("numpy", bind)
 
@@ -335,12 +325,40 @@ def reference_joint_sampler(law: Callable) -> JointSampler:
             rng = np.random.default_rng(ss)
             out = np.empty((b, inputs.ia.size))
             for d in range(b):
-                out[d] = all_taus(*law(c, p, rng), inputs.ia, inputs.ib)
+                conf_from, perf_from = law(c, p, rng)
+                out[d] = joint_draw_taus(c, p, conf_from, perf_from, inputs.ia, inputs.ib)
             return out
 
         return _REFERENCE_DRAWS_PER_TASK, draw
 
     return JointSampler("numpy", bind)
+
+
+def joint_draw_taus(
+    conf: NDArray, perf: NDArray, conf_from: NDArray, perf_from: NDArray, ia: NDArray,
+    ib: NDArray,
+) -> NDArray[np.float64]:  # fmt: skip
+    """tau-b of the pairs ``(ia, ib)`` in one joint draw of a null's law (its ``conf_from``
+    and ``perf_from``, :data:`~metacog_metrics.pairwise.nulls.JointLaw`) of ``(items,
+    models)`` arrays (NaN: a missing item), each pair on the items both models answered and
+    seeing its models' own values there (:func:`~metacog_metrics.pairwise.masked.pair_view`).
+    """
+    present = ~np.isnan(conf) & ~np.isnan(perf)
+    if present.all():
+        c = np.take_along_axis(conf, conf_from, axis=0)
+        p = np.take_along_axis(perf, perf_from, axis=0)
+        return pairwise_taus(c, p, pairs=(ia, ib))
+    out = np.full(ia.size, np.nan)
+    for k, (a, b) in enumerate(zip(ia, ib)):
+        shared = present[:, a] & present[:, b]
+        if shared.sum() < 2:
+            continue
+        cols = [pair_view(conf[:, m], conf_from[:, m], shared) for m in (a, b)]
+        pcols = [pair_view(perf[:, m], perf_from[:, m], shared) for m in (a, b)]
+        view_c = np.where(shared[:, None], np.column_stack(cols), np.nan)
+        view_p = np.where(shared[:, None], np.column_stack(pcols), np.nan)
+        out[k] = all_taus(view_c, view_p, np.array([0]), np.array([1]))[0]
+    return out
 
 
 def all_taus(conf: NDArray, perf: NDArray, ia: NDArray, ib: NDArray) -> NDArray[np.float64]:

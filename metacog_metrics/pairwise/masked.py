@@ -7,25 +7,26 @@ item); every pair's tau-b is computed on the items both models of the pair have,
 * the per-pair tests run on exactly those items: the pairs are grouped by their set of shared
   items, and each group goes to the per-pair engine of :mod:`metacog_metrics.pairwise.pair` as
   a complete sub-matrix (so every engine, binary or real-valued, applies unchanged);
-* the joint draws (for the null of the mean over pairs) shuffle each model's values among the
-  items *it* answered (its missing items stay missing, in place), on the union of items, and
-  recompute every pair on its own shared items; this keeps the dependence between pairs that
-  share a model, as with complete data.
+* the joint draws (for the null of the mean over pairs) permute each model among the items *it*
+  answered (its missing items stay missing, in place), and every pair sees each of its two
+  models' own values on the pair's shared items, re-laid on those items in the order that
+  model's permutation gives them (:func:`pair_view`): each pair's draw is then a permutation
+  of its shared items, as in its per-pair null, while the pairs that share a model are drawn
+  together through its one permutation (the dependence the null of the mean needs).
 
-The tables of all pairs come from co-occurrence counts as in :mod:`metacog_metrics.pairwise.tau`
-with three more counts (the confidence and correctness of one model on the items the other
-answered, and the shared item counts), so no step loops over pairs or items in Python.
+The observed tables of all pairs come from co-occurrence counts as in
+:mod:`metacog_metrics.pairwise.tau` with three more counts (the confidence and correctness of
+one model on the items the other answered, and the shared item counts), so no step loops over
+pairs or items in Python.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from metacog_metrics._conventions import value_ties
 from metacog_metrics.pairwise.common import _ELEMENTS_PER_CHUNK
-from metacog_metrics.pairwise.samplers import _exact_counts, _random_bits, _threshold
 from metacog_metrics.pairwise.tau import (
     _dconf,
     _pack,
@@ -37,13 +38,14 @@ from metacog_metrics.pairwise.tau import (
 
 __all__ = [
     "check_ragged",
+    "landing_orders",
     "masked_binary_tables",
-    "masked_category_counts",
     "masked_taus",
     "pair_item_groups",
+    "pair_view",
+    "pair_views",
     "shared_counts",
-    "shuffled_binary_masked",
-    "shuffled_values_masked",
+    "view_taus",
 ]
 
 
@@ -125,105 +127,102 @@ def masked_binary_tables(
     return t
 
 
-def masked_category_counts(
-    c: NDArray, p: NDArray, present: NDArray[np.bool_]
-) -> dict[str, NDArray[np.int64]]:
-    """Per model, on its own items: items, yes count, correct count, correct among yes/no."""
-    cb = (c > 0.5) & present
-    pb = (p > 0.5) & present
-    return {
-        "n": present.sum(axis=0).astype(np.int64),
-        "kc": cb.sum(axis=0).astype(np.int64),
-        "kp": pb.sum(axis=0).astype(np.int64),
-        "n11": (cb & pb).sum(axis=0).astype(np.int64),
-        "n01": (~cb & pb & present).sum(axis=0).astype(np.int64),
-    }
+# --------------------------------------------------------------------------------------------
+# Joint draws: each pair sees its models' own values on its shared items
+# --------------------------------------------------------------------------------------------
 
 
-def shuffled_binary_masked(
-    counts: Mapping[str, NDArray],
-    present_t: NDArray[np.bool_],
-    split: bool,
-    n: int,
-    rng: np.random.Generator,
-) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """``n`` joint draws of the models x items 0/1 matrices, each model shuffled on its items.
+def pair_view(values: NDArray, came_from: NDArray, shared: NDArray[np.bool_]) -> NDArray:
+    """One model's values in a pair's joint draw (the reference definition).
 
-    Every model's vector is a uniformly random arrangement of its own counts over the items it
-    answered (its missing items stay False): with ``split`` conf and perf each on its own,
-    else the (conf, perf) pairs together.
+    In the draw the model's value on item ``i`` comes from item ``came_from[i]`` (a permutation
+    of the items it answered). The pair sees, on its shared items, the model's own values on
+    those items, taken in the order in which the permutation lands them and laid on the shared
+    items in item order: a uniformly random permutation of the model's values on the shared
+    items, the same one for every pair the model is in wherever their shared items agree, and
+    the permuted values themselves when the shared items are all the model answered.
 
     Args:
-        counts: :func:`masked_category_counts`.
+        values: ``(N,)`` the model's values (anything where it has no item).
+        came_from: ``(N,)`` where each value comes from in the draw.
+        shared: ``(N,)`` the items both models of the pair answered.
+
+    Returns:
+        ``(N,)``: the values the pair sees on its shared items, ``values`` elsewhere.
+
+    >>> values = np.array([10.0, 11.0, 12.0, 13.0])
+    >>> came_from = np.array([2, 0, 3, 1])  # the values of items 2, 0, 3, 1 land on 0, 1, 2, 3
+    >>> pair_view(values, came_from, np.ones(4, dtype=bool)).tolist()  # all shared: permuted
+    [12.0, 10.0, 13.0, 11.0]
+    >>> pair_view(values, came_from, np.array([True, False, True, True])).tolist()
+    [12.0, 11.0, 10.0, 13.0]
+    """
+    lands = np.empty(came_from.size, dtype=np.intp)
+    lands[came_from] = np.arange(came_from.size)  # where each item's value lands
+    items = np.flatnonzero(shared)
+    out = np.array(values, dtype=float, copy=True)
+    out[items] = values[items[np.argsort(lands[items], kind="stable")]]
+    return out
+
+
+def landing_orders(present_t: NDArray[np.bool_], rng: np.random.Generator) -> NDArray[np.int32]:
+    """One joint draw's permutation of every model, as landing orders: ``(M, N)``, row ``m``
+    the items model ``m`` answered in a uniformly random order (the value of the ``k``-th
+    lands on its ``k``-th item), then the items it lacks."""
+    keys = np.where(present_t, rng.random(present_t.shape), np.inf)
+    return np.argsort(keys, axis=-1, kind="stable").astype(np.int32)
+
+
+def pair_views(
+    landed: tuple[NDArray, ...], order: NDArray, present_t: NDArray[np.bool_], model: NDArray,
+    partner: NDArray,
+) -> list[NDArray]:  # fmt: skip
+    """:func:`pair_view` of one model of each pair, flat: every pair's values on its shared
+    items in the order the model's permutation lands them, pair after pair (the views of the
+    pair's other model, made the same way, line up with them element by element).
+
+    Args:
+        landed: ``(M, N)`` arrays of each model's values in the landing order ``order``
+            (``np.take_along_axis(values, order, axis=1)``; confidence and correctness when
+            they move together).
+        order: ``(M, N)`` :func:`landing_orders` of the draw.
         present_t: ``(M, N)`` presence.
-        split: Confidence and correctness each on its own (else together).
-        n: Draws.
-        rng: Generator.
+        model: ``(P,)`` the model of each pair whose view this is.
+        partner: ``(P,)`` the other model of each pair.
 
     Returns:
-        ``(n, M, N)`` confidence and correctness bits.
+        For each of ``landed``, ``(sum of the pairs' shared items,)`` values.
     """
-    m, n_items = present_t.shape
-    elig = np.tile(present_t, (n, 1))  # (n M, N)
-    kc = np.tile(counts["kc"], n)
-    cs = _random_bits(n_items, kc, rng, eligible=elig)
-    if split:
-        ps = _random_bits(n_items, np.tile(counts["kp"], n), rng, eligible=elig)
-    else:
-        n11 = np.tile(counts["n11"], n)
-        n01 = np.tile(counts["n01"], n)
-        avail_no = np.tile(counts["n"], n) - kc
-        no = elig & ~cs
-        cut = np.where(cs, _threshold(n11, kc)[:, None], _threshold(n01, avail_no)[:, None])
-        ps = (rng.integers(0, 65536, size=cs.shape, dtype=np.uint16) < cut) & elig
-        in_yes = (ps & cs).sum(axis=1)
-        in_no = ps.sum(axis=1) - in_yes
-        _exact_counts(ps, in_yes, n11, kc, rng, cs)
-        _exact_counts(ps, in_no, n01, avail_no, rng, no)
-    shape = (n, m, n_items)
-    return cs.reshape(shape), ps.reshape(shape)
+    n_items = present_t.shape[1]
+    where = order[model] + (partner.astype(np.int32) * n_items)[:, None]
+    keep = np.take(present_t.ravel(), where)
+    keep &= np.arange(n_items) < present_t.sum(axis=1)[model][:, None]  # the model's items
+    return [values[model][keep] for values in landed]
 
 
-# --------------------------------------------------------------------------------------------
-# Real-valued confidence
-# --------------------------------------------------------------------------------------------
+def view_taus(
+    ca: NDArray, pa: NDArray, cb: NDArray, pb: NDArray, sizes: NDArray, levels: int | None
+) -> NDArray:  # fmt: skip
+    """tau-b of flat pair views (:func:`pair_views`), ``sizes`` items a pair: ``(P,)``.
 
-
-def shuffled_values_masked(
-    c: NDArray, p: NDArray, present: NDArray[np.bool_], split: bool, n: int,
-    rng: np.random.Generator,
-) -> tuple[NDArray, NDArray]:  # fmt: skip
-    """``n`` joint draws for real-valued confidence, each model permuted among its own items
-    (``split``: its confidence and its correctness each on its own, else together).
-
-    ``argsort`` of uniform keys (``inf`` on missing items) lists a model's present items in a
-    random order, then its missing ones in item order; a stable ``argsort`` of "missing" lists
-    its present items in item order, then the missing ones. Writing the first through the
-    second permutes the present items uniformly and leaves the missing ones in place.
-
-    Returns:
-        ``(n, N, M)`` confidence and correctness (NaN on missing items).
+    ``levels``: with integer confidence codes in ``[0, levels)`` (binary: 2), one table of
+    code differences per pair; None: the exact sorted path on the real values.
     """
-    n_items, m = c.shape
-    pres = present.T  # (M, N)
-    base = np.argsort(~pres, axis=-1, kind="stable")  # present items first, in item order
-
-    def permutation() -> NDArray[np.intp]:
-        keys = np.where(pres[None], rng.random((n, m, n_items)), np.inf)
-        order = np.argsort(keys, axis=-1, kind="stable")
-        idx = np.empty((n, m, n_items), dtype=np.intp)
-        np.put_along_axis(idx, np.broadcast_to(base, idx.shape), order, axis=-1)
-        return idx  # item i takes the value of item idx[i]
-
-    ct, pt = c.T[None], p.T[None]
-    if split:
-        cs = np.take_along_axis(np.broadcast_to(ct, (n, m, n_items)), permutation(), axis=-1)
-        ps = np.take_along_axis(np.broadcast_to(pt, (n, m, n_items)), permutation(), axis=-1)
-    else:
-        idx = permutation()
-        cs = np.take_along_axis(np.broadcast_to(ct, (n, m, n_items)), idx, axis=-1)
-        ps = np.take_along_axis(np.broadcast_to(pt, (n, m, n_items)), idx, axis=-1)
-    return np.swapaxes(cs, 1, 2), np.swapaxes(ps, 1, 2)
+    n_pairs = sizes.size
+    dy = (pa - pb + 1).astype(np.int64)  # 0/1 correctness: exact
+    if levels is not None:
+        width = 2 * levels - 1
+        pair = np.repeat(np.arange(0, n_pairs * 3 * width, 3 * width, dtype=np.int64), sizes)
+        flat = dy * width + (ca - cb + (levels - 1)).astype(np.int64) + pair  # integer codes
+        tables = np.bincount(flat, minlength=n_pairs * 3 * width).reshape(n_pairs, 3, width)
+        return _tau_b_columns(tables)
+    # sorted path: pad each pair's views to the longest (dy = 3 past a pair's items)
+    n = int(sizes.max(initial=0))
+    x = np.zeros((n_pairs, n))
+    y = np.full((n_pairs, n), 3, dtype=np.int64)
+    at = np.arange(n) < sizes[:, None]
+    x[at], y[at] = value_ties(ca - cb), dy
+    return _tau_b_sorted_masked(x, y)
 
 
 def _tau_b_columns(t: NDArray) -> NDArray:
@@ -257,38 +256,6 @@ def _tau_b_codes_masked(dx: NDArray, dy: NDArray, n_levels: int) -> NDArray:
             + dx.reshape(rows, -1)).ravel()  # fmt: skip
     tables = np.bincount(flat, minlength=rows * n_levels * 4).reshape(rows, 4, n_levels)
     return _tau_b_columns(tables[:, :3]).reshape(lead)
-
-
-def masked_code_taus(
-    codes_t: NDArray, y_t: NDArray, both: NDArray[np.bool_], ia: NDArray, ib: NDArray, q: int
-) -> NDArray:
-    """tau-b of grid-coded confidence, pairs on their shared items, in models x items layout.
-
-    Args:
-        codes_t: ``(..., M, N)`` integer confidence codes (``conf * q``; any value where missing).
-        y_t: ``(..., M, N)`` 0/1 correctness (any value where missing), small integers.
-        both: ``(P, N)`` whether both models of each pair answered each item.
-        ia: First model of each pair.
-        ib: Second model of each pair.
-        q: Grid denominator (codes differ by at most ``q``).
-
-    Returns:
-        ``(..., P)`` tau-b. One bincount of ``4 x L`` cells per pair, the fourth dperf row
-        collecting the items the pair does not share; small integer types keep it lean.
-    """
-    n_levels = 2 * q + 1
-    lead = codes_t.shape[:-2]
-    rows = int(np.prod(lead, dtype=np.int64)) * ia.size
-    wide = np.int32 if rows * n_levels * 4 < 2**31 else np.int64
-    dy = (y_t[..., ia, :] - y_t[..., ib, :] + 1).astype(wide)
-    dy = np.where(both, dy, 3)
-    key = (codes_t[..., ia, :] - codes_t[..., ib, :] + q).astype(wide)
-    key += dy * n_levels
-    key += (np.arange(rows, dtype=np.int64).reshape(*lead, ia.size, 1) * (n_levels * 4)).astype(
-        wide
-    )
-    tables = np.bincount(key.ravel(), minlength=rows * n_levels * 4).reshape(rows, 4, n_levels)
-    return _tau_b_columns(tables[:, :3]).reshape(*lead, ia.size)
 
 
 def _tau_b_sorted_masked(x: NDArray, y: NDArray) -> NDArray:

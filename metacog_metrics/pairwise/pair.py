@@ -34,6 +34,11 @@ from metacog_metrics.pairwise.engines import compiled_engine_available
 from metacog_metrics.pairwise.nulls import NullSpec, get_null, headline_null
 from metacog_metrics.pairwise.pair_draws import PairInputs, PairSampler, reference_pair_sampler
 from metacog_metrics.pairwise.results import PairTestResult
+from metacog_metrics.pairwise.sequential import (
+    exceedances_of,
+    sequential_counts,
+    sequential_p_values,
+)
 
 __all__ = ["compiled_engine_available", "pair_permutation_test"]
 
@@ -53,6 +58,7 @@ def pair_permutation_test(
     progress: bool = False,
     workers: int | None = None,
     engine: Engine = "auto",
+    sequential: bool | int = False,
 ) -> PairTestResult:
     """Permutation p-value of every pair's tau-b under one null.
 
@@ -64,6 +70,13 @@ def pair_permutation_test(
     both category counts fixed). A draw's cost depends on the levels and categories of a pair,
     not on its items.
 
+    With ``sequential`` the p-values are sequential (Besag and Clifford 1991;
+    :mod:`~metacog_metrics.pairwise.sequential`; the default of :func:`pairwise_calibration`
+    and of ``metacog analyze``): a pair's draws stop once ``h`` of them are at least as
+    extreme as its tau-b, with ``p = h / L`` at draw ``L``, or at ``permutations`` draws with
+    the fixed-n p-value. By default (as SciPy's ``permutation_test``) every pair gets
+    ``permutations`` draws.
+
     Draws are made in fixed chunks, each with its own child seed, and spread over ``workers``
     threads; results do not depend on the number of workers. With numba installed (the
     ``fast`` extra) the compiled kernels draw, several times faster; they draw from the same
@@ -74,7 +87,7 @@ def pair_permutation_test(
         conf: ``(items, models)`` confidence.
         perf: ``(items, models)`` 0/1 correctness.
         null: A registered null's name (default: the headline null, ``base_rate``).
-        permutations: Draws per pair (B).
+        permutations: Draws per pair (B); with ``sequential``, the most a pair gets.
         alternative: ``"two-sided"``, ``"greater"`` (tau above the null) or ``"less"``.
         rng: Seed (int), ``SeedSequence`` or ``Generator`` (SciPy's ``rng`` convention).
         pairs: ``(a, b)`` model indices (default all pairs).
@@ -82,6 +95,10 @@ def pair_permutation_test(
         workers: Threads (default: the CPU count).
         engine: ``"auto"`` (compiled kernels when numba imports and ``METACOG_NO_NUMBA`` is
             unset), ``"numpy"`` or ``"numba"``.
+        sequential: False (or 0): fixed-n p-values from ``permutations`` draws; True:
+            sequential p-values with ``h`` =
+            :data:`~metacog_metrics.pairwise.sequential.DEFAULT_EXCEEDANCES`; an integer:
+            that ``h``.
 
     Returns:
         A :class:`PairTestResult`.
@@ -107,6 +124,13 @@ def pair_permutation_test(
         ...                             permutations=999, rng=1, engine="numpy")
         >>> res.p_value.tolist(), res.null_mean.round(2).tolist()
         ([0.892, 0.34, 0.45], [0.52, 0.54, 0.59])
+
+        Sequential p-values stop drawing early where the pair is far from significant:
+
+        >>> res = pair_permutation_test(conf, perf, null="calibration_preserving",
+        ...                             permutations=999, rng=1, engine="numpy", sequential=True)
+        >>> res.p_value.round(3).tolist(), res.n_valid.tolist()
+        ([0.816, 0.258, 0.412], [80, 240, 240])
     """
     spec = get_null(headline_null() if null is None else null)
     _check_alternative(alternative)
@@ -118,7 +142,8 @@ def pair_permutation_test(
         raise ValueError("pair_permutation_test takes 2-D (items, models) arrays")
     ia, ib = _pairs(c.shape[1], pairs)
     inputs = PairInputs(c, p, ia, ib, binary, engine)
-    plan = _pair_plan(inputs, spec, int(permutations), alternative, rng)
+    plan = _pair_plan(inputs, spec, int(permutations), alternative, rng,
+                      exceedances_of(sequential))  # fmt: skip
     return _execute([plan], workers, progress)[0]
 
 
@@ -132,14 +157,18 @@ def _samplers(spec: NullSpec, inputs: PairInputs) -> tuple[PairSampler, ...]:
 
 
 def _pair_plan(
-    inputs: PairInputs, spec: NullSpec, permutations: int, alternative: str, seed: SeedLike
-) -> _Plan:
+    inputs: PairInputs, spec: NullSpec, permutations: int, alternative: str, seed: SeedLike,
+    exceedances: int = 0,
+) -> _Plan:  # fmt: skip
     """The per-pair tests of one null as tasks for :func:`_execute`, and how to merge their
     results.
 
     Each sampler of the case takes the pairs it serves among those left, in order; each such
     group of pairs is split into fixed chunks, each from its own child seed (one group draws
-    its chunks' seeds from ``seed`` itself, several from one spawned child each).
+    its chunks' seeds from ``seed`` itself, several from one spawned child each). With
+    ``exceedances`` (h > 0) each chunk draws in rounds until its pairs stop
+    (:func:`~metacog_metrics.pairwise.sequential.sequential_counts`), else ``permutations``
+    draws a pair.
     """
     n_pairs = inputs.ia.size
     left = np.ones(n_pairs, dtype=bool)
@@ -163,17 +192,26 @@ def _pair_plan(
         for s, ss in zip(starts, group_seed.spawn(len(starts))):
             part = idx[s : s + step]
             task = sampler.bind(inputs, part)
-            tasks.append(lambda task=task, ss=ss: task(permutations, ss, None))
+            if exceedances:
+                tasks.append(_sequential_task(inputs, sampler, part, task, permutations,
+                                              exceedances, alternative, ss))  # fmt: skip
+            else:
+                tasks.append(lambda task=task, ss=ss: task(permutations, ss, None))
             sizes.append(part.size * permutations)
     used = "numba" if any(s.engine == "numba" for s, _ in groups) else "numpy"
     order = np.concatenate([idx for _, idx in groups] or [np.zeros(0, np.intp)])
     tau = inputs.tau
 
     def finish(results: list[NDArray]) -> PairTestResult:
-        acc = np.concatenate([np.atleast_2d(r) for r in results]) if results else np.zeros((0, 5))
+        width = 7 if exceedances else 5
+        acc = (np.concatenate([np.atleast_2d(r) for r in results]) if results
+               else np.zeros((0, width)))  # fmt: skip
         acc = acc[np.argsort(order, kind="stable")]  # group by group: back to the pairs' order
-        ge, le, nv, s1, s2 = acc.T
-        p_value, p_greater, p_less = _p_values(ge, le, nv, alternative)
+        ge, le, nv, s1, s2 = acc[:, :5].T
+        if exceedances:
+            p_value, p_greater, p_less = sequential_p_values(acc, exceedances, alternative)
+        else:
+            p_value, p_greater, p_less = _p_values(ge, le, nv, alternative)
         ok = np.isfinite(tau)
         p_value = np.where(ok, p_value, np.nan)
         p_greater = np.where(ok, p_greater, np.nan)
@@ -194,6 +232,25 @@ def _pair_plan(
             null_sd=np.sqrt(np.maximum(var, 0.0)),
             n_valid=nv.astype(np.int64),
             engine=used,
+            sequential=exceedances,
         )
 
     return _Plan(f"pairs {spec.name}", tasks, sizes, finish)
+
+
+def _sequential_task(
+    inputs: PairInputs, sampler: PairSampler, part: NDArray[np.intp], first: Callable,
+    cap: int, h: int, alternative: str, seed: np.random.SeedSequence,
+) -> Callable[[], NDArray]:  # fmt: skip
+    """A chunk's sequential draws as a self-contained task: rounds of the sampler on the
+    pairs still drawing (``first``, bound to the whole chunk when the plan was made, serves
+    the first round)."""
+
+    def draw(rows: NDArray[np.intp], b: int, ss: np.random.SeedSequence) -> NDArray:
+        task = first if rows.size == part.size else sampler.bind(inputs, part[rows])
+        return task(b, ss, None)
+
+    def run() -> NDArray:
+        return sequential_counts(draw, part.size, inputs.tau[part], cap, h, alternative, seed)
+
+    return run

@@ -21,18 +21,22 @@ class PairTestResult(Result):
     Attributes:
         null: The null.
         alternative: ``"two-sided"``, ``"greater"`` or ``"less"``.
-        permutations: Draws per pair.
+        permutations: Draws per pair (with ``sequential``: the most a pair gets).
         tau: Observed tau-b per pair.
         p_value: p-value of the chosen alternative, ``(1 + count) / (B + 1)``; two-sided is
-            ``2 min(p_greater, p_less)`` clipped to 1 (SciPy's convention).
-        p_greater: ``(1 + #{null >= tau}) / (B + 1)``.
-        p_less: ``(1 + #{null <= tau}) / (B + 1)``.
+            ``2 min(p_greater, p_less)`` clipped to 1 (SciPy's convention). Sequential: ``h /
+            L`` for a side whose ``h``-th draw at least as extreme came at draw ``L``
+            (:mod:`~metacog_metrics.pairwise.sequential`).
+        p_greater: ``(1 + #{null >= tau}) / (B + 1)`` (sequential: or ``h / L``).
+        p_less: ``(1 + #{null <= tau}) / (B + 1)`` (sequential: or ``h / L``).
         q_value: Benjamini-Hochberg adjusted ``p_value`` across the pairs with a p-value.
-        null_mean: Mean of the pair's null draws.
+        null_mean: Mean of the pair's null draws (all it made, sequential or not).
         null_sd: Standard deviation of the pair's null draws.
-        n_valid: Draws with a defined tau-b.
+        n_valid: Draws with a defined tau-b (sequential: those made before the pair stopped,
+            rounded up to a whole round).
         engine: What drew the null tables: ``"numba"`` (the compiled kernels) or ``"numpy"``.
             Both draw from the same exact law; for the same seed their draws differ.
+        sequential: ``h`` of the sequential p-values, 0 for fixed-n ones.
     """
 
     null: str
@@ -47,6 +51,7 @@ class PairTestResult(Result):
     null_sd: NDArray[np.float64]
     n_valid: NDArray[np.int64]
     engine: str = "numpy"
+    sequential: int = 0
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -175,6 +180,7 @@ class PairwiseResult(Result):
         min_pair_items: Fewest shared items for a pair to have a tau-b (fewer: NaN).
         joint_engine: What drew the joint draws (``"numba"`` or ``"numpy"``; None without
             joint draws): the same seed gives other draws on another engine.
+        sequential: ``h`` of the sequential per-pair p-values, 0 for fixed-n ones.
     """
 
     models: tuple[str, ...]
@@ -201,6 +207,7 @@ class PairwiseResult(Result):
     n_items_pair: NDArray[np.int64] | None = None
     min_pair_items: int = 2
     joint_engine: str | None = None
+    sequential: int = 0
 
     def fdr_share(self, null: str | None = None) -> float:
         """Share of pairs (with a p-value) whose q-value under ``null`` (default: the headline

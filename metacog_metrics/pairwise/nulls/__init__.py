@@ -23,6 +23,8 @@ from metacog_metrics.pairwise.joint_draws import JointSampler
 # report): each module registers itself.
 from metacog_metrics.pairwise.nulls import base_rate, calibration_preserving  # noqa: F401
 from metacog_metrics.pairwise.nulls._registry import (
+    JointLaw,
+    Law,
     NullSpec,
     get_null,
     headline_null,
@@ -33,7 +35,9 @@ from metacog_metrics.pairwise.nulls._registry import (
 from metacog_metrics.pairwise.pair_draws import PairSampler
 
 __all__ = [
+    "JointLaw",
     "JointSampler",
+    "Law",
     "NullSpec",
     "PairSampler",
     "get_null",

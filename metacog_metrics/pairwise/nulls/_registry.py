@@ -5,6 +5,16 @@ draw of all models), plus the fast samplers that draw from that law case by case
 tests and the joint draws look a null up here and take the sampler of their case; a case
 without one is drawn from the reference law itself (slow, but the same law), so a new null
 works as soon as its laws are written.
+
+A joint draw permutes each model among the items it answered and recomputes every pair from
+that one draw. On ragged data a pair sees each of its two models' values on the items both
+answered only, re-laid on those items in the order the model's permutation gives them
+(:func:`~metacog_metrics.pairwise.masked.pair_view`): so each pair's draw is a permutation of
+its own shared items, exactly as in its per-pair null, and the pairs that share a model are
+drawn together through that model's one permutation. (Reading the permuted matrix at a pair's
+shared items instead would give the pair a random sample of each model's values from all the
+items the model answered: with missingness that depends on difficulty, a null centred
+elsewhere than the per-pair null's.) On complete data the two are the same.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ __all__ = [
     "CONFIDENCE_KINDS",
     "DATA_KINDS",
     "SAMPLER_ENGINES",
+    "JointLaw",
     "Law",
     "NullSpec",
     "get_null",
@@ -40,9 +51,14 @@ DATA_KINDS: tuple[str, ...] = ("complete", "ragged")
 #: Engines a sampler runs on.
 SAMPLER_ENGINES: tuple[str, ...] = ("numpy", "numba")
 
-#: One draw of a law: ``(items, models)`` confidence and correctness in (NaN where a model lacks
-#: an item), the shuffled arrays out.
+#: One draw of a pair's law: ``(items, 2)`` confidence and correctness in, the shuffled arrays
+#: out.
 Law = Callable[[NDArray, NDArray, np.random.Generator], tuple[NDArray, NDArray]]
+#: One joint draw: ``(items, models)`` confidence and correctness in (NaN where a model lacks an
+#: item), and out where each value comes from: ``(conf_from, perf_from)``, integer arrays of
+#: that shape, the item whose confidence (correctness) of that model lands on each item; each
+#: model's column permutes the items it answered and leaves the others in place.
+JointLaw = Callable[[NDArray, NDArray, np.random.Generator], tuple[NDArray, NDArray]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,8 +71,8 @@ class NullSpec:
         colour: Hex colour of the null in every figure.
         description: What the null keeps and what it breaks, in one sentence.
         pair_law: One draw for a pair: ``(items, 2)`` complete arrays of the pair's two models.
-        joint_law: One joint draw of ``(items, models)`` arrays; NaN marks an item a model did
-            not answer, which stays where it is.
+        joint_law: One joint draw of ``(items, models)`` arrays (:data:`JointLaw`); NaN marks
+            an item a model did not answer, which stays where it is.
         seed_streams: The children of an analysis's seed that draw its per-pair tests and its
             joint draws (fixed per null, so that adding a null changes no other null's draws).
         pair_samplers: ``{(confidence, engine): samplers}``, tried in order, each drawing the
@@ -73,7 +89,7 @@ class NullSpec:
     colour: str
     description: str
     pair_law: Law
-    joint_law: Law
+    joint_law: JointLaw
     seed_streams: tuple[int, int]
     pair_samplers: Mapping[tuple[str, str], tuple[PairSampler, ...]] = dataclasses.field(
         default_factory=dict
@@ -182,7 +198,10 @@ def registry_scope() -> Iterator[None]:
     >>> import numpy as np
     >>> def keep(conf, perf, rng):
     ...     return conf, perf
-    >>> spec = NullSpec("none", "no null", "#000000", "nothing is shuffled", keep, keep, (8, 9))
+    >>> def stay(conf, perf, rng):
+    ...     at = np.broadcast_to(np.arange(conf.shape[0])[:, None], conf.shape)
+    ...     return at, at
+    >>> spec = NullSpec("none", "no null", "#000000", "nothing is shuffled", keep, stay, (8, 9))
     >>> with registry_scope():
     ...     _ = register(spec)
     ...     null_names()

@@ -36,6 +36,7 @@ from metacog_metrics.pairwise.pair_draws import (
     scale_moments,
     tau_scale,
 )
+from metacog_metrics.pairwise.products import products as by_products
 from metacog_metrics.pairwise.samplers import _levels_margins_s, _margins_s
 from metacog_metrics.pairwise.tau import _kendall_s, _LevelTables
 
@@ -57,22 +58,24 @@ def pair_law(conf: NDArray, perf: NDArray, rng: np.random.Generator) -> tuple[ND
 
 def joint_law(conf: NDArray, perf: NDArray, rng: np.random.Generator) -> tuple[NDArray, NDArray]:
     """One joint draw: each model's confidence and its correctness, each permuted on its own
-    among the items it answered (NaN: not answered, stays in place).
+    among the items it answered (NaN: not answered, stays in place). Returns where each value
+    comes from (:data:`~metacog_metrics.pairwise.nulls.JointLaw`).
 
     >>> conf = np.array([[1.0, np.nan], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
     >>> perf = np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
-    >>> c, p = joint_law(conf, perf, np.random.default_rng(0))
-    >>> bool(np.isnan(c[0, 1]) and np.isnan(p[0, 1]))  # a missing item stays missing
+    >>> conf_from, perf_from = joint_law(conf, perf, np.random.default_rng(0))
+    >>> int(conf_from[0, 1]), sorted(conf_from[1:, 1].tolist())  # a missing item stays
+    (0, [1, 2, 3])
+    >>> bool((conf_from != perf_from).any())  # confidence and correctness apart
     True
-    >>> np.nansum(c, axis=0).tolist(), np.nansum(p, axis=0).tolist()  # base rates kept
-    ([2.0, 2.0], [2.0, 2.0])
     """
-    conf, perf = conf.astype(float), perf.astype(float)
+    conf_from = np.broadcast_to(np.arange(conf.shape[0])[:, None], conf.shape).copy()
+    perf_from = conf_from.copy()
     for m in range(conf.shape[1]):
         own = np.flatnonzero(~np.isnan(conf[:, m]) & ~np.isnan(perf[:, m]))
-        conf[own, m] = conf[rng.permutation(own), m]
-        perf[own, m] = perf[rng.permutation(own), m]
-    return conf, perf
+        conf_from[own, m] = rng.permutation(own)
+        perf_from[own, m] = rng.permutation(own)
+    return conf_from, perf_from
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,16 +189,20 @@ SPEC = register(
             ("levels", "numba"): (PairSampler("numba", _levels_compiled),),
         },
         joint_samplers={
-            ("binary", "complete", "numpy"): (jd.bits(split=True),),
-            ("binary", "complete", "numba"): (jd.compiled_bits(split=True),),
-            ("levels", "complete", "numpy"): (jd.values(split=True),),
-            ("levels", "complete", "numba"): (jd.compiled_values(split=True),),
-            ("binary", "ragged", "numpy"): (jd.masked_bits(split=True),),
-            ("levels", "ragged", "numpy"): (
-                jd.masked_codes(split=True),
-                jd.masked_values(split=True),
+            ("binary", "complete", "numpy"): (by_products(split=True), jd.bits(split=True)),
+            ("binary", "complete", "numba"): (
+                by_products(split=True),
+                jd.compiled_bits(split=True),
             ),
-            ("levels", "ragged", "numba"): (jd.compiled_values(split=True),),
+            ("levels", "complete", "numpy"): (by_products(split=True), jd.values(split=True)),
+            ("levels", "complete", "numba"): (
+                by_products(split=True),
+                jd.compiled_values(split=True),
+            ),
+            ("binary", "ragged", "numpy"): (jd.ragged(split=True),),
+            ("binary", "ragged", "numba"): (jd.compiled_ragged(split=True),),
+            ("levels", "ragged", "numpy"): (jd.ragged(split=True),),
+            ("levels", "ragged", "numba"): (jd.compiled_ragged(split=True),),
         },
     )
 )

@@ -33,6 +33,7 @@ from metacog_metrics.pairwise.pair_draws import (
     in_steps,
     recorded,
 )
+from metacog_metrics.pairwise.products import products as by_products
 from metacog_metrics.pairwise.samplers import _category_taus
 from metacog_metrics.pairwise.tau import _gather, _tau_b_codes, _tau_b_sorted, _tau_b_tables
 
@@ -59,22 +60,22 @@ def pair_law(conf: NDArray, perf: NDArray, rng: np.random.Generator) -> tuple[ND
 
 def joint_law(conf: NDArray, perf: NDArray, rng: np.random.Generator) -> tuple[NDArray, NDArray]:
     """One joint draw: each model's (confidence, correctness) pairs permuted together among
-    the items it answered (NaN: not answered, stays in place).
+    the items it answered (NaN: not answered, stays in place). Returns where each value comes
+    from (:data:`~metacog_metrics.pairwise.nulls.JointLaw`).
 
     >>> conf = np.array([[1.0, np.nan], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
     >>> perf = np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
-    >>> c, p = joint_law(conf, perf, np.random.default_rng(0))
-    >>> bool(np.isnan(c[0, 1]))  # a missing item stays missing
-    True
-    >>> sorted(zip(c[1:, 1], p[1:, 1])) == sorted(zip(conf[1:, 1], perf[1:, 1]))
+    >>> conf_from, perf_from = joint_law(conf, perf, np.random.default_rng(0))
+    >>> int(conf_from[0, 1]), sorted(conf_from[1:, 1].tolist())  # a missing item stays
+    (0, [1, 2, 3])
+    >>> bool((conf_from == perf_from).all())  # each model keeps its (conf, perf) pairs
     True
     """
-    conf, perf = conf.astype(float), perf.astype(float)
+    conf_from = np.broadcast_to(np.arange(conf.shape[0])[:, None], conf.shape).copy()
     for m in range(conf.shape[1]):
         own = np.flatnonzero(~np.isnan(conf[:, m]) & ~np.isnan(perf[:, m]))
-        order = rng.permutation(own)
-        conf[own, m], perf[own, m] = conf[order, m], perf[order, m]
-    return conf, perf
+        conf_from[own, m] = rng.permutation(own)
+    return conf_from, conf_from.copy()
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,16 +213,20 @@ SPEC = register(
             ),
         },
         joint_samplers={
-            ("binary", "complete", "numpy"): (jd.bits(split=False),),
-            ("binary", "complete", "numba"): (jd.compiled_bits(split=False),),
-            ("levels", "complete", "numpy"): (jd.values(split=False),),
-            ("levels", "complete", "numba"): (jd.compiled_values(split=False),),
-            ("binary", "ragged", "numpy"): (jd.masked_bits(split=False),),
-            ("levels", "ragged", "numpy"): (
-                jd.masked_codes(split=False),
-                jd.masked_values(split=False),
+            ("binary", "complete", "numpy"): (by_products(split=False), jd.bits(split=False)),
+            ("binary", "complete", "numba"): (
+                by_products(split=False),
+                jd.compiled_bits(split=False),
             ),
-            ("levels", "ragged", "numba"): (jd.compiled_values(split=False),),
+            ("levels", "complete", "numpy"): (by_products(split=False), jd.values(split=False)),
+            ("levels", "complete", "numba"): (
+                by_products(split=False),
+                jd.compiled_values(split=False),
+            ),
+            ("binary", "ragged", "numpy"): (jd.ragged(split=False),),
+            ("binary", "ragged", "numba"): (jd.compiled_ragged(split=False),),
+            ("levels", "ragged", "numpy"): (jd.ragged(split=False),),
+            ("levels", "ragged", "numba"): (jd.compiled_ragged(split=False),),
         },
     )
 )
