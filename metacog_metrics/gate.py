@@ -433,7 +433,7 @@ def match_records(
     pop_mean = None
     if population is not None and not population.empty:
         pop = population[~population["model"].astype(str).isin({base_model, cand_model})]
-        pop_mean = pop.groupby([*_GROUP, "item_id"])["confidence"].mean()
+        pop_mean = pop.groupby([*_GROUP, "item_id"], observed=True)["confidence"].mean()
 
     groups: list[PairedGroup] = []
     for key in sorted(set(gb) & set(gc)):
