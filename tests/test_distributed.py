@@ -14,12 +14,18 @@ from metacog_metrics.simulate import get_preset, simulate_arrays
 from tests.availability import unavailable
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def _need_dask() -> None:
     try:
-        from distributed import LocalCluster
+        import distributed  # noqa: F401
     except ImportError:
         unavailable("distributed is not installed (the 'distributed' extra)")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    _need_dask()
+    from distributed import LocalCluster
+
     # worker processes, as on a real cluster: the tasks cross a process boundary, pickled
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
@@ -113,6 +119,7 @@ def test_workers_of_other_versions_are_refused(cluster, monkeypatch):
 
 
 def test_a_cluster_without_workers_is_a_clear_error(monkeypatch):
+    _need_dask()
     from distributed import LocalCluster
 
     from metacog_metrics import distributed
@@ -127,6 +134,7 @@ def test_a_cluster_without_workers_is_a_clear_error(monkeypatch):
 
 
 def test_an_analysis_with_a_scheduler_it_cannot_reach_fails_before_any_work(monkeypatch):
+    _need_dask()
     from metacog_metrics import distributed
 
     monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 1.0)
