@@ -311,7 +311,7 @@ def main() -> None:
 
             workers = [p.pid for p in psutil.Process().children(recursive=True)]
             _run(ROOT, [*warm_argv, "--scheduler", cluster.scheduler_address], workers, None)
-        local_rows, cluster_rows = [], []
+        local_rows, base_rows, cluster_rows = [], [], []
         for m in sizes:
             records = _records(folder, m, args.items, args.format)
             argv = ["analyze", str(records), "--out", str(out / f"m{m}"), "--quiet", *extra]
@@ -329,12 +329,15 @@ def main() -> None:
                 f"{m} models: {run.wall:.1f} s wall, {run.cpu:.1f} s CPU, peak {_gib(run.peak)} GiB"
             )
             if base:
+                base_rows.append((m, args.items, _median(base), None))
                 msg += f" (baseline {statistics.median(r.wall for r in base):.1f} s)"
             if dist:
                 cluster_rows.append((m, args.items, _median(dist), None))
                 msg += f"; {args.workers} Dask workers {_median(dist).wall:.1f} s"
             print(msg, flush=True)
         _print_table("Local (threads)", local_rows)
+        if base_rows:
+            _print_table(f"Baseline {args.baseline} (threads)", base_rows)
         if cluster_rows:
             _print_table(f"Dask LocalCluster, {args.workers} worker process(es)", cluster_rows)
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
