@@ -16,6 +16,15 @@ from ._options import (
     OptionSpec as OptionSpec,
     option_spec as option_spec,
 )
+from .executor import (
+    Executor as Executor,
+    ThreadExecutor as ThreadExecutor,
+    executing_on as executing_on,
+)
+from .distributed import (
+    DaskExecutor as DaskExecutor,
+    dask_executor as dask_executor,
+)
 from .records import (
     CONFIDENCE_KINDS as CONFIDENCE_KINDS,
     EXTRA_COLUMNS as EXTRA_COLUMNS,

@@ -11,6 +11,7 @@ already running.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -122,8 +123,10 @@ class Stages:
 
 
 class Background:
-    """``fn(*args, **kwargs)`` on a daemon thread of ``stages``; :meth:`result` waits and
-    returns its value (or raises what it raised). Made by :meth:`Stages.background`."""
+    """``fn(*args, **kwargs)`` on a daemon thread of ``stages``, in a copy of the starting
+    thread's context (its context variables, such as the executor of
+    :func:`metacog_metrics.executor.executing_on`); :meth:`result` waits and returns its value
+    (or raises what it raised). Made by :meth:`Stages.background`."""
 
     def __init__(self, stages: Stages, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         self._value: Any = None
@@ -137,7 +140,10 @@ class Background:
                 self._error = exc
 
         name = getattr(fn, "__name__", "stage")
-        self._thread = threading.Thread(target=run, name=f"metacog-{name}", daemon=True)
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(run,), name=f"metacog-{name}", daemon=True
+        )
         self._thread.start()
 
     def result(self) -> Any:

@@ -19,11 +19,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from pandas.api.types import union_categoricals
 
 from metacog_metrics._io import atomic_write
 from metacog_metrics._result import Result
 
 __all__ = [
+    "CATEGORICAL_COLUMNS",
     "CONFIDENCE_KINDS",
     "EXTRA_COLUMNS",
     "KEY_COLUMNS",
@@ -78,6 +80,11 @@ CONFIDENCE_KINDS: tuple[str, ...] = ("verbal_binary", "verbal_numeric", "sampled
 #: Values of ``probe_status``.
 PROBE_STATUSES: tuple[str, ...] = ("ok", "unparseable", "refusal", "empty")
 
+#: Columns held as categoricals (sorted categories): names repeated over many rows.
+CATEGORICAL_COLUMNS: tuple[str, ...] = ("model", "item_id")
+#: Key columns of text kept as object columns, checked as integer codes.
+_KEY_TEXT_COLUMNS = ("benchmark", "probe", "confidence_kind")
+
 _TEXT_COLUMNS = ("question", "probe_text", "solve_text")
 _STR_COLUMNS = ("model", "benchmark", "item_id", "probe", "confidence_kind", *_TEXT_COLUMNS)
 _STR_COLUMNS += ("probe_status", "grade_status", "answer", "harness", "source")
@@ -116,8 +123,9 @@ def _rows(mask: np.ndarray | pd.Series, row_numbers: np.ndarray) -> str:
 
 
 def _nones(n: int) -> pd.Series:
-    """A column of ``n`` None (``np.empty`` of objects holds None: no Python list)."""
-    return pd.Series(np.empty(n, dtype=object), copy=False)  # object: all None
+    """A column of ``n`` None (``np.empty`` of objects holds None: no Python list; the dtype
+    given, pandas does not scan the rows to infer one)."""
+    return pd.Series(np.empty(n, dtype=object), dtype=object, copy=False)  # all None
 
 
 def _constant(value: str, n: int) -> pd.Series:
@@ -132,7 +140,37 @@ def _as_str(col: pd.Series) -> pd.Series:
 
 def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
     """:func:`_as_str` of a column, with each row's code among the distinct strings (-1: missing)
-    and those strings.
+    and those strings."""
+    return _coded(*_distinct(col), col.index)
+
+
+def _categorical_text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
+    """:func:`_text` as a categorical column: the distinct strings it holds, sorted, are its
+    categories (so sorting or grouping with ``sort=True`` orders the rows as the strings
+    would); a missing value is missing. A record table repeats each model name and item id
+    thousands of times: its rows hold a small integer each, not a pointer to a string."""
+    text, codes = _distinct(col)
+    merged, names = pd.factorize(text)  # None: -1
+    rows = merged.astype(np.int64)[codes]
+    used = np.zeros(len(names) + 1, dtype=bool)
+    used[rows] = True  # a category no row holds (a subset's) is not one (-1: the spare slot)
+    if not used[:-1].all():
+        keep = np.flatnonzero(used[:-1])
+        renumber = np.full(len(names) + 1, -1, dtype=np.int64)
+        renumber[keep] = np.arange(keep.size)
+        rows, names = renumber[rows], names[keep]
+    order = np.argsort(np.asarray(names, dtype=object), kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    cat_codes = np.where(rows >= 0, rank[rows], -1)
+    categories = pd.Index(np.asarray(names, dtype=object)[order])
+    values = pd.Categorical.from_codes(cat_codes, categories=categories)
+    return pd.Series(values, index=col.index, copy=False), rows, pd.Index(names)
+
+
+def _distinct(col: pd.Series) -> tuple[NDArray[np.object_], NDArray[np.intp]]:
+    """The distinct texts of a column (``str``, None for a missing value; two raw values may
+    give the same text) and each row's index among them (-1: the last, None).
 
     Each distinct value is converted once (a record table repeats every model name and item
     id many times): millions of rows cost a hash pass, not a Python call per row.
@@ -140,29 +178,57 @@ def _text(col: pd.Series) -> tuple[pd.Series, NDArray[np.int64], pd.Index]:
     if isinstance(col.dtype, pd.CategoricalDtype):  # each category converted once
         names = _text(pd.Series(col.cat.categories))[0]
         text = np.array([*names, None])  # object (str and None); code -1: missing
-        return _coded(text, col.cat.codes.to_numpy(), col.index)
+        return text, col.cat.codes.to_numpy()
     if pd.api.types.is_float_dtype(col):
         vals = col.to_numpy(dtype=float)
         integral = np.isfinite(vals) & (vals == np.round(vals))
         if integral[~np.isnan(vals)].all():
             uniq, inv = np.unique(vals, return_inverse=True)
             text = np.array([None if np.isnan(v) else str(int(v)) for v in uniq], dtype=object)
-            return _coded(text, inv.ravel(), col.index)
+            return text, inv.ravel()
     if pd.api.types.is_bool_dtype(col):
         out = col.map(lambda v: None if pd.isna(v) else str(bool(v)).lower()).astype(object)
-        return out, *_codes_of(out)
+        return _factorized(out)
     if isinstance(col.dtype, pd.StringDtype):  # pandas strings (Arrow or Python)
         codes, uniq = pd.factorize(col)
-        text = np.array([*(str(u).strip() for u in uniq), None])  # object: str and None
-        return _coded(text, codes, col.index)
+        return np.array([*(str(u).strip() for u in uniq), None]), codes  # object: str, None
     obj = col.astype(object)
     if pd.api.types.infer_dtype(obj, skipna=True) == "string":  # only str (and missing)
         codes, uniq = pd.factorize(obj)
-        text = np.array([*(u.strip() for u in uniq), None])  # object; code -1: missing
-        return _coded(text, codes, col.index)
+        return np.array([*(u.strip() for u in uniq), None]), codes  # object; -1: missing
     out = obj.where(col.notna(), None)
     out = out.map(lambda v: v if v is None else str(v).strip()).astype(object)
-    return out, *_codes_of(out)
+    return _factorized(out)
+
+
+def _factorized(col: pd.Series) -> tuple[NDArray[np.object_], NDArray[np.intp]]:
+    """:func:`_distinct` of a column of ``str`` and None."""
+    codes, uniq = pd.factorize(col)
+    return np.array([*uniq, None], dtype=object), codes
+
+
+def _coded_text(col: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
+    """:func:`_text`'s codes and distinct strings, without the column of strings."""
+    text, codes = _distinct(col)
+    merged, names = pd.factorize(text)  # None: -1
+    return merged.astype(np.int64)[codes], pd.Index(names)
+
+
+def _unset(row_codes: NDArray[np.int64], names: list[str | None]) -> NDArray[np.bool_]:
+    """Rows of a coded text column that are missing or empty."""
+    unset = row_codes < 0
+    return unset | (row_codes == names.index("")) if "" in names else unset
+
+
+def _filled(
+    row_codes: NDArray[np.int64], names: list[str | None], where: NDArray[np.bool_], value: str
+) -> tuple[NDArray[np.int64], list[str | None]]:
+    """A coded text column with ``value`` in the rows ``where``."""
+    if not where.any():
+        return row_codes, names
+    if value not in names:
+        names = [*names, value]
+    return np.where(where, names.index(value), row_codes), names
 
 
 def _coded(
@@ -177,26 +243,28 @@ def _coded(
     )
 
 
-def _codes_of(col: pd.Series) -> tuple[NDArray[np.int64], pd.Index]:
-    codes, names = pd.factorize(col)
-    return codes.astype(np.int64), pd.Index(names)
-
-
 def _numeric(col: pd.Series, name: str, source: str, rows: np.ndarray) -> pd.Series:
-    """Float column; non-numeric entries are a RecordError naming the rows."""
+    """Float column; non-numeric entries are a RecordError naming the rows.
+
+    Text (a CSV's) is converted one distinct value at a time: a confidence column of millions
+    of rows holds a handful of distinct strings.
+    """
     if pd.api.types.is_numeric_dtype(col):  # bool and boolean included
         return col.astype(float)
-    as_obj = col.astype(object)
+    codes, uniq = pd.factorize(col)  # a missing value: -1
+    as_obj = pd.Series(np.asarray(uniq, dtype=object), dtype=object)
     lowered = as_obj.map(lambda v: str(v).strip().lower() if isinstance(v, str) else v)
     lowered = lowered.map(lambda v: 1.0 if v in ("true",) else (0.0 if v in ("false",) else v))
-    out = pd.to_numeric(lowered, errors="coerce")  # "" (blank) is NaN, and not bad below
-    bad = out.isna() & col.notna() & (col.astype(str).str.strip() != "")
+    values = pd.to_numeric(lowered, errors="coerce").to_numpy(dtype=float)
+    bad_value = np.isnan(values) & (as_obj.astype(str).str.strip() != "").to_numpy()
+    out = np.append(values, np.nan)[codes]  # code -1: the NaN; "" (blank) is NaN, not bad
+    bad = np.append(bad_value, False)[codes]
     if bad.any():
         examples = ", ".join(repr(v) for v in col[bad].head(3))
         raise RecordError(
             f"{source}: {name} is not a number in {_rows(bad, rows)}, e.g. {examples}"
         )
-    return out.astype(float)
+    return pd.Series(out, index=col.index, copy=False)
 
 
 def _flag(col: pd.Series, name: str, source: str, rows: np.ndarray) -> pd.Series:
@@ -298,7 +366,7 @@ def _duplicate_error(
     if not dup.any():
         return None
     sub = df.loc[dup, list(KEY_COLUMNS)]
-    groups = sub.groupby(list(KEY_COLUMNS), sort=False).indices
+    groups = sub.groupby(list(KEY_COLUMNS), sort=False, observed=True).indices
     examples = []
     for key, idx in list(groups.items())[:3]:
         places = ", ".join(where(int(dup.nonzero()[0][i])) for i in idx[:4])
@@ -320,7 +388,9 @@ def validate_records(
     :data:`UNSPECIFIED_PROBE`), ``confidence_kind`` is inferred when
     absent or empty (``"verbal_binary"`` when every confidence of the table is 0, 1 or NaN, else
     ``"verbal_numeric"``); ``item_id`` and the other text columns are strings (a CSV ``0`` and a
-    Parquet ``0`` agree); ``confidence`` and ``correct`` are floats.
+    Parquet ``0`` agree), ``model`` and ``item_id`` as categoricals (:data:`CATEGORICAL_COLUMNS`:
+    sorted categories, so sorting and grouping order them as the strings); ``confidence`` and
+    ``correct`` are floats.
 
     Args:
         df: The records.
@@ -352,24 +422,31 @@ def validate_records(
     out: dict[str, pd.Series] = {}
 
     codes: dict[str, tuple[NDArray[np.int64], int]] = {}
+    keyed: dict[str, tuple[NDArray[np.int64], list[str | None]]] = {}
     for name in _STR_COLUMNS:
-        if name in df.columns:
-            out[name], row_codes, names = _text(df[name])
-            if name in ("model", "item_id"):
-                codes[name] = (row_codes, len(names))
-                empty = row_codes == -1
-                if "" in names:
-                    empty |= row_codes == names.get_loc("")
-                if empty.any():
-                    raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
+        if name not in df.columns:
+            continue
+        if name in _KEY_TEXT_COLUMNS:  # checked and filled as codes; the column built below
+            row_codes, names = _coded_text(df[name])
+            keyed[name] = (row_codes, list(names))
+            continue
+        convert = _categorical_text if name in CATEGORICAL_COLUMNS else _text
+        out[name], row_codes, names = convert(df[name])
+        if name in ("model", "item_id"):
+            codes[name] = (row_codes, len(names))
+            empty = row_codes == -1
+            if "" in names:
+                empty |= row_codes == names.get_loc("")
+            if empty.any():
+                raise RecordError(f"{source}: {name} is empty in {_rows(empty, rows)}")
     constant = set()  # key columns known to hold one value (absent: the default)
     for name, default in (("benchmark", _DEFAULT_BENCHMARK), ("probe", default_probe)):
-        if name not in out:
+        if name not in keyed:
             out[name] = _constant(default, len(df))
             constant.add(name)
             continue
-        col = out[name]
-        out[name] = col.where(col.notna() & (col != ""), default)  # object, as _text gave
+        row_codes, names = keyed[name]
+        keyed[name] = _filled(row_codes, names, _unset(row_codes, names), default)
 
     conf = _numeric(df["confidence"], "confidence", source, rows)
     if np.isinf(conf).any():
@@ -392,37 +469,38 @@ def validate_records(
         )
     out["correct"] = correct
 
-    kind = out.get("confidence_kind", _nones(len(df)))
-    unset = kind.isna() | (kind == "")
+    kind_codes, kinds = keyed.get("confidence_kind", (np.full(len(df), -1, np.int64), []))
+    unset = _unset(kind_codes, kinds)
+    not01_conf = (conf.notna() & ~conf.isin([0.0, 1.0])).to_numpy()
     if unset.any():
         # Inferred per (benchmark, probe) over the rows without a kind: binary when all their
         # confidences are 0, 1 or NaN.
-        nonbinary = (unset & conf.notna() & ~conf.isin([0.0, 1.0])).to_numpy()
+        nonbinary = unset & not01_conf
         group = np.zeros(len(df), dtype=np.int64)
         for name in ("benchmark", "probe"):
             if name not in constant:
-                codes, uniq = pd.factorize(out[name])
-                group = group * (len(uniq) + 1) + codes
+                name_codes, names = keyed[name]
+                group = group * (len(names) + 1) + name_codes
         group = pd.factorize(group)[0]
         group_nonbinary = np.bincount(group, weights=nonbinary)[group] > 0
-        inferred = np.array(["verbal_binary", "verbal_numeric"], dtype=object)[
-            group_nonbinary.astype(np.intp)
-        ]
-        if unset.all():
-            kind = pd.Series(inferred, dtype=object)  # df has a fresh RangeIndex
-            if group_nonbinary.all() or not group_nonbinary.any():
-                constant.add("confidence_kind")
-        else:
-            kind = kind.where(~unset, pd.Series(inferred, dtype=object))
-    unknown = ~kind.isin(CONFIDENCE_KINDS)
+        kind_codes, kinds = _filled(kind_codes, kinds, unset & ~group_nonbinary, "verbal_binary")
+        kind_codes, kinds = _filled(kind_codes, kinds, unset & group_nonbinary, "verbal_numeric")
+        if unset.all() and (group_nonbinary.all() or not group_nonbinary.any()):
+            constant.add("confidence_kind")
+    keyed["confidence_kind"] = (kind_codes, kinds)
+    known = np.isin(np.array(kinds, dtype=object), CONFIDENCE_KINDS)
+    unknown = ~known[kind_codes]
     if unknown.any():
+        listed = sorted({str(kinds[k]) for k in np.unique(kind_codes[unknown])})
         raise RecordError(
-            f"{source}: unknown confidence_kind {sorted(set(kind[unknown]))} in "
+            f"{source}: unknown confidence_kind {listed} in "
             f"{_rows(unknown, rows)}; use one of {', '.join(CONFIDENCE_KINDS)}"
         )
-    out["confidence_kind"] = kind  # object: from _text, _nones or the inferred names
-    not01 = (kind == "verbal_binary") & conf.notna() & ~conf.isin([0.0, 1.0])
-    if not01.any():
+    for name, (row_codes, names) in keyed.items():  # object columns of Python str
+        out[name] = pd.Series(np.array(names, dtype=object)[row_codes], dtype=object, copy=False)
+        codes[name] = (row_codes, len(names))
+    not01 = (kind_codes == kinds.index("verbal_binary")) if "verbal_binary" in kinds else None
+    if not01 is not None and (not01 := not01 & not01_conf).any():
         raise RecordError(
             f"{source}: confidence_kind verbal_binary needs confidence 0 or 1, not in "
             f"{_rows(not01, rows)}; use verbal_numeric for graded confidence"
@@ -579,7 +657,7 @@ def apply_model_traits(
         Notes: models in the traits but not in the records, models without a flag.
     """
     notes = []
-    present = set(df["model"])
+    present = set(pd.unique(df["model"]))
     unknown = sorted(set(traits) - present)
     if unknown:
         notes.append(
@@ -587,8 +665,10 @@ def apply_model_traits(
             + (" ..." if len(unknown) > 10 else "")
         )
     flags = {m: t["reasoning"] for m, t in traits.items() if "reasoning" in t}
-    if flags:
-        mapped = df["model"].map(flags)
+    if flags:  # each model's flag looked up once, then spread over its rows by its code
+        codes, names = pd.factorize(df["model"])  # a missing name: -1, the last entry
+        per_model = pd.array([*(flags.get(m) for m in names), None], dtype="boolean")
+        mapped = pd.Series(per_model[codes], index=df.index)
         df["reasoning"] = mapped.where(mapped.notna(), df["reasoning"]).astype("boolean")
     missing = sorted(present - set(flags)) if flags else []
     if missing:
@@ -647,6 +727,12 @@ def read_records(
             raise RecordError(f"{path}: no records (the file holds no data rows)")
         frame = validate_records(raw, source=str(path), default_probe=default_probe)
         frames.append(frame)
+    if len(frames) > 1:
+        # one set of categories for every file's names, so that they stay categoricals
+        for name in CATEGORICAL_COLUMNS:
+            union = union_categoricals([f[name] for f in frames], sort_categories=True)
+            for f in frames:
+                f[name] = f[name].cat.set_categories(union.categories)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if len(frames) > 1:
         # optional columns present in some files only: restore dtypes lost to NaN padding
@@ -791,6 +877,9 @@ def _single_valued(col: pd.Series) -> bool:
     value), as ``col.nunique(dropna=False) == 1`` but without hashing millions of strings."""
     if len(col) == 0:
         return False
+    if isinstance(col.dtype, pd.CategoricalDtype):  # one code throughout (-1: missing)
+        codes = col.cat.codes.to_numpy()
+        return bool((codes == codes[0]).all())
     values = col.to_numpy()
     if pd.isna(values[0]):
         return bool(pd.isna(values).all())

@@ -472,7 +472,7 @@ def _fit_text_probes(
     for key, labels in grouped:
         idx = np.asarray(labels)
         models = rows.loc[idx, "model"].to_numpy()
-        counts = rows.loc[idx].groupby("model", sort=False)["item_id"].nunique()
+        counts = rows.loc[idx].groupby("model", sort=False, observed=True)["item_id"].nunique()
         small = counts[counts < min_items]
         if len(small) and len(small) == len(counts):
             notes.append(f"{'/'.join(map(str, key))}: left out, every model has fewer than "

@@ -148,8 +148,10 @@ def load_records(paths: Sequence[str | PathLike[str]]) -> tuple[pd.DataFrame, in
         raise ValueError(f"no records in {', '.join(map(str, paths))}")
     df = pd.concat(frames, ignore_index=True, sort=False)
     keys = ["model", "benchmark", "item_id"]
-    first = df.groupby([*keys, "_part"], sort=False).ngroup()
-    df["attempt"] = first.groupby([df[k] for k in keys]).rank(method="dense").astype(int)
+    first = df.groupby([*keys, "_part"], sort=False, observed=True).ngroup()
+    df["attempt"] = (
+        first.groupby([df[k] for k in keys], observed=True).rank(method="dense").astype(int)
+    )
     return df.drop(columns="_part"), n_bad
 
 
@@ -171,7 +173,7 @@ def _text_or_none(value: Any) -> str | None:
 
 def _item_rows(records: pd.DataFrame, probe: str | None, min_samples: int) -> list[dict[str, Any]]:
     rows = []
-    for (bench, item_id), g in records.groupby(["benchmark", "item_id"], sort=True):
+    for (bench, item_id), g in records.groupby(["benchmark", "item_id"], sort=True, observed=True):
         key = [c for c in ("model", "harness", "attempt") if c in g]
         solves = g.drop_duplicates(subset=key) if key else g
         # An ungraded sample (NaN: a failure on the grader's side) counts as wrong and is

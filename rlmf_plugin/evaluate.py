@@ -113,7 +113,7 @@ def attempt_table(
     g = np.full(len(out), np.nan)
     answers_all = [None if pd.isna(a) else str(a) for a in out["answer"].to_numpy()]
     ys_all = out["correct"].to_numpy(float)
-    groups = out.groupby(["model", "benchmark", "item_id"], sort=False).indices
+    groups = out.groupby(["model", "benchmark", "item_id"], sort=False, observed=True).indices
     for (_, bench, _), idx in groups.items():
         if len(idx) < 2:
             continue
@@ -296,7 +296,7 @@ def _pick_model(table: pd.DataFrame, model: str | None, side: str) -> tuple[str,
 
 
 def _summary(model: str, t: pd.DataFrame, n_bins: int) -> dict[str, Any]:
-    per_item = t.groupby(["benchmark", "item_id"]).size()
+    per_item = t.groupby(["benchmark", "item_id"], observed=True).size()
     return {
         "model": model,
         "n_items": len(per_item),

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from metacog_metrics.records import (
+    CATEGORICAL_COLUMNS,
     KEY_COLUMNS,
     RECORD_COLUMNS,
     RecordError,
@@ -924,9 +925,10 @@ def _text_inputs() -> dict[str, pd.Series]:
 
 @pytest.mark.parametrize("form", list(_text_inputs()))
 def test_validated_text_columns_are_python_strings_in_object_columns(form):
-    # the canonical table: text columns of dtype object holding Python str (or None), floats
-    # for confidence and correct, a fresh 0..n-1 index, whatever form the input had (pandas 3
-    # would infer its "str" dtype for a column of strings built without dtype=object)
+    # the canonical table: text columns of dtype object holding Python str (or None), model
+    # and item_id categoricals of Python str, floats for confidence and correct, a fresh
+    # 0..n-1 index, whatever form the input had (pandas 3 would infer its "str" dtype for a
+    # column of strings built without dtype=object)
     col = _text_inputs()[form]
     df = pd.DataFrame(
         {
@@ -948,6 +950,9 @@ def test_validated_text_columns_are_python_strings_in_object_columns(form):
             assert out[name].dtype == np.float64, name
         elif name == "reasoning":
             assert str(out[name].dtype) == "boolean"
+        elif name in CATEGORICAL_COLUMNS:
+            assert isinstance(out[name].dtype, pd.CategoricalDtype), name
+            assert all(type(v) is str for v in out[name]), (form, name)
         else:
             assert out[name].dtype == object, (form, name, out[name].dtype)
             assert all(pd.isna(v) or type(v) is str for v in out[name]), (form, name)
@@ -1100,3 +1105,69 @@ def test_the_default_probe_is_the_callers():
     named = validate_records(_tiny().assign(probe=["retrospective"] * 3 + [""] * 3),
                              default_probe=UNSPECIFIED_PROBE)  # fmt: skip
     assert named["probe"].tolist() == ["retrospective"] * 3 + ["unspecified"] * 3
+
+
+@pytest.mark.parametrize("form", ["object", "string", "category", "float"])
+def test_model_and_item_columns_are_categoricals_of_their_sorted_texts(form):
+    # whatever form the reader hands over, model and item_id become categoricals whose
+    # categories are the distinct texts, sorted: sorting and grouping order them as strings
+    items = [" 10", "9", "10 ", "2", "9", "2"] if form == "object" else ["10", "9", "10", "2",
+                                                                        "9", "2"]  # fmt: skip
+    models = ["zeta", "zeta", "alpha", "alpha", "Mu", "Mu"]
+    make = {
+        "object": lambda v: pd.Series(v, dtype=object),
+        "string": lambda v: pd.Series(v, dtype="string"),
+        "category": lambda v: pd.Series(v, dtype="category"),
+        "float": lambda v: pd.Series([float(x) for x in v]),  # item ids upcast by Parquet
+    }[form]
+    df = pd.DataFrame({"model": models if form == "float" else make(models),
+                       "item_id": make(items), "confidence": [1.0, 0, 1, 0, 1, 0],
+                       "correct": [1.0, 0, 0, 1, 1, 0]})  # fmt: skip
+    out = validate_records(df)
+    assert list(out["model"].cat.categories) == ["Mu", "alpha", "zeta"]
+    assert list(out["item_id"].cat.categories) == ["10", "2", "9"]  # as strings sort
+    assert out["item_id"].tolist() == ["10", "9", "10", "2", "9", "2"]
+    assert out["model"].tolist() == models
+    # ... and the matrices keep the order of first appearance
+    m = item_matrices(out, missing="keep")
+    assert m.models == ("zeta", "alpha", "Mu") and m.item_ids == ("10", "9", "2")
+    ordered = out.sort_values(["model", "item_id"], kind="stable")
+    assert ordered["model"].tolist() == sorted(models)
+    grouped = out.groupby("model", sort=False, observed=True).size()
+    assert list(grouped.index) == ["zeta", "alpha", "Mu"]
+    # a subset validated again holds only its own names as categories
+    again = validate_records(out[out["model"] != "alpha"])
+    assert list(again["model"].cat.categories) == ["Mu", "zeta"]
+    assert list(again["item_id"].cat.categories) == ["10", "2", "9"]
+    again = validate_records(out.iloc[:2])
+    assert list(again["item_id"].cat.categories) == ["10", "9"]
+
+
+def test_records_of_several_files_share_their_categories(tmp_path):
+    a = _tiny()
+    b = _tiny(model=["d", "d", "e", "e", "a2", "a2"], item_id=["3", "1", "3", "1", "3", "1"])
+    a.to_parquet(tmp_path / "a.parquet", index=False)
+    b.to_csv(tmp_path / "b.csv", index=False)
+    out = read_records([tmp_path / "a.parquet", tmp_path / "b.csv"])
+    for name in CATEGORICAL_COLUMNS:
+        assert isinstance(out[name].dtype, pd.CategoricalDtype), name
+    assert list(out["model"].cat.categories) == ["a", "a2", "b", "c", "d", "e"]
+    assert list(out["item_id"].cat.categories) == ["1", "2", "3"]
+    assert out["model"].tolist() == [*a["model"], *b["model"]]
+    assert out["item_id"].tolist() == [*a["item_id"], *b["item_id"]]
+
+
+def test_numbers_in_text_are_converted_once_each_with_the_same_rules():
+    # a CSV's confidence column: text, converted per distinct value; blanks are missing,
+    # true/false are 1/0, padded numbers are numbers, and a word is an error naming its row
+    conf = pd.Series([" 1", "0", "TRUE", "false", "", None, "0.25", "1e-1"], dtype=object)
+    df = pd.DataFrame({"model": [f"m{i}" for i in range(8)], "item_id": ["q"] * 8,
+                       "confidence": conf, "correct": ["1"] * 8})  # fmt: skip
+    df["confidence_kind"] = "verbal_numeric"
+    out = validate_records(df)
+    np.testing.assert_array_equal(
+        out["confidence"].to_numpy(), [1.0, 0.0, 1.0, 0.0, np.nan, np.nan, 0.25, 0.1]
+    )
+    df.loc[6, "confidence"] = "high"
+    with pytest.raises(RecordError, match=r"confidence is not a number in 1 row \(row 7\)"):
+        validate_records(df)

@@ -124,7 +124,7 @@ def coverage_table(df: pd.DataFrame, min_coverage: float | None) -> pd.DataFrame
     usable = df[df["confidence"].notna() & df["correct"].notna()]
     n_group = int(df["item_id"].nunique())
     models = list(pd.unique(df["model"]))
-    counts = usable.groupby("model", sort=False).size().reindex(models).fillna(0)
+    counts = usable.groupby("model", sort=False, observed=True).size().reindex(models).fillna(0)
     share = counts / max(n_group, 1)
     rows = []
     for m in models:

@@ -75,6 +75,15 @@ def _workers(name: str, value: Any) -> int | None:
     return value
 
 
+def _scheduler(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a Dask scheduler's address (tcp://host:port), got "
+                         f"{value!r}")  # fmt: skip
+    return value.strip()
+
+
 def _coverage(name: str, value: Any) -> float | None:
     if value is None:
         return None
@@ -199,6 +208,14 @@ class AnalysisOptions:
         check=_workers,
         help="Threads for the permutation work and the per-model calibration (None: the CPU "
         "count); results do not depend on it.",
+    )
+    scheduler: str | None = option(
+        None,
+        check=_scheduler,
+        help="Address of a Dask scheduler (tcp://host:8786) whose workers run the per-pair "
+        "tests and the joint draws (needs the 'distributed' extra here and metacog-eval on "
+        "every worker); None: threads of this process. Results do not depend on it.",
+        cli={"metavar": "ADDRESS"},
     )
     pool: bool = option(
         False,

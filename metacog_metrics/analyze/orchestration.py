@@ -25,6 +25,7 @@ from metacog_metrics.analyze.options import POOLED, SOURCE_COLUMN, AnalysisOptio
 from metacog_metrics.analyze.results import AnalysisResult, GroupAnalysis
 from metacog_metrics.analyze.summary import build_summary
 from metacog_metrics.analyze.text import text_sections
+from metacog_metrics.distributed import scheduler_executor
 from metacog_metrics.records import _single_valued, apply_model_traits, validate_records
 
 __all__ = ["analyze_records", "analyze_validated", "one_blas_thread"]
@@ -122,16 +123,17 @@ def analyze_validated(
         notes += pool_notes
     labels = _probe_labels(keys)
     groups: dict[tuple[str, str, str], GroupAnalysis] = {}
-    for key in keys:
-        if key in frames:
-            rows = frames[key]
-        else:
-            where = positions[key]
-            rows = records if where is None else records.iloc[np.sort(where)]
-        with Stages() as stages:  # an error or interrupt empties the queues of its threads
-            g = analyze_group(rows, key, labels[key], opts, stages)
-        groups[key] = g
-        notes += [f"{key[0]}/{labels[key]}: {w}" for w in g.warnings]
+    with scheduler_executor(opts.scheduler):  # the permutation work on a cluster, if given
+        for key in keys:
+            if key in frames:
+                rows = frames[key]
+            else:
+                where = positions[key]
+                rows = records if where is None else records.iloc[np.sort(where)]
+            with Stages() as stages:  # an error or interrupt empties the queues of its threads
+                g = analyze_group(rows, key, labels[key], opts, stages)
+            groups[key] = g
+            notes += [f"{key[0]}/{labels[key]}: {w}" for w in g.warnings]
     summary, tables = build_summary(records, groups, opts, inputs=inputs, notes=notes)
     text_summary, text_tables = text_sections(records, groups, opts)
     summary.update(text_summary)

@@ -93,7 +93,7 @@ def _inline_section(
         else:
             rows = _group_rows(flagged, g)
             wide = rows.pivot_table(index="item_id", columns="model", values="_inline",
-                                    aggfunc="max")  # fmt: skip
+                                    aggfunc="max", observed=True)  # fmt: skip
             wide = wide.reindex(index=list(mat.item_ids), columns=list(mat.models))
             flags = wide.eq(True).to_numpy(dtype=bool)  # the reindexed gaps: not inline
             seed = np.random.SeedSequence([opts.seed, *(ord(c) for c in "|".join(key))])

@@ -167,7 +167,7 @@ def _pooled(df: pd.DataFrame) -> pd.DataFrame:
 
 def _provenance(df: pd.DataFrame, col: str, items: list[str]) -> np.ndarray:
     """Each item's first recorded value of ``col`` (None where it has none)."""
-    first = df.groupby("item_id", sort=False)[col].first()
+    first = df.groupby("item_id", sort=False, observed=True)[col].first()
     return first.reindex(items).astype(object).to_numpy()
 
 
@@ -260,7 +260,7 @@ def match_records(
     pop_mean = None
     if population is not None and not population.empty:
         pop = population[~population["model"].astype(str).isin({base_model, cand_model})]
-        pop_mean = pop.groupby([*_GROUP, "item_id"])["confidence"].mean()
+        pop_mean = pop.groupby([*_GROUP, "item_id"], observed=True)["confidence"].mean()
 
     groups: list[PairedGroup] = []
     for key in sorted(set(gb) & set(gc)):

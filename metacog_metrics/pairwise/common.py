@@ -1,4 +1,4 @@
-"""Inputs, seeds, p-values and the thread pool shared by the per-pair and joint draws."""
+"""Inputs, seeds, p-values and the executor shared by the per-pair and joint draws."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from metacog_metrics._conventions import SeedLike as SeedLike
-from metacog_metrics._threads import map_threads
+from metacog_metrics.executor import current_executor
 
 #: A registered null's name (:func:`metacog_metrics.pairwise.nulls.null_names`).
 Null = str
@@ -122,7 +122,9 @@ class _Plan:
 
 
 def _execute(plans: Sequence[_Plan], workers: int | None, progress: bool) -> list[Any]:
-    """Run every chunk of every plan on one thread pool; return each plan's result."""
+    """Run every chunk of every plan on the current executor (``workers`` threads unless a
+    block set another: :func:`metacog_metrics.executor.executing_on`); return each plan's
+    result. The results come back in the tasks' order wherever the tasks ran."""
     tasks = [t for plan in plans for t in plan.tasks]
     sizes = [z for plan in plans for z in plan.sizes]
     label = plans[0].label if len(plans) == 1 else "permutations (both nulls)"
@@ -145,4 +147,4 @@ def _run_tasks(tasks: list[Callable[[], NDArray]], sizes: list[int], workers: in
         if bar is not None:
             bar.update(sizes[i])
 
-    return map_threads(lambda task: task(), tasks, workers, on_result=done)
+    return current_executor(workers).run(tasks, on_result=done)

@@ -176,7 +176,9 @@ class CollectResult(Result):
         ]
         if not self.records.empty:
             counts = (
-                self.records.groupby(["model", "benchmark", "probe", "confidence_kind"])
+                self.records.groupby(
+                    ["model", "benchmark", "probe", "confidence_kind"], observed=True
+                )
                 .size()
                 .reset_index(name="n")
             )
