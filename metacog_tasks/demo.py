@@ -120,7 +120,7 @@ def planted_truth(preset: str) -> str:
 
 
 @contextlib.contextmanager
-def _quiet_harness(log_path: Path) -> Iterator[None]:
+def quiet_harness(log_path: Path) -> Iterator[None]:
     """Send the harness's own stdout/stderr (progress bars, git probes) to ``log_path``.
 
     Works at the file-descriptor level, so output of child processes goes there too.
@@ -160,7 +160,7 @@ def _run_lmeval_population(
     for i, name in enumerate(names, 1):
         t0 = time.perf_counter()
         model = {"model": "metacog-sim", "model_args": f"model={name},preset={preset},seed={seed}"}
-        with _quiet_harness(logs_dir / "harness.log"):
+        with quiet_harness(logs_dir / "harness.log"):
             run_lmeval(
                 [model],
                 tasks,
@@ -189,7 +189,7 @@ def _run_inspect_population(
 
     tasks = [f"metacog_tasks/{b}" for b in benchmarks]
     t0 = time.perf_counter()
-    with _quiet_harness(logs_dir / "harness.log"):
+    with quiet_harness(logs_dir / "harness.log"):
         ok, logs = eval_set(
             tasks,
             log_dir=str(logs_dir),

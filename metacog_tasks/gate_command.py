@@ -15,12 +15,11 @@ The command line is built here, its settings' flags from
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import difflib
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -587,26 +586,6 @@ def run_plan(
     return 0
 
 
-@contextlib.contextmanager
-def _output_to(path: Path) -> Iterator[None]:
-    """Send this process's standard output and error, child processes' too, to ``path``."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    with open(path, "ab") as log:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-
-
 #: The demo's simulated checkpoints (lm-eval ``metacog-sim`` model args): a model, the same
 #: model again, and the same model whose confidence no longer reads the items (preset null).
 DEMO_CHECKPOINTS: Mapping[str, str] = {
@@ -633,6 +612,7 @@ def run_demo(out: str | os.PathLike[str] = "metacog-gate-demo", *, stream: Any =
     import io
 
     from metacog_tasks.benchmarks import BENCHMARK_NAMES
+    from metacog_tasks.demo import quiet_harness
     from metacog_tasks.lmeval.runner import run_lmeval
 
     stream = stream or sys.stdout
@@ -651,7 +631,7 @@ def run_demo(out: str | os.PathLike[str] = "metacog-gate-demo", *, stream: Any =
             import shutil
 
             shutil.rmtree(folder)  # the demo's own runs only
-        with _output_to(root / "harness.log"):
+        with quiet_harness(root / "harness.log"):
             run_lmeval(
                 [{"model": "metacog-sim", "model_args": args}],
                 tasks,

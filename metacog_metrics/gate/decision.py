@@ -129,10 +129,12 @@ class MetricTest(Result):
     @property
     def group(self) -> str:
         """``benchmark/probe[/kind]``."""
-        parts = [self.benchmark, self.probe] + (
-            [self.confidence_kind] if self.confidence_kind else []
-        )
-        return "/".join(parts)
+        return group_name(self.benchmark, self.probe, self.confidence_kind)
+
+
+def group_name(benchmark: str, probe: str, confidence_kind: str | None) -> str:
+    """A group's name: ``benchmark/probe[/kind]``."""
+    return "/".join([benchmark, probe, *([confidence_kind] if confidence_kind else [])])
 
 
 @dataclasses.dataclass(frozen=True)

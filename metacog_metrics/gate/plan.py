@@ -31,7 +31,7 @@ from scipy import special
 
 from metacog_metrics._result import Result
 from metacog_metrics.gate.config import GateConfig
-from metacog_metrics.gate.decision import _detectable, _draft_group, planned_tests
+from metacog_metrics.gate.decision import _detectable, _draft_group, group_name, planned_tests
 from metacog_metrics.gate.matching import PairedGroup, match_records
 from metacog_metrics.gate.metrics import METRICS, bootstrap_weights, metric_values
 
@@ -82,10 +82,7 @@ class PlannedTest(Result):
     @property
     def group(self) -> str:
         """``benchmark/probe[/kind]``."""
-        parts = [self.benchmark, self.probe] + (
-            [self.confidence_kind] if self.confidence_kind else []
-        )
-        return "/".join(parts)
+        return group_name(self.benchmark, self.probe, self.confidence_kind)
 
 
 @dataclasses.dataclass(frozen=True)
