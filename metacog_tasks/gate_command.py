@@ -611,13 +611,28 @@ def run_demo(out: str | os.PathLike[str] = "metacog-gate-demo", *, stream: Any =
     """
     import io
 
+    from metacog_metrics import OutputFolder, OutputFolderError
     from metacog_tasks.benchmarks import BENCHMARK_NAMES
     from metacog_tasks.demo import quiet_harness
     from metacog_tasks.lmeval.runner import run_lmeval
 
     stream = stream or sys.stdout
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
+    # A rerun replaces the demo's own earlier outputs, never a user's: a folder it did not
+    # write is refused (OutputFolderError), as by `metacog demo` and `metacog analyze`.
+    folder = OutputFolder(root, "gate-demo")
+    own = ["metacog-baseline.json", "harness.log"] + [
+        f"{name}{ext}" for name in ("rerun", "degraded") for ext in ("-junit.xml", ".md")
+    ]
+    folder.claim(own)
+    folder.commit([])  # the demo's earlier runs and reports go; nothing else
+    folder.claim(own)
+    for name in DEMO_CHECKPOINTS:
+        runs = root / "runs" / name
+        if runs.exists() and any(p.is_file() for p in runs.rglob("*")):
+            raise OutputFolderError(
+                f"{runs} holds files the gate demo did not write; move them or name another --out"
+            )
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     tasks = [f"metacog_{b}{s}" for b in BENCHMARK_NAMES for s in ("", "_cf")]
@@ -626,20 +641,18 @@ def run_demo(out: str | os.PathLike[str] = "metacog-gate-demo", *, stream: Any =
         print(
             f"lm-eval: {name} checkpoint, metacog-sim {args}, {len(tasks)} tasks ...", file=stream
         )
-        folder = root / "runs" / name
-        if folder.exists():
-            import shutil
-
-            shutil.rmtree(folder)  # the demo's own runs only
+        run_dir = root / "runs" / name
+        run_dir.mkdir(parents=True, exist_ok=True)
         with quiet_harness(root / "harness.log"):
             run_lmeval(
                 [{"model": "metacog-sim", "model_args": args}],
                 tasks,
-                output_path=folder,
+                output_path=run_dir,
                 metadata=metadata,
                 bootstrap_iters=0,
                 verbosity="ERROR",
             )
+        folder.adopt(p for p in run_dir.rglob("*") if p.is_file())
     baseline = str(root / "metacog-baseline.json")
     overrides = {"pool": True}
     code = run_bless(
@@ -665,6 +678,9 @@ def run_demo(out: str | os.PathLike[str] = "metacog-gate-demo", *, stream: Any =
             markdown=str(root / f"{name}.md"),
             out=stream,
         )
+    folder.commit(
+        [*(root / f for f in own), *(p for p in (root / "runs").rglob("*") if p.is_file())]
+    )
     ok = verdicts["rerun"].exit_code == 0 and verdicts["degraded"].exit_code == 1
     print(
         f"\nthe unchanged checkpoint: {verdicts['rerun'].status.upper()} (exit "

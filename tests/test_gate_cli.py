@@ -613,3 +613,18 @@ def test_the_demo_shows_a_pass_and_a_fail(tmp_path) -> None:
     assert "regression: auroc" in proc.stdout and "fatal:" not in proc.stdout
     jenkins = etree.XMLSchema(etree.parse(str(SCHEMA)))
     assert jenkins.validate(etree.parse(str(tmp_path / "demo" / "degraded-junit.xml")))
+    listed = json.loads((tmp_path / "demo" / ".metacog-manifest.json").read_text())["outputs"]
+    files = {p.relative_to(tmp_path / "demo").as_posix() for p in (tmp_path / "demo").rglob("*")}
+    own = set(listed["gate-demo"])  # every file the demo wrote is its own to replace next time
+    assert {"metacog-baseline.json", "degraded-junit.xml"} <= own
+    assert {f for f in files if f.startswith("runs/") and (tmp_path / "demo" / f).is_file()} <= own
+
+
+def test_the_demo_never_writes_into_a_folder_it_did_not_make(tmp_path) -> None:
+    mine = tmp_path / "mine"
+    (mine / "runs" / "rerun").mkdir(parents=True)
+    (mine / "runs" / "rerun" / "notes.txt").write_text("keep")
+    proc = _metacog("gate", "demo", "--out", str(mine), cwd=tmp_path)
+    assert proc.returncode == 2 and "metacog did not write it" in proc.stderr
+    assert (mine / "runs" / "rerun" / "notes.txt").read_text() == "keep"
+    assert sorted(p.name for p in mine.rglob("*")) == ["notes.txt", "rerun", "runs"]
