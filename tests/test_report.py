@@ -487,6 +487,8 @@ def test_pooled_group_leads_and_the_others_follow() -> None:
     assert f.lines()[-2:] == [f"Other group {g.brief}" for g in f.others]
     text = render_report(res)
     assert _list_items(text, "ul", "findings") == [g.brief for g in f.others]
+    sections = [text.index(f'id="{a}"') for a in ("pooled-prospective", "squad-prospective")]
+    assert sections == sorted(sections)  # the group sections in the findings' order
 
 
 # --------------------------------------------------------------------------------------------

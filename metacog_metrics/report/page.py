@@ -25,6 +25,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from metacog_metrics._io import atomic_write_text
+from metacog_metrics.analyze.options import POOLED
 from metacog_metrics.report import tables as tb
 from metacog_metrics.report.text_sections import TextSection, inline_section, probes_section
 
@@ -162,8 +163,8 @@ def render_report(result: AnalysisResult, *, title: str = "metacog-eval report")
         findings=findings,
         groups=[
             _group_view(g, svg, gaps.get(f"{g.benchmark}/{g.label}"))
-            for g in result.groups.values()
-        ],
+            for g in sorted(result.groups.values(), key=lambda g: g.benchmark != POOLED)
+        ],  # the pooled group first, as in the findings (the sort is stable)
         inline=_figures_safe(inline_section(s.get("inline_solving") or {}, result.tables, svg)),
         probes=_figures_safe(probes_section(s.get("text_probes") or {}, result.tables, svg)),
     )
