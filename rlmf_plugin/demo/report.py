@@ -17,43 +17,6 @@ __all__ = ["result_text", "write_report"]
 _COLORS = {"sft": "#999999", "correctness": "#ff7f0e", "standard": "#1f77b4", "rlmf": "#2ca02c"}
 _SHOWN = ("mfg", "cmfg", "cmfg_star", "accuracy", "auroc", "brier", "ece")
 
-_TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>metacog rlmf demo</title>
-<style>
-body { font-family: system-ui, sans-serif; max-width: 1000px; margin: 2em auto; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-td, th { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-.better { color: #2ca02c; font-weight: bold; } .worse { color: #d62728; font-weight: bold; }
-img { max-width: 100%; }
-</style></head><body>
-<h1>RLMF against correctness-only and standard RL</h1>
-<p>{{ n_items }} {{ split }} items, {{ k }} sampled answers per item and policy,
-{{ seeds }} seed(s) per arm, {{ rl_steps }} GRPO steps of {{ prompts }} prompts
-&times; G = {{ group }};
-intervals: paired bootstrap over seeds and items ({{ bootstrap }} resamples), 95%.</p>
-<h2>Held-out calibration (mean over seeds &plusmn; sd)</h2>
-<table><tr><th>policy</th>{% for m in metrics %}<th>{{ labels[m] }}</th>{% endfor %}
-<th>format</th><th>slope</th></tr>
-{% for name, row in arms.items() %}<tr><td>{{ name }}</td>
-{% for m in metrics %}<td>{{ row[m] }}</td>{% endfor %}<td>{{ row.format }}</td>
-<td>{{ row.slope }}</td></tr>{% endfor %}
-</table>
-<h2>RLMF minus each baseline</h2>
-<table><tr><th>comparison</th>{% for m in metrics %}<th>{{ labels[m] }}</th>{% endfor %}</tr>
-{% for name, row in comparisons.items() %}<tr><td>{{ name }}</td>
-{% for m in metrics %}<td class="{{ row[m].cls }}">{{ row[m].text }}</td>{% endfor %}</tr>
-{% endfor %}
-</table>
-<p>Green: the interval excludes 0 in RLMF's favour; red: against it. Slope: least-squares
-slope of stated on intrinsic confidence (0 for a constant confidence, 1 for exact
-faithfulness).</p>
-{% for title, png in figures %}<h2>{{ title }}</h2>
-<img alt="{{ title }}" src="data:image/png;base64,{{ png }}">
-{% endfor %}
-</body></html>
-"""
-
 
 def _f(x: Any, digits: int = 3) -> str:
     return (
@@ -119,9 +82,8 @@ def _figures(result) -> list[tuple[str, str]]:
 
 def write_report(out_dir: Path, result) -> Path:
     """Write ``report.html`` (plots embedded) to ``out_dir``."""
-    from jinja2 import Environment
-
     from metacog_metrics import atomic_write_text
+    from rlmf_plugin.report import _environment
 
     s = result.settings
     arms = {
@@ -143,8 +105,8 @@ def write_report(out_dir: Path, result) -> Path:
         for name, c in result.comparisons.items()
     }
     html = (
-        Environment(autoescape=True)
-        .from_string(_TEMPLATE)
+        _environment()
+        .get_template("rlmf_demo.html.j2")
         .render(
             n_items=result.n_items,
             split=s["split"],
