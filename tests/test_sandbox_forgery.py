@@ -162,6 +162,23 @@ ATTACKS: dict[str, tuple[str, str]] = {
         "pack:0",
         _mark("exit 0 from the C level") + "    __import__('os')._exit(0)\n",
     ),
+    "an object equal to everything": (
+        "pack:0",
+        _mark("an object equal to everything") + "    class Liar(float):\n"
+        "        __eq__ = lambda self, other: True\n"
+        "        __ne__ = lambda self, other: False\n"
+        "        __hash__ = float.__hash__\n"
+        "        __array_priority__ = 1000\n"
+        "    return Liar('nan')\n",
+    ),
+    "a non-number equal to everything": (
+        "pack:0",
+        _mark("a non-number equal to everything") + "    class Liar:\n"
+        "        __eq__ = lambda self, other: True\n"
+        "        __ne__ = lambda self, other: False\n"
+        "        __hash__ = object.__hash__\n"
+        "    return Liar()\n",
+    ),
     "patch numpy and builtins": (
         "pack:0",
         _mark("patch numpy and builtins") + "    np.allclose = lambda *a, **k: True\n"
@@ -337,6 +354,7 @@ _COMPARED = {
     "forge passing outputs", "patch numpy and builtins", "read the targets",
     "write the wrapper's outputs pipe", "vsock and other socket families",
     "AIO, IPC and NUMA calls",
+    "an object equal to everything",  # crosses the boundary as a plain float: compared, wrong
 }  # fmt: skip
 
 
