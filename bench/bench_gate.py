@@ -67,6 +67,8 @@ NULL_CONFIGS = {
     "alpha 0.05": GateConfig(alpha=0.05),
     "old default": GateConfig(rule="noninferiority", alpha=0.05),
     "margin 0": GateConfig(margins=ZERO),
+    "inconclusive: fail": GateConfig(inconclusive="fail"),
+    "primary: auroc": GateConfig(primary="auroc"),
 }
 Pairs = Iterator[tuple[pd.DataFrame, pd.DataFrame]]
 
@@ -132,6 +134,7 @@ def calibrate(field: str, metric: str, change: float, lo: float, hi: float) -> t
 
 def count(draws: Callable[[], Pairs], n: int, configs: dict[str, GateConfig], desc: str) -> dict:
     fails: Counter = Counter()
+    exit3: Counter = Counter()
     failed_metrics: dict[str, Counter] = {c: Counter() for c in configs}
     per_test: dict[str, Counter] = {c: Counter() for c in configs}
     per_test_n: dict[str, Counter] = {c: Counter() for c in configs}
@@ -141,6 +144,7 @@ def count(draws: Callable[[], Pairs], n: int, configs: dict[str, GateConfig], de
             configs, gate_records_under(base, cand, list(configs.values())), strict=True
         ):
             fails[cname] += v.exit_code == 1
+            exit3[cname] += v.exit_code == 3
             for metric in {t.metric for t in v.failed}:
                 failed_metrics[cname][metric] += 1
             for t in v.tests:
@@ -156,6 +160,7 @@ def count(draws: Callable[[], Pairs], n: int, configs: dict[str, GateConfig], de
             "fails": k,
             "rate": k / n,
             "ci95": interval(k, n),
+            "exit_3": exit3[cname],
             "failed_on": dict(failed_metrics[cname]),
             "per_test_p_below_0.05": {
                 m: [per_test[cname][m], per_test_n[cname][m]] for m in sorted(per_test_n[cname])
@@ -177,7 +182,9 @@ def run_null(n: int) -> dict:
         print(f"\nreruns of an unchanged model, {size} items per group (3 benchmarks x 2 probes):")
         for cname, r in res["configs"].items():
             if cname != "margin 0":
-                print(f"  {cname:<12} fail {rate(r['fails'], n)}  on {r['failed_on']}")
+                print(f"  {cname:<18} fail {rate(r['fails'], n)}  on {r['failed_on']}")
+                if r["exit_3"] or cname == "inconclusive: fail":
+                    print(f"  {'':<18} inconclusive (exit 3) {rate(r['exit_3'], n)}")
         print("  margin 0, each test's p < 0.05 (nominal 5%):")
         for m, (k, tot) in res["configs"]["margin 0"]["per_test_p_below_0.05"].items():
             print(f"    {m:<12} {rate(k, tot)}")
@@ -363,21 +370,29 @@ def run_atlas() -> dict:
         except ValueError as exc:
             print(f"  {name}: {exc}")
             continue
-        v = gate_records(model[name], cand)
+        v, old, primary = (
+            gate_records(model[name], cand, config)
+            for config in (GateConfig(), NULL_CONFIGS["old default"], GateConfig(primary="auroc"))
+        )
         t = next(t for t in v.tests if t.metric == "auroc")
+        was = next(t for t in old.tests if t.metric == "auroc")
         out["planted"][name] = {
             "exit": v.exit_code,
             "change": t.change,
             "se": t.se,
             "detectable": t.detectable,
             "verdict": t.verdict,
+            "old_default_detectable": was.detectable,
+            "primary_auroc_exit": primary.exit_code,
         }
         print(
             f"  {name:<42} AUROC {t.baseline:.3f} change {t.change:+.3f} se {t.se:.4f} "
-            f"detectable {t.detectable:.3f}: {t.verdict} (exit {v.exit_code})"
+            f"detectable {t.detectable:.3f} (old default {was.detectable:.3f}): {t.verdict} "
+            f"(exit {v.exit_code}; primary: auroc exit {primary.exit_code})"
         )
-    fails = sum(r["exit"] == 1 for r in out["planted"].values())
-    print(f"  failed {fails} of {len(out['planted'])}")
+    for key, what in (("exit", "default"), ("primary_auroc_exit", "primary: auroc")):
+        fails = sum(r[key] == 1 for r in out["planted"].values())
+        print(f"  {what}: failed {fails} of {len(out['planted'])}")
     return out
 
 

@@ -89,6 +89,23 @@ def test_a_planted_drop_the_run_cannot_resolve_passes_as_underpowered(atlas) -> 
     assert auroc in v.underpowered
 
 
+def test_gating_auroc_alone_catches_the_drop_in_a_noisier_run(atlas) -> None:
+    # Sonnet 4.5 (se of the change 0.025): under the default family of 6 tests Holm's first
+    # step asks one-sided p < 0.01 / 6, and the planted drop passes underpowered; gated alone
+    # (primary: auroc) the same drop is tested at 0.01 and fails, the others reported as info
+    df, _ = atlas
+    base = _model(df, "anthropic/claude-sonnet-4-5@20250929")
+    cand = validate_records(plant_auroc_drop(base, 0.062), source="planted")
+    default = gate_records(base, cand)
+    (auroc,) = [t for t in default.tests if t.metric == "auroc"]
+    assert default.exit_code == 0 and auroc.underpowered and auroc.change <= -0.062
+    primary = gate_records(base, cand, GateConfig(primary="auroc"))
+    assert primary.exit_code == 1 and [t.metric for t in primary.failed] == ["auroc"]
+    assert {t.verdict for t in primary.tests if t.metric != "auroc"} == {"info"}
+    (alone,) = [t for t in primary.tests if t.metric == "auroc"]
+    assert alone.change == auroc.change and alone.p_holm < 0.01 < auroc.p_holm
+
+
 def test_close_versions_pass_with_one_missing_item_tolerated(atlas) -> None:
     df, _ = atlas
     old = _model(df, "anthropic/claude-opus-4-6@default")
