@@ -206,9 +206,11 @@ def _ease(y: NDArray, seen: NDArray, p: ModelParameters) -> tuple[NDArray, NDArr
     return eta, resid
 
 
-def _strata(y: NDArray, block_size: int) -> NDArray[np.int64]:
+def _strata(
+    y: NDArray, block_size: int, parameters: ModelParameters | None = None
+) -> NDArray[np.int64]:
     seen = ~np.isnan(y)
-    p = model_parameters(y)
+    p = model_parameters(y) if parameters is None else parameters
     if seen.all():  # exact pass counts, then (w, v)
         key = np.rint(y.sum(axis=1)).astype(np.int64)
         first, second = y @ p.slope, -(y @ p.intercept)
@@ -226,7 +228,10 @@ def _strata(y: NDArray, block_size: int) -> NDArray[np.int64]:
 
 
 def pattern_strata(
-    perf: ArrayLike, block_size: int = DEFAULT_BLOCK_SIZE, groups: ArrayLike | None = None
+    perf: ArrayLike,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    groups: ArrayLike | None = None,
+    parameters: ModelParameters | None = None,
 ) -> NDArray[np.int64]:
     """Stratum labels of the items: nearly the same correctness pattern (module docstring).
 
@@ -241,6 +246,8 @@ def pattern_strata(
         groups: Per item, a group (e.g. its benchmark) that no stratum crosses; each group's
             strata use parameters from its own items, so items that draw on different abilities
             are never exchanged. None: one group.
+        parameters: The models' slopes and intercepts when they are known from elsewhere (a
+            diagnostic: ``bench/bench_size.py --oracle-items``); None fits them from ``perf``.
 
     Returns:
         ``(items,)`` integer labels.
@@ -262,7 +269,7 @@ def pattern_strata(
     for rows in parts:
         if rows.size == 0:
             continue
-        sub = _strata(y[rows], block_size)
+        sub = _strata(y[rows], block_size, parameters)
         labels[rows] = sub + next_label
         next_label += int(sub.max()) + 1
     return labels
