@@ -14,7 +14,15 @@ from ._io import (
 )
 from ._options import (
     OptionSpec as OptionSpec,
+    at_least as at_least,
+    build_options as build_options,
+    check_options as check_options,
+    documented as documented,
+    integer as integer,
+    one_of as one_of,
+    option as option,
     option_spec as option_spec,
+    option_values as option_values,
 )
 from .executor import (
     Executor as Executor,
@@ -134,6 +142,7 @@ from .report import (
 )
 from .simulate import (
     PRESETS as PRESETS,
+    SIM_PROBES as SIM_PROBES,
     BenchmarkProfile as BenchmarkProfile,
     LatentState as LatentState,
     Population as Population,
@@ -193,6 +202,7 @@ from .gate import (
     write_baseline as write_baseline,
 )
 from .power import (
+    PowerOptions as PowerOptions,
     PowerOutputs as PowerOutputs,
     PowerResult as PowerResult,
     power_analysis as power_analysis,

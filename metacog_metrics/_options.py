@@ -31,17 +31,23 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 __all__ = [
     "OptionSpec",
+    "at_least",
+    "build_options",
     "check_options",
     "count",
     "documented",
+    "integer",
+    "one_of",
     "option",
     "option_spec",
+    "option_values",
 ]
 
 #: Key of the :class:`OptionSpec` in a field's metadata.
@@ -116,3 +122,77 @@ def count(name: str, value: Any) -> int:
     if isinstance(value, bool) or int(value) != value or value < 0:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
     return int(value)
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is an integer, or a float with an integer value (not a bool)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, numbers.Real) and float(value).is_integer()
+
+
+def integer(name: str, value: Any) -> int:
+    """An integer (a float with an integer value is accepted; a bool is not)."""
+    if not _whole(value):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return int(value)
+
+
+def at_least(minimum: int) -> Check:
+    """A check: an integer >= ``minimum`` (a float with an integer value is accepted; a bool is
+    not).
+
+    Example:
+        >>> at_least(1)("reps", 0)
+        Traceback (most recent call last):
+        ...
+        ValueError: reps must be an integer >= 1, got 0
+    """
+
+    def check(name: str, value: Any) -> int:
+        if not _whole(value) or value < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        return int(value)
+
+    return check
+
+
+def one_of(choices: Sequence[str]) -> Check:
+    """A check: one of ``choices``."""
+
+    def check(name: str, value: Any) -> str:
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    return check
+
+
+def build_options(cls: type[T], options: T | None = None, /, **overrides: Any) -> T:
+    """``options`` (default: ``cls()``) with ``overrides``; an unknown name is a TypeError.
+
+    Example:
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class Draws:
+        ...     n: int = 100
+        >>> build_options(Draws, Draws(n=5)).n, build_options(Draws, n=7).n
+        (5, 7)
+        >>> build_options(Draws, m=1)
+        Traceback (most recent call last):
+        ...
+        TypeError: unknown option(s) of Draws: ['m']; known: ['n']
+    """
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise TypeError(f"unknown option(s) of {cls.__name__}: {unknown}; known: {sorted(known)}")
+    if options is not None and not overrides:
+        return options
+    return dataclasses.replace(options, **overrides) if options is not None else cls(**overrides)
+
+
+def option_values(obj: Any) -> dict[str, Any]:
+    """The fields of an options dataclass as keywords (values as they are, not copied)."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}

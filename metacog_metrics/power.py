@@ -49,6 +49,17 @@ from threadpoolctl import threadpool_limits
 
 from metacog_metrics._conventions import tie_tolerance
 from metacog_metrics._io import atomic_write, atomic_write_text
+from metacog_metrics._options import (
+    at_least,
+    build_options,
+    check_options,
+    count,
+    documented,
+    integer,
+    one_of,
+    option,
+    option_values,
+)
 from metacog_metrics._result import Result, to_jsonable
 from metacog_metrics.factors import contentious_items, eigen_decomposition, factor_scores
 from metacog_metrics.private_signal import (
@@ -56,7 +67,7 @@ from metacog_metrics.private_signal import (
     pattern_strata,
     permutations_within,
 )
-from metacog_metrics.simulate import SimulationParams, get_preset, simulate_arrays
+from metacog_metrics.simulate import PRESETS, SimulationParams, get_preset, simulate_arrays
 from metacog_metrics.stratified import (
     mean_taus,
     stratified_null_draws,
@@ -68,6 +79,7 @@ __all__ = [
     "NULLS",
     "NULL_NAME",
     "SIZE_PRESETS",
+    "PowerOptions",
     "PowerOutputs",
     "PowerResult",
     "power_analysis",
@@ -778,77 +790,190 @@ def write_power_outputs(result: PowerResult, out_dir: str | os.PathLike[str]) ->
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# metacog power: its options and entry point
+
+
+def _values(name: str, value: Any) -> tuple[Any, ...]:
+    try:
+        return tuple(value)
+    except TypeError:
+        raise ValueError(f"{name}: give a list of values, got {value!r}") from None
+
+
+def _sizes(minimum: int) -> Any:
+    """A check: a non-empty list of integers >= ``minimum``."""
+
+    def check(name: str, value: Any) -> tuple[int, ...]:
+        values = _check_grid(name, _values(name, value), minimum)
+        bad = [v for v in values if isinstance(v, bool) or not float(v).is_integer()]
+        if bad:
+            raise ValueError(f"{name}: values must be whole numbers, got {bad}")
+        return tuple(int(v) for v in values)
+
+    return check
+
+
+def _weights(name: str, value: Any) -> tuple[float, ...]:
+    values = _check_grid(name, _values(name, value), 0.0)
+    bad = [v for v in values if not v <= 1.0]
+    if bad:
+        raise ValueError(f"{name}: weights must lie in [0, 1], got {bad}")
+    return tuple(float(v) for v in values)
+
+
+def _level(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
+    return float(value)
+
+
+def _size_presets(name: str, value: Any) -> tuple[str, ...]:
+    names = tuple(str(v) for v in _values(name, value))
+    bad = [v for v in names if v not in PRESETS and v.lower() != "none"]
+    if bad:
+        raise ValueError(f"{name}: unknown preset(s) {bad}; choose from {', '.join(PRESETS)}, "
+                         "or none")  # fmt: skip
+    return names
+
+
+def _optional(check: Any) -> Any:
+    """``check``, with None let through."""
+    return lambda name, value: None if value is None else check(name, value)
+
+
+def _overrides(name: str, value: Any) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"{name} must map SimulationParams fields to values, got {value!r}")
+    return None if value is None else dict(value)
+
+
+@documented
+@dataclasses.dataclass(frozen=True)
+class PowerOptions:
+    """The settings of ``metacog power`` (:func:`run_power`), checked when built."""
+
+    models: tuple[int, ...] = option(
+        (10, 20, 40), check=_sizes(3), help="Population sizes of the grid (at least 3 models)."
+    )
+    items: tuple[int, ...] = option(
+        (200, 1000, 5000), check=_sizes(10), help="Items per replicate (at least 10)."
+    )
+    individuated: tuple[float, ...] = option(
+        (0.0, 0.1, 0.2, 0.4),
+        check=_weights,
+        help="Planted private-signal weights, in [0, 1] (0 gives the false-positive rate).",
+    )
+    reps: int = option(200, check=at_least(1), help="Replicates per grid point.")
+    preset: str = option(
+        "paper",
+        check=one_of(tuple(PRESETS)),
+        help=f"Generative-model preset, one of {', '.join(PRESETS)}.",
+    )
+    alpha: float = option(0.05, check=_level, help="Level of both tests.")
+    permutations: int = option(
+        99,
+        check=at_least(1),
+        help="Null draws per replicate (at least 1/alpha - 1, for the test to be able to reject).",
+    )
+    alignment_reps: int = option(
+        40, check=count, help="Replicates of the contentious-subset alignment (0 skips it)."
+    )
+    alignment_null_reps: int = option(
+        200,
+        check=at_least(2),
+        help="Null replicates per cell for the alignment's critical value.",
+    )
+    null: str = option(
+        NULL_NAME,
+        check=one_of(NULLS),
+        help="Detection null of the pairwise test.",
+        cli={"choices": NULLS},
+    )
+    block_size: int = option(
+        DEFAULT_BLOCK_SIZE, check=at_least(1), help="Items per block of the private-signal null."
+    )
+    size_presets: tuple[str, ...] = option(
+        SIZE_PRESETS,
+        check=_size_presets,
+        help="Correctness models of the size table, size.csv ('none' skips it).",
+    )
+    size_reps: int | None = option(
+        None, check=_optional(count), help="Replicates per size cell (0 or None: --reps)."
+    )
+    seed: int = option(0, check=integer, help="Seed.")
+    progress: bool = option(
+        True,
+        check=lambda name, value: bool(value),
+        help="A progress bar over the replicates (on the command line --quiet turns it off).",
+        flags=("--quiet", "-q"),
+        cli={"action": "store_false"},
+    )
+    benchmark: str | None = option(
+        None,
+        help="Whose simulation profile the items follow (None: the default profile).",
+        on_cli=False,
+    )
+    overrides: Mapping[str, Any] | None = option(
+        None,
+        check=_overrides,
+        help="SimulationParams fields replacing the preset's.",
+        on_cli=False,
+    )
+    workers: int | None = option(
+        None,
+        check=_optional(count),
+        help="Threads over replicates (None: one per CPU, at most 4).",
+        on_cli=False,
+    )
+
+    def __post_init__(self) -> None:
+        check_options(self)
+        if self.alpha * (self.permutations + 1) < 1:
+            raise ValueError(
+                f"permutations must be >= 1/alpha - 1 = {math.ceil(1 / self.alpha - 1)} for the "
+                f"test to be able to reject at alpha={self.alpha}, got {self.permutations}"
+            )
+
+    @classmethod
+    def build(cls, options: PowerOptions | None = None, /, **overrides: Any) -> PowerOptions:
+        """``options`` (default: the defaults) with ``overrides``; an unknown name is an error.
+
+        Example:
+            >>> PowerOptions.build(models=[5, 10]).models
+            (5, 10)
+        """
+        return build_options(cls, options, **overrides)
+
+
 def run_power(
     out_dir: str | os.PathLike[str],
-    *,
-    models: Sequence[int] = (10, 20, 40),
-    items: Sequence[int] = (200, 1000, 5000),
-    individuated: Sequence[float] = (0.0, 0.1, 0.2, 0.4),
-    reps: int = 200,
-    preset: str = "paper",
-    alpha: float = 0.05,
-    permutations: int = 99,
-    alignment_reps: int = 40,
-    alignment_null_reps: int = 200,
-    benchmark: str | None = None,
-    seed: int = 0,
-    progress: bool = True,
-    overrides: Mapping[str, Any] | None = None,
-    workers: int | None = None,
-    null: str = NULL_NAME,
-    block_size: int = DEFAULT_BLOCK_SIZE,
-    size_presets: Sequence[str] = SIZE_PRESETS,
-    size_reps: int | None = None,
+    options: PowerOptions | None = None,
+    /,
+    **fields: Any,
 ) -> PowerResult:
     """``metacog power``: run :func:`power_analysis` and write its outputs to ``out_dir``.
 
     Args:
         out_dir: Output folder for ``power.csv``, ``power.png``, ``power.json``.
-        models: Population sizes.
-        items: Items per replicate.
-        individuated: Planted signal weights.
-        reps: Replicates per grid point.
-        preset: Preset name.
-        alpha: Level.
-        permutations: Null draws per replicate.
-        alignment_reps: Replicates for the alignment (0 skips it).
-        alignment_null_reps: Null replicates per cell for the alignment's critical value.
-        benchmark: Whose profile the items follow (``None``: the default profile).
-        seed: Seed.
-        progress: Progress bar.
-        overrides: :class:`SimulationParams` fields replacing the preset's.
-        workers: Threads over replicates (default: one per CPU, at most 4).
-        null: Detection null of the grid (:data:`NULLS`).
-        block_size: Items per block of the private-signal null.
-        size_presets: Correctness models of the size table (``size.csv``; empty skips it).
-        size_reps: Replicates per size cell (default ``reps``).
+        options: The settings (:class:`PowerOptions`; default: its defaults).
+        **fields: Fields of :class:`PowerOptions` that replace those of ``options``
+            (``models=[10, 20]``, ``reps=50``, ``overrides={"residual_sd": 1.2}``, ...).
 
     Returns:
         The :class:`PowerResult` (the files are in ``out_dir``).
+
+    Raises:
+        TypeError: On an unknown option.
+        ValueError: On a bad option value (before any replicate is drawn).
     """
-    params = get_preset(preset, **dict(overrides or {})) if overrides else None
-    size_presets = [name for name in size_presets if name.lower() != "none"]
-    result = power_analysis(
-        models,
-        items,
-        individuated,
-        reps,
-        preset=preset,
-        params=params,
-        alpha=alpha,
-        permutations=permutations,
-        alignment_reps=alignment_reps,
-        alignment_null_reps=alignment_null_reps,
-        benchmark=benchmark,
-        seed=seed,
-        progress=progress,
-        workers=workers,
-        null=null,
-        block_size=block_size,
-        size_presets=size_presets,
-        size_reps=size_reps,
-    )
+    opts = option_values(PowerOptions.build(options, **fields))
+    overrides = opts.pop("overrides")
+    params = get_preset(opts["preset"], **overrides) if overrides else None
+    opts["size_presets"] = [name for name in opts["size_presets"] if name.lower() != "none"]
+    grid = [opts.pop(k) for k in ("models", "items", "individuated", "reps")]
+    result = power_analysis(*grid, params=params, **opts)
     if params is not None:
-        result = dataclasses.replace(result, preset=f"{preset}+overrides")
+        result = dataclasses.replace(result, preset=f"{opts['preset']}+overrides")
     outputs = write_power_outputs(result, out_dir)
     return dataclasses.replace(result, outputs=outputs)

@@ -25,14 +25,6 @@ __all__ = ["COMMANDS_GROUP", "build_parser", "main"]
 COMMANDS_GROUP = "metacog.commands"
 
 
-def _int_list(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
-def _float_list(text: str) -> list[float]:
-    return [float(x) for x in text.split(",") if x.strip()]
-
-
 def _names(text: str) -> list[str]:
     return [b for b in text.split(",") if b]
 
@@ -79,12 +71,29 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in vars(args).items() if k not in ("command", "func")}
 
 
-def _summarized(target: str) -> Callable[[argparse.Namespace], int]:
-    """A subcommand body: call ``module:function`` with the options, print its summary."""
+def _load(target: str) -> Any:
+    """The object named ``module:name``."""
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _summarized(
+    target: str, options_of: str | None = None, positional: tuple[str, ...] = ()
+) -> Callable[[argparse.Namespace], int]:
+    """A subcommand body: call ``module:function`` with the options, print its summary.
+
+    With ``options_of`` (an options dataclass, ``module:name``) the function gets the
+    ``positional`` options first, then one instance of the dataclass built from the others
+    (the dataclass checks them: a bad value is the command's one-line error).
+    """
 
     def run(args: argparse.Namespace) -> int:
-        module, name = target.split(":")
-        result = getattr(importlib.import_module(module), name)(**_options(args))
+        given = _options(args)
+        if options_of is None:
+            result = _load(target)(**given)
+        else:
+            first = [given.pop(k) for k in positional]
+            result = _load(target)(*first, _load(options_of)(**given))
         print(result.summary_text())
         return 0
 
@@ -127,7 +136,7 @@ def _add_options_of(p: argparse.ArgumentParser, cls: type) -> None:
             else:
                 kwargs["type"] = _value_parser(hints[field.name])
                 if isinstance(shown, tuple):
-                    shown = ",".join(f"{v:g}" for v in shown)
+                    shown = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in shown)
         flag = kwargs.get("action") in ("store_true", "store_false")
         help_text = spec.help if flag or shown is None else f"{spec.help} Default {shown}."
         flags = spec.flags or (f"--{field.name.replace('_', '-')}",)
@@ -145,9 +154,8 @@ class _CommandParser(argparse.ArgumentParser):
 
     def _add_deferred_options(self) -> None:
         if self.options_of:
-            module, name = self.options_of.split(":")
-            self.options_of = None
-            _add_options_of(self, getattr(importlib.import_module(module), name))
+            cls, self.options_of = _load(self.options_of), None
+            _add_options_of(self, cls)
         hooks, self.deferred = self.deferred, ()
         for hook in hooks:
             hook(self)
@@ -354,26 +362,11 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:
         "The true model traits are written beside the table (<stem>.models.csv).",
     )
     _option(p, "out", required=True, help="record table (.parquet or .csv)")
-    _option(p, "preset", help="preset (default paper)")
-    p.add_argument("--models", type=int, default=20, help="number of models (default 20)")
-    p.add_argument(
-        "--items",
-        dest="items_per_benchmark",
-        metavar="ITEMS",
-        type=int,
-        default=500,
-        help="items per benchmark (default 500)",
+    options = "metacog_tasks.sim.presets:SimulateOptions"
+    p.options_of = options
+    p.set_defaults(
+        func=_summarized("metacog_tasks.sim.presets:simulate_benchmarks", options, ("out",))
     )
-    _option(p, "benchmarks")
-    p.add_argument("--individuated", type=float, default=None, help="individuated weight")
-    p.add_argument(
-        "--probes",
-        type=_names,
-        default=["prospective"],
-        help="comma-separated: prospective, counterfactual, numeric",
-    )
-    _option(p, "seed")
-    p.set_defaults(func=_summarized("metacog_tasks.sim.presets:simulate_benchmarks"))
 
 
 def _add_power(sub: argparse._SubParsersAction) -> None:
@@ -385,41 +378,9 @@ def _add_power(sub: argparse._SubParsersAction) -> None:
         "(and the false-positive rate at 0), as a table and a plot.",
     )
     _option(p, "out", dest="out_dir", default="metacog-power", help="output folder")
-    p.add_argument("--models", type=_int_list, default=[10, 20, 40], help="e.g. 10,20,40")
-    p.add_argument("--items", type=_int_list, default=[200, 1000, 5000], help="e.g. 200,1000")
-    p.add_argument(
-        "--individuated", type=_float_list, default=[0.0, 0.1, 0.2, 0.4], help="e.g. 0,0.1,0.2"
-    )
-    p.add_argument("--reps", type=int, default=200, help="replicates per grid point")
-    _option(p, "preset")
-    p.add_argument("--alpha", type=float, default=0.05)
-    _option(p, "permutations", default=99, help="null draws per replicate")
-    p.add_argument(
-        "--alignment-reps", type=int, default=40, help="alignment replicates (0 skips it)"
-    )
-    p.add_argument(
-        "--alignment-null-reps",
-        type=int,
-        default=200,
-        help="null replicates per cell for the alignment's critical value",
-    )
-    p.add_argument(
-        "--null",
-        choices=("private_signal", "difficulty_stratified"),
-        default="private_signal",
-        help="detection null of the pairwise test (default private_signal)",
-    )
-    p.add_argument("--block-size", type=int, default=10, help="items per private-signal block")
-    p.add_argument(
-        "--size-presets",
-        type=_names,
-        default=["rasch", "2pl", "3pl"],
-        help="correctness models of the size table, size.csv (default rasch,2pl,3pl; 'none')",
-    )
-    p.add_argument("--size-reps", type=int, default=None, help="replicates per size cell")
-    _option(p, "seed")
-    _option(p, "quiet", help="no progress bar")
-    p.set_defaults(func=_summarized("metacog_metrics.power:run_power"))
+    options = "metacog_metrics.power:PowerOptions"
+    p.options_of = options
+    p.set_defaults(func=_summarized("metacog_metrics.power:run_power", options, ("out_dir",)))
 
 
 def _add_gate(sub: argparse._SubParsersAction) -> None:

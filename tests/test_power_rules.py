@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import threading
 import time
 from typing import ClassVar
@@ -961,7 +962,7 @@ def test_run_power_forwards_every_argument(monkeypatch, tmp_path):
         size_reps=13,
     )  # fmt: skip
     ((args, kwargs),) = calls
-    assert args == ([7], [33], [0.0, 0.3], 11)
+    assert args == ((7,), (33,), (0.0, 0.3), 11)  # as PowerOptions holds them
     assert kwargs == {
         "preset": "rasch", "params": get_preset("rasch", residual_sd=1.7), "alpha": 0.09,
         "permutations": 21, "alignment_reps": 5, "alignment_null_reps": 17,
@@ -977,6 +978,36 @@ def test_run_power_forwards_every_argument(monkeypatch, tmp_path):
     assert {p.name for p in out.iterdir()} == {"power.csv", "power.png", "power.json"}
     assert (out / "power.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pd.testing.assert_frame_equal(pd.read_csv(out / "power.csv"), res.table, check_dtype=False)
+
+
+def test_run_power_takes_an_options_object_and_checks_before_drawing(monkeypatch, tmp_path):
+    calls = []
+
+    def fake(*args, **kwargs):
+        calls.append((args, kwargs))
+        return _plot_result(False)
+
+    monkeypatch.setattr(power, "power_analysis", fake)
+    monkeypatch.setattr(power, "_plot", lambda result, path: open(path, "wb").close())
+    opts = power.PowerOptions(models=[5], items=[80], reps=3, seed=2)
+    power.run_power(tmp_path / "a", opts)
+    power.run_power(tmp_path / "b", opts, reps=4)  # a field replaced
+    power.run_power(tmp_path / "c", models=(5,), items=(80,), reps=3, seed=2)
+    (a_args, a_kw), (b_args, b_kw), (c_args, c_kw) = calls
+    assert a_args == c_args == ((5,), (80,), (0.0, 0.1, 0.2, 0.4), 3) and a_kw == b_kw == c_kw
+    assert b_args[3] == 4
+    bad_values = [
+        ({"reps": 0}, "reps must be an integer >= 1, got 0"),
+        ({"individuated": [0.5, 1.5]}, "weights must lie in [0, 1], got [1.5]"),
+        ({"alpha": 0.5, "permutations": 0}, "permutations must be an integer >= 1"),
+        ({"size_presets": ["2pl", "4pl"]}, "unknown preset(s) ['4pl']"),
+    ]
+    for bad, message in bad_values:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            power.run_power(tmp_path / "d", **bad)
+    with pytest.raises(TypeError, match="unknown option"):
+        power.run_power(tmp_path / "d", model=[5])
+    assert len(calls) == 3 and not (tmp_path / "d").exists()
 
 
 def test_run_power_defaults_and_no_overrides(monkeypatch, tmp_path):

@@ -179,13 +179,56 @@ def test_model_tables_are_the_result_objects_numbers(result, page) -> None:
         assert row[1:3] == [str(s.n_pairs), f3(s.mean_tau)]
 
 
-def test_the_page_does_not_read_the_summary_for_groups_or_findings(result, page) -> None:
-    """With the summary's group results and findings gone, the page is the same: the group
-    sections are built from the result objects and the findings are the analysis' own."""
-    bare = dataclasses.replace(result, summary={**result.summary, "results": {}, "findings": None})
-    assert render_report(bare) == page
+class _PoisonedSummary(dict):
+    """A summary that fails the test on any read: the page must not look at it."""
+
+    def _read(self, *args: object, **kwargs: object) -> object:
+        raise AssertionError(f"the report read the summary dict {args!r}")
+
+    __getitem__ = get = __contains__ = __iter__ = __len__ = __bool__ = _read
+    keys = values = items = copy = setdefault = pop = _read
+
+
+def _without_summary(result):
+    """The result with its summary dict emptied, and with a summary that fails on any read."""
+    return [dataclasses.replace(result, summary={}),
+            dataclasses.replace(result, summary=_PoisonedSummary())]  # fmt: skip
+
+
+def test_the_page_reads_the_result_objects_not_the_summary(result, page) -> None:
+    """With the summary dict emptied, or failing on any read, the page is the same: the header,
+    the group sections and the findings are built from the result objects alone."""
+    for bare in _without_summary(result):
+        assert render_report(bare) == page
     # and a result without its findings gets those of its groups
     assert render_report(dataclasses.replace(result, findings=None)) == page
+
+
+@pytest.fixture(scope="module")
+def text_result():
+    """Records with rationales, questions and reasoning flags: both text sections are run, one
+    group with inline-solved cells and one without."""
+    from metacog_tasks.sim.responder import simulate_text_records
+
+    records = simulate_text_records(8, benchmarks=["squad", "mathbench"], replicate=5, seed=3)
+    return analyze_records(records, permutations=100, joint_permutations=50, n_boot=50)
+
+
+def test_the_text_sections_read_the_result_objects_not_the_summary(text_result) -> None:
+    res = text_result
+    inline, probes = res.inline_solving, res.text_probes
+    assert inline is not None and inline.status == "ok"
+    shares = {g.benchmark: g.inline_share for g in inline.groups}
+    assert shares["squad"] == 0 and shares["mathbench"] > 0  # "none flagged", and flagged
+    assert probes is not None and probes.status == "ok" and len(probes.table) > 0
+    # the summary entries are the objects' own
+    assert res.summary["inline_solving"] == inline.to_dict()
+    assert res.summary["text_probes"] == probes.to_dict()
+    page = render_report(res)
+    assert 'id="inline-solving"' in page and 'id="text-probes"' in page
+    assert len(figures(page)) > 4  # the text sections' figures beside the groups'
+    for bare in _without_summary(res):
+        assert render_report(bare) == page
 
 
 def test_figures_show_every_series_with_the_registry_labels(result, page) -> None:
@@ -532,6 +575,18 @@ def test_real_report_shows_every_model_and_series(battery) -> None:
     (kf,) = key_figures(Page(text))
     assert kf["mean pairwise tau-b"] == f3(s["pairwise"]["mean_tau"])
     assert kf["contentious items"] == str(s["factor_alignment"]["contentious"]["n_items"])
+
+
+def test_the_real_report_reads_the_result_objects_not_the_summary(battery) -> None:
+    """The battery's page (as written to report.html) comes back the same from a result whose
+    summary dict is emptied, or fails on any read."""
+    res, summary, text = battery
+    assert res.inputs == tuple(summary["inputs"]) and len(res.inputs) == 1
+    assert res.warnings == tuple(summary["warnings"])
+    assert res.options.permutations == summary["parameters"]["permutations"] == 200
+    assert res.inline_solving.status == res.text_probes.status == "absent"
+    for bare in _without_summary(res):
+        assert render_report(bare) == text
 
 
 def _large_group(n_models: int, n_items: int, seed: int = 0) -> SimpleNamespace:

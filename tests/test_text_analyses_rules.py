@@ -113,6 +113,19 @@ def pairwise(monkeypatch):
     return fake
 
 
+def _inline(*args):
+    """The inline-solving section as ``summary.json`` holds it (its ``to_dict()``), and its
+    tables."""
+    section, tables = ta._inline_section(*args)
+    return section.to_dict(), tables
+
+
+def _probes(*args):
+    """The text-probe section as ``summary.json`` holds it (its ``to_dict()``), and its tables."""
+    section, tables = ta._probe_section(*args)
+    return section.to_dict(), tables
+
+
 def _opts(**kw):
     base = {"permutations": 7, "n_boot": 3, "seed": 11, "fdr_alpha": 0.1, "engine": "numpy"}
     return AnalysisOptions(**{**base, **kw})
@@ -193,15 +206,15 @@ def test_the_detector_reads_the_two_texts_as_documented():
 
 def test_without_rationales_the_inline_section_is_absent(pairwise):
     recs = _records().assign(probe_text=None)
-    out, tables = ta._inline_section(recs, _groups(_group("B1", "yn", "binary", "yn")), _opts())
+    out, tables = _inline(recs, _groups(_group("B1", "yn", "binary", "yn")), _opts())
     assert set(out) == {"status", "reason"} and out["status"] == "absent" and out["reason"]
     assert tables == {} and pairwise.calls == []
-    out, tables = ta._inline_section(recs.drop(columns="probe_text"), {}, _opts())
+    out, tables = _inline(recs.drop(columns="probe_text"), {}, _opts())
     assert out["status"] == "absent" and tables == {}
 
 
 def test_inline_counts_rates_and_per_record_table_by_hand(pairwise):
-    out, tables = ta._inline_section(_records(), {}, _opts())
+    out, tables = _inline(_records(), {}, _opts())
     assert out["status"] == "ok"
     assert isinstance(out["method"], str)
     assert out["features"] == list(FEATURES)
@@ -236,7 +249,7 @@ def test_a_group_s_flags_seed_caps_and_summary(pairwise):
     # items in another order, one item nobody answered, models in another order
     mat = _matrices(("m2", "m1"), ("i3", "i1", "i9", "i2"), (False, True))
     g = _group("B1", "yn", "binary", "yn:binary", mat)
-    out, tables = ta._inline_section(recs, _groups(g), _opts(permutations=5000, n_boot=500))
+    out, tables = _inline(recs, _groups(g), _opts(permutations=5000, n_boot=500))
     (call,) = pairwise.calls
     assert call["conf"] is mat.confidence and call["perf"] is mat.correct
     # rows i3, i1, i9, i2; columns m2, m1: B1/m1/i1 and B1/m2/i2 are flagged
@@ -274,9 +287,9 @@ def test_a_group_s_flags_seed_caps_and_summary(pairwise):
 
 def test_draws_below_the_caps_are_kept_and_the_seed_follows_the_run_seed(pairwise):
     g = _group("B2", "yn", "binary", "yn")
-    out, _ = ta._inline_section(_records(), _groups(g), _opts(permutations=1000, n_boot=200,
+    out, _ = _inline(_records(), _groups(g), _opts(permutations=1000, n_boot=200,
                                                                 seed=0))  # fmt: skip
-    out2, _ = ta._inline_section(_records(), _groups(g), _opts(permutations=999, n_boot=199))
+    out2, _ = _inline(_records(), _groups(g), _opts(permutations=999, n_boot=199))
     first, second = pairwise.calls
     assert (first["permutations"], first["n_boot"]) == (1000, 200)
     assert (second["permutations"], second["n_boot"]) == (999, 199)
@@ -292,7 +305,7 @@ def test_a_flagged_row_flags_its_item_whatever_the_other_rows_say(pairwise):
     recs = _records()
     twice = recs.iloc[[0]].assign(probe_text=RECALLED)  # B1/m1/i1 again, not flagged
     recs = pd.concat([twice, recs, twice])
-    ta._inline_section(recs, _groups(_group("B1", "yn", "binary", "yn")), _opts())
+    _inline(recs, _groups(_group("B1", "yn", "binary", "yn")), _opts())
     (call,) = pairwise.calls
     assert call["inline"][0].tolist() == [True, False]
 
@@ -300,7 +313,7 @@ def test_a_flagged_row_flags_its_item_whatever_the_other_rows_say(pairwise):
 def test_a_pooled_group_reads_prefixed_items_of_every_benchmark(pairwise):
     mat = _matrices(("m1", "m2"), ("B2:i1", "B1:i2", "B1:i1"), (True, False))
     g = _group("pooled", "yn", "binary", "yn", mat)
-    out, tables = ta._inline_section(_records(), _groups(g), _opts())
+    out, tables = _inline(_records(), _groups(g), _opts())
     (call,) = pairwise.calls
     np.testing.assert_array_equal(call["inline"], [[False, False], [False, True], [True, False]])
     assert list(call["rng"].entropy) == [11, *(ord(c) for c in "pooled|yn|binary")]
@@ -312,7 +325,7 @@ def test_a_group_without_items_has_no_inline_share(pairwise):
     g = _group("B1", "yn", "binary", "yn", _matrices(("m1", "m2"), (), (True, False)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "Mean of empty slice"
-        out, _ = ta._inline_section(_records(), _groups(g), _opts())
+        out, _ = _inline(_records(), _groups(g), _opts())
     assert out["groups"]["B1"]["yn"]["inline_share"] is None
 
 
@@ -326,7 +339,7 @@ def test_skipped_groups_and_unknown_reasoning_are_absent_with_the_reason(pairwis
         _group("B2", "conf", "numeric", "conf", unknown3),
         _group("B2", "yn", "binary", "yn", unknown1),
     )
-    out, tables = ta._inline_section(_records(), gs, _opts())
+    out, tables = _inline(_records(), gs, _opts())
     assert pairwise.calls == []
     assert set(tables) == {"inline_rates", "inline_records"}
     # every group absent with its reason; the reason names the models without flags
@@ -341,9 +354,9 @@ def test_skipped_groups_and_unknown_reasoning_are_absent_with_the_reason(pairwis
 
 def test_the_progress_bar_shows_only_when_asked(pairwise, capsys):
     g = _groups(_group("B1", "yn", "binary", "yn"))
-    ta._inline_section(_records(), g, _opts(progress=False))
+    _inline(_records(), g, _opts(progress=False))
     assert "inline solving" not in capsys.readouterr().err
-    ta._inline_section(_records(), g, _opts(progress=True))
+    _inline(_records(), g, _opts(progress=True))
     err = capsys.readouterr().err
     assert "inline solving: " in err and "0/1" in err
     # the bar is cleared when done (leave=False): no final "1/1" line stays
@@ -393,7 +406,7 @@ class _Probes:
 def test_without_feature_sets_the_probe_section_is_absent(monkeypatch):
     fake = _Probes(sets=())
     monkeypatch.setattr(ta, "fit_text_probes", fake)
-    out, tables = ta._probe_section(_records(), {}, _opts())
+    out, tables = _probes(_records(), {}, _opts())
     assert out["status"] == "absent" and out["reason"]
     assert out["missing"] == {"P": "the records have no solve_text"}  # the fit's own reasons
     assert tables == {}
@@ -404,7 +417,7 @@ def test_probe_section_passes_the_run_options_and_the_records_unchanged(monkeypa
     monkeypatch.setattr(ta, "fit_text_probes", fake)
     recs = _records()
     gs = _groups(_group("B1", "yn", "binary", "yn"), _group("B2", "yn", "binary", "yn"))
-    ta._probe_section(recs, gs, _opts(n_boot=13, seed=5, progress=True))
+    _probes(recs, gs, _opts(n_boot=13, seed=5, progress=True))
     (call,) = fake.calls
     assert call["data"] is recs  # no pooled group: nothing appended, nothing copied
     assert {k: v for k, v in call.items() if k != "data"} == {"n_boot": 13, "seed": 5,
@@ -416,7 +429,7 @@ def test_pooled_groups_add_their_rows_under_the_pooled_benchmark(monkeypatch):
     monkeypatch.setattr(ta, "fit_text_probes", fake)
     recs = _records()
     gs = _groups(_group("B1", "yn", "binary", "yn"), _group("pooled", "yn", "binary", "yn"))
-    ta._probe_section(recs, gs, _opts())
+    _probes(recs, gs, _opts())
     data = fake.calls[0]["data"]
     assert len(data) == 24 and data.index.tolist() == list(range(24))
     pd.testing.assert_frame_equal(data.iloc[:12].reset_index(drop=True),
@@ -427,14 +440,14 @@ def test_pooled_groups_add_their_rows_under_the_pooled_benchmark(monkeypatch):
     # a benchmark already named pooled is not pooled again
     fake.calls.clear()
     recs.loc[recs["benchmark"] == "B2", "benchmark"] = "pooled"
-    ta._probe_section(recs, gs, _opts())
+    _probes(recs, gs, _opts())
     assert fake.calls[0]["data"] is recs
 
 
 def test_probe_summary_medians_and_counts_by_hand(monkeypatch):
     monkeypatch.setattr(ta, "fit_text_probes", _Probes())
     gs = _groups(_group("B1", "yn", "binary", "yn:binary"))
-    out, tables = ta._probe_section(_records(), gs, _opts())
+    out, tables = _probes(_records(), gs, _opts())
     assert {k: out[k] for k in ("status", "sets", "missing", "fit_by", "folds", "C", "n_boot",
                                 "notes")} == {
         "status": "ok", "sets": ["Q", "M"], "missing": {"P": "the records have no solve_text"},
@@ -479,7 +492,7 @@ def test_probe_summary_medians_and_counts_by_hand(monkeypatch):
 def test_groups_of_other_benchmarks_and_kinds_do_not_lend_their_labels(monkeypatch):
     monkeypatch.setattr(ta, "fit_text_probes", _Probes())
     gs = _groups(_group("B2", "yn", "binary", "x1"), _group("B1", "yn", "numeric", "x2"))
-    out, tables = ta._probe_section(_records(), gs, _opts())
+    out, tables = _probes(_records(), gs, _opts())
     assert tables["text_probes"]["label"].tolist() == ["yn"] * 3 + ["other"]
     assert set(out["groups"]["B1"]) == {"yn", "other"}
 
@@ -492,10 +505,13 @@ def test_groups_of_other_benchmarks_and_kinds_do_not_lend_their_labels(monkeypat
 def test_text_sections_joins_both_sections_and_their_tables(monkeypatch, pairwise):
     monkeypatch.setattr(ta, "fit_text_probes", _Probes())
     gs = _groups(_group("B1", "yn", "binary", "yn"))
-    summary, tables = ta.text_sections(_records(), gs, _opts())
-    assert set(summary) == {"inline_solving", "text_probes"}
-    assert summary["inline_solving"]["n_inline"] == 2
-    assert summary["text_probes"]["sets"] == ["Q", "M"]
+    inline, probes, tables = ta.text_sections(_records(), gs, _opts())
+    assert inline.n_inline == 2 and inline.to_dict()["n_inline"] == 2
+    assert probes.fit.sets == ("Q", "M") and probes.to_dict()["sets"] == ["Q", "M"]
+    # the result objects hold the tables written beside them
+    assert inline.rates is tables["inline_rates"] and inline.per_record is tables["inline_records"]
+    assert inline.groups[0].pairs.types is tables["B1__yn__inline_pair_types"]
+    assert probes.table is tables["text_probes"]
     assert set(tables) == {"inline_rates", "inline_records", "B1__yn__inline_pair_types",
                            "B1__yn__inline_pairs", "text_probes", "text_probes_paper"}  # fmt: skip
 
@@ -519,7 +535,9 @@ def test_both_sections_run_for_real_on_a_small_group():
         correct=np.tile((np.arange(n) % 2 == 0).astype(float)[:, None], (1, 2)),
     )  # fmt: skip
     gs = _groups(_group("B", "yn", "binary", "yn", mat))
-    summary, tables = ta.text_sections(recs, gs, _opts(permutations=20, n_boot=5))
+    sections = ta.text_sections(recs, gs, _opts(permutations=20, n_boot=5))
+    tables = sections[2]
+    summary = {"inline_solving": sections[0].to_dict(), "text_probes": sections[1].to_dict()}
     inline = summary["inline_solving"]
     assert inline["n_texts"] == 24 and inline["n_inline"] == 6
     entry = inline["groups"]["B"]["yn"]

@@ -13,8 +13,11 @@ from .results import (
     Findings as Findings,
     GroupAnalysis as GroupAnalysis,
     GroupFindings as GroupFindings,
+    InlineSolving as InlineSolving,
+    InlineSolvingGroup as InlineSolvingGroup,
     MatrixSection as MatrixSection,
     SmallGapControl as SmallGapControl,
+    TextProbes as TextProbes,
 )
 from .group import (
     coverage_table as coverage_table,

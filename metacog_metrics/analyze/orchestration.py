@@ -134,9 +134,11 @@ def analyze_validated(
                 g = analyze_group(rows, key, labels[key], opts, stages)
             groups[key] = g
             notes += [f"{key[0]}/{labels[key]}: {w}" for w in g.warnings]
-    summary, tables = build_summary(records, groups, opts, inputs=inputs, notes=notes)
-    text_summary, text_tables = text_sections(records, groups, opts)
-    summary.update(text_summary)
+    files, run_notes = tuple(str(p) for p in inputs), tuple(notes)
+    summary, tables = build_summary(records, groups, opts, inputs=files, notes=run_notes)
+    inline, probes, text_tables = text_sections(records, groups, opts)
+    summary["inline_solving"] = inline.to_dict()
+    summary["text_probes"] = probes.to_dict()
     tables.update(text_tables)
     findings = analysis_findings(groups, opts)
     by_name = {f.group: f for f in (findings.headline, *findings.others) if f is not None}
@@ -147,7 +149,18 @@ def analyze_validated(
                 found.small_gap
             )
     summary["findings"] = findings.to_dict()
-    return AnalysisResult(records, to_jsonable(summary), tables, groups, findings=findings)
+    return AnalysisResult(
+        records,
+        to_jsonable(summary),
+        tables,
+        groups,
+        findings=findings,
+        options=opts,
+        inputs=files,
+        warnings=run_notes,
+        inline_solving=inline,
+        text_probes=probes,
+    )
 
 
 def _pooled_frames(

@@ -1,7 +1,9 @@
-"""The result objects of ``metacog analyze``: one group's sections, every group, and the run.
+"""The result objects of ``metacog analyze``: one group's sections, the text analyses, every
+group, and the run.
 
-:class:`AnalysisResult` holds the typed results (:class:`GroupAnalysis` per group) beside the
-summary and tables made from them (:mod:`metacog_metrics.analyze.summary`); its
+:class:`AnalysisResult` holds the typed results (:class:`GroupAnalysis` per group, the text
+analyses' :class:`InlineSolving` and :class:`TextProbes`, the options, inputs and warnings of the
+run) beside the summary and tables made from them (:mod:`metacog_metrics.analyze.summary`); its
 :meth:`~AnalysisResult.summary_text` is the few lines ``metacog analyze`` prints.
 """
 
@@ -17,13 +19,16 @@ import pandas as pd
 
 from metacog_metrics._conventions import format_p
 from metacog_metrics._result import Result, to_jsonable
+from metacog_metrics.analyze.options import AnalysisOptions
 from metacog_metrics.calibration import CalibrationResult
 from metacog_metrics.factors import EigenResult, FactorAlignmentResult, FactorAnalysisResult
+from metacog_metrics.inline_solving import InlinePairTypes
 from metacog_metrics.pairwise import PairwiseResult
 from metacog_metrics.pairwise.nulls import get_null, null_names
 from metacog_metrics.private_signal import PrivateSignalTestResult
 from metacog_metrics.records import ItemMatrices
 from metacog_metrics.tetrachoric import TetrachoricMatrixResult
+from metacog_metrics.text_probes import SCORES, TextProbeResult
 
 __all__ = [
     "AnalysisResult",
@@ -31,8 +36,11 @@ __all__ = [
     "Findings",
     "GroupAnalysis",
     "GroupFindings",
+    "InlineSolving",
+    "InlineSolvingGroup",
     "MatrixSection",
     "SmallGapControl",
+    "TextProbes",
 ]
 
 
@@ -281,6 +289,180 @@ class Findings(Result):
         }
 
 
+# ---------------------------------------------------------------------------------------------
+# The text analyses (run by metacog_metrics.analyze.text)
+
+#: How a rationale is read for inline solving (``summary["inline_solving"]["method"]``).
+INLINE_METHOD = "regular-expression features of the rationale; see docs/text_analyses.md"
+#: The probes' cross-validation and classifier, as ``summary["text_probes"]`` names them.
+PROBE_CV = "StratifiedGroupKFold by item (items sharing a question text are one group)"
+PROBE_MODEL = (
+    "StandardScaler + LogisticRegression(penalty='l2', solver='newton-cholesky'), scikit-learn"
+)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class InlineSolvingGroup(Result):
+    """Inline solving in one group: its pair types with and without the inline-solved items.
+
+    Attributes:
+        benchmark: Benchmark.
+        label: The group's label (as in :class:`GroupAnalysis`).
+        reason: Why the group has no inline-solving analysis; None when it has one.
+        inline_share: Share of the group's complete-case (item, model) cells solved inline
+            (None without cells, or without an analysis).
+        pairs: The pair types with and without the inline-solved items (None with ``reason``).
+        permutations: Per-pair draws of their p-values.
+    """
+
+    benchmark: str
+    label: str
+    reason: str | None = None
+    inline_share: float | None = None
+    pairs: InlinePairTypes | None = None
+    permutations: int = 0
+
+    @property
+    def status(self) -> str:
+        """``"ok"`` or ``"absent"``, as in ``summary.json``."""
+        return "absent" if self.pairs is None else "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The group's entry of ``summary["inline_solving"]["groups"]``."""
+        p = self.pairs
+        if p is None:
+            return {"status": "absent", "reason": self.reason}
+        return to_jsonable({
+            "status": "ok",
+            "inline_share": self.inline_share,
+            "pair_types": p.types.to_dict(orient="records"),
+            "rnr_share_lost": p.rnr_share_lost,
+            "rnr_share_lost_ci": list(p.rnr_share_lost_ci),
+            "rnr_share_lost_reason": p.reason,
+            "rnr_tau_drop": p.rnr_tau_drop,
+            "rnr_tau_drop_ci": list(p.rnr_tau_drop_ci),
+            "rnr_tau_with": p.rnr_tau_with,
+            "rnr_tau_with_ci": list(p.rnr_tau_with_ci),
+            "permutations": self.permutations,
+            "n_boot": p.n_boot,
+            "min_items": p.min_items,
+        })  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class InlineSolving(Result):
+    """Inline solving in the probe rationales (:mod:`metacog_metrics.inline_solving`).
+
+    Attributes:
+        reason: Why the section is absent (the records have no rationales); None when run.
+        features: The detector's features.
+        n_texts: Rationales read.
+        n_inline: Rationales flagged as solved inline.
+        rates: Each model's share of flagged rationales per benchmark (``inline_rates.csv``).
+        per_record: One row per record with a rationale: its features, score and flag
+            (``inline_records.csv``).
+        groups: Per analysed group, in the analysis' order.
+    """
+
+    reason: str | None = None
+    features: tuple[str, ...] = ()
+    n_texts: int = 0
+    n_inline: int = 0
+    rates: pd.DataFrame | None = None
+    per_record: pd.DataFrame | None = None
+    groups: tuple[InlineSolvingGroup, ...] = ()
+
+    @property
+    def status(self) -> str:
+        """``"ok"`` or ``"absent"``, as in ``summary.json``."""
+        return "absent" if self.reason is not None else "ok"
+
+    def by_benchmark(self) -> dict[str, dict[str, InlineSolvingGroup]]:
+        """``{benchmark: {label: group}}``, benchmarks in order of first appearance."""
+        out: dict[str, dict[str, InlineSolvingGroup]] = {}
+        for g in self.groups:
+            out.setdefault(g.benchmark, {})[g.label] = g
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``inline_solving`` entry of ``summary.json``."""
+        if self.reason is not None:
+            return {"status": "absent", "reason": self.reason}
+        rates = self.rates if self.rates is not None else pd.DataFrame()
+        return to_jsonable({
+            "status": "ok",
+            "method": INLINE_METHOD,
+            "features": list(self.features),
+            "n_texts": self.n_texts,
+            "n_inline": self.n_inline,
+            "rates": rates.to_dict(orient="records"),
+            "groups": {b: {label: g.to_dict() for label, g in labels.items()}
+                       for b, labels in self.by_benchmark().items()},
+        })  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TextProbes(Result):
+    """Surface-feature probes of correctness beside Internal and Pop
+    (:func:`~metacog_metrics.text_probes.fit_text_probes`).
+
+    Attributes:
+        reason: Why the section is absent (the records have no texts); None when run.
+        fit: The probes' result (feature sets run or missing, notes, folds, C, resamples).
+        table: ``fit.table`` with each row's group ``label`` (``text_probes.csv``; None when
+            absent).
+    """
+
+    reason: str | None
+    fit: TextProbeResult
+    table: pd.DataFrame | None = None
+
+    @property
+    def status(self) -> str:
+        """``"ok"`` or ``"absent"``, as in ``summary.json``."""
+        return "absent" if self.reason is not None else "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``text_probes`` entry of ``summary.json``."""
+        fit = self.fit
+        if self.reason is not None:
+            return to_jsonable({"status": "absent", "reason": self.reason, "missing": fit.missing})
+        return to_jsonable({
+            "status": "ok",
+            "sets": list(fit.sets),
+            "missing": fit.missing,
+            "fit_by": fit.fit_by,
+            "folds": fit.folds,
+            "C": fit.c,
+            "n_boot": fit.n_boot,
+            "cv": PROBE_CV,
+            "model": PROBE_MODEL,
+            "notes": list(fit.notes),
+            "groups": self._by_group(),
+        })  # fmt: skip
+
+    def _by_group(self) -> dict[str, dict[str, Any]]:
+        """Per benchmark and label: the models' AUROCs, the medians, who beats Internal."""
+        out: dict[str, dict[str, Any]] = {}
+        if self.table is None:
+            return out
+        for (bench, label), t in self.table.groupby(["benchmark", "label"], sort=False):
+            models = {
+                row["model"]: {k: row[k] for k in t.columns if k.startswith("auroc_")
+                               or k in ("n_items", "n_correct", "reasoning")}
+                for _, row in t.iterrows()
+            }  # fmt: skip
+            medians = {s: float(t[f"auroc_{s}"].median()) for s in SCORES}
+            beats = {s: int((t[f"auroc_{s}"] > medians["internal"]).sum()) for s in self.fit.sets}
+            out.setdefault(str(bench), {})[str(label)] = {
+                "n_models": len(t),
+                "median": medians,
+                "models_above_median_internal": beats,
+                "models": models,
+            }
+        return out
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class AnalysisResult(Result):
     """Output of :func:`~metacog_metrics.analyze.analyze_records` and
@@ -296,6 +478,13 @@ class AnalysisResult(Result):
             :func:`~metacog_metrics.analyze.analyze_records`).
         findings: The findings (:class:`~metacog_metrics.analyze.findings.Findings`): what the
             terminal prints, ``summary["findings"]`` holds and the report shows.
+        options: The settings of the run (``summary["parameters"]``).
+        inputs: The record files read (``summary["inputs"]``; empty for records in memory).
+        warnings: The run's warnings, each group's prefixed with ``<benchmark>/<label>``
+            (``summary["warnings"]``).
+        inline_solving: The inline-solving analysis (``summary["inline_solving"]``; None when
+            not run).
+        text_probes: The surface-feature probes (``summary["text_probes"]``; None when not run).
     """
 
     records: pd.DataFrame
@@ -304,6 +493,11 @@ class AnalysisResult(Result):
     groups: dict[tuple[str, str, str], GroupAnalysis]
     out_dir: Path | None = None
     findings: Findings | None = None
+    options: AnalysisOptions = dataclasses.field(default_factory=AnalysisOptions)
+    inputs: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    inline_solving: InlineSolving | None = None
+    text_probes: TextProbes | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The summary (plain JSON types, NaN as None)."""

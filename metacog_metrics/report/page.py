@@ -5,11 +5,12 @@ given (autoescaping); the only markup passed in is the figures' SVG, which
 :mod:`~metacog_metrics.report._mpl` writes from matplotlib's output and escapes itself. The page
 needs nothing beside it: styles and figures are inline, it links to no other file or site.
 
-The findings are the analysis' own (:attr:`~metacog_metrics.analyze.AnalysisResult.findings`,
-the list the terminal prints, with its caveats), and each group's section is built from the
-group's result objects (:class:`~metacog_metrics.analyze.GroupAnalysis`). The summary dict is read
-only for what no result object holds: the run's inputs and parameters, and the text analyses'
-entries (:mod:`~metacog_metrics.report.text_sections`).
+The page reads the result objects only, never the summary dict: the findings are the analysis'
+own (:attr:`~metacog_metrics.analyze.AnalysisResult.findings`, the list the terminal prints, with
+its caveats), each group's section is built from the group's result objects
+(:class:`~metacog_metrics.analyze.GroupAnalysis`), the header from the run's options, inputs and
+warnings, and the text sections from the text analyses' results
+(:mod:`~metacog_metrics.report.text_sections`).
 """
 
 from __future__ import annotations
@@ -134,24 +135,23 @@ def render_report(result: AnalysisResult, *, title: str = "metacog-eval report")
     Returns:
         The HTML text.
     """
-    s = result.summary
-    params = s.get("parameters", {})
+    opts = result.options
     run = {
         "n_records": len(result.records),
         "n_models": len(pd.unique(result.records["model"])) if len(result.records) else 0,
-        "inputs": ", ".join(map(str, s.get("inputs", []))) or "(in memory)",
-        "permutations": params.get("permutations"),
-        "joint_permutations": params.get("joint_permutations"),
-        "seed": params.get("seed"),
-        "n_warnings": len(s.get("warnings") or []),
+        "inputs": ", ".join(result.inputs) or "(in memory)",
+        "permutations": opts.permutations,
+        "joint_permutations": opts.joint_permutations,
+        "seed": opts.seed,
+        "n_warnings": len(result.warnings),
     }
     page = environment().get_template("report.html.j2")
     svg = _Figures()
     findings = result.findings
     if findings is None:  # a result built by hand: the findings of its groups
-        from metacog_metrics.analyze import AnalysisOptions, analysis_findings
+        from metacog_metrics.analyze import analysis_findings
 
-        findings = analysis_findings(result.groups, AnalysisOptions())
+        findings = analysis_findings(result.groups, result.options)
     gaps = {
         gf.group: gf.small_gap
         for gf in (findings.headline, *findings.others)
@@ -165,8 +165,8 @@ def render_report(result: AnalysisResult, *, title: str = "metacog-eval report")
             _group_view(g, svg, gaps.get(f"{g.benchmark}/{g.label}"))
             for g in sorted(result.groups.values(), key=lambda g: g.benchmark != POOLED)
         ],  # the pooled group first, as in the findings (the sort is stable)
-        inline=_figures_safe(inline_section(s.get("inline_solving") or {}, result.tables, svg)),
-        probes=_figures_safe(probes_section(s.get("text_probes") or {}, result.tables, svg)),
+        inline=_figures_safe(inline_section(result.inline_solving, svg)),
+        probes=_figures_safe(probes_section(result.text_probes, svg)),
     )
 
 

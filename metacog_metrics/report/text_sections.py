@@ -1,19 +1,20 @@
 """The page's inline-solving and surface-feature-probe sections, as template contexts.
 
-They read the analysis's ``inline_solving`` and ``text_probes`` entries and its tables: the
-text analyses hand the analysis no result objects of their own (only those entries and tables).
+They read the text analyses' result objects
+(:class:`~metacog_metrics.analyze.InlineSolving`, :class:`~metacog_metrics.analyze.TextProbes`):
+their numbers, tables and notes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from metacog_metrics.report._format import ci_text, fmt, pct
+from metacog_metrics.report._format import ci_text, fmt, missing, pct
 from metacog_metrics.report.tables import (
     PROBE_NAMES,
     PROBE_SETS,
@@ -22,6 +23,10 @@ from metacog_metrics.report.tables import (
     model_label,
     probe_table,
 )
+
+if TYPE_CHECKING:
+    from metacog_metrics.analyze import InlineSolving, TextProbes
+    from metacog_metrics.inline_solving import InlinePairTypes
 
 __all__ = ["InlineGroup", "ProbeGroup", "TextSection", "inline_section", "probes_section"]
 
@@ -64,53 +69,48 @@ class TextSection:
     groups: tuple[Any, ...] = ()
 
 
-def _inline_group_text(entry: Mapping[str, Any]) -> str:
-    share = entry.get("inline_share")
+def _inline_group_text(share: float | None, p: InlinePairTypes) -> str:
     parts = [f"{pct(share, 1)} of this group's (item, model) cells are inline-solved."]
-    types = {row.get("pair_type"): row for row in entry.get("pair_types") or []}
-    rnr = types.get("R-NR")
-    if rnr is None:
+    types = p.types
+    rnr = types[types["pair_type"] == "R-NR"] if "pair_type" in types else types.iloc[:0]
+    if rnr.empty:
         parts.append("There are no R-NR pairs.")
         return " ".join(parts)
-    with_ci = entry.get("rnr_tau_with_ci")
+    row = rnr.iloc[-1]  # the last, as a dict keyed by pair type would keep
     parts.append(
-        f"R-NR mean tau-b: {fmt(rnr.get('mean_tau_with'))} on all items"
-        + (f" ({ci_text(with_ci)})" if with_ci and with_ci[0] is not None else "")
-        + f", {fmt(rnr.get('mean_tau_without'))} without the inline-solved items"
+        f"R-NR mean tau-b: {fmt(row.get('mean_tau_with'))} on all items"
+        + (f" ({ci_text(p.rnr_tau_with_ci)})" if not missing(p.rnr_tau_with_ci[0]) else "")
+        + f", {fmt(row.get('mean_tau_without'))} without the inline-solved items"
     )
-    drop = entry.get("rnr_tau_drop")
-    if drop is not None:
-        parts[-1] += f": a drop of {fmt(drop)} ({ci_text(entry.get('rnr_tau_drop_ci'))})"
-    lost = entry.get("rnr_share_lost")
-    if lost is not None:
+    if not missing(p.rnr_tau_drop):
+        parts[-1] += f": a drop of {fmt(p.rnr_tau_drop)} ({ci_text(p.rnr_tau_drop_ci)})"
+    if not missing(p.rnr_share_lost):
         parts[-1] += (
-            f", which is {pct(lost)} of the R-NR signal "
-            f"({ci_text(entry.get('rnr_share_lost_ci'), percent=True)})."
+            f", which is {pct(p.rnr_share_lost)} of the R-NR signal "
+            f"({ci_text(p.rnr_share_lost_ci, percent=True)})."
         )
     else:
-        why = entry.get("rnr_share_lost_reason") or "not computed"
+        why = p.reason or "not computed"
         parts[-1] += f". Share of the signal lost: not given ({why})."
     return " ".join(parts)
 
 
-def inline_section(
-    entry: Mapping[str, Any], tables: Mapping[str, pd.DataFrame], render: Render
-) -> TextSection:
-    """The inline-solving section from the analysis's ``inline_solving`` entry and tables."""
+def inline_section(section: InlineSolving | None, render: Render) -> TextSection:
+    """The inline-solving section from the analysis' inline-solving result (None: not run)."""
     from metacog_metrics.report import figures
 
-    if entry.get("status") != "ok":
-        return TextSection("absent", reason=str(entry.get("reason", "not run")))
+    if section is None or section.status != "ok":
+        return TextSection("absent", reason=str(section.reason if section else "not run"))
     groups = []
-    for bench, labels in (entry.get("groups") or {}).items():
+    for bench, labels in section.by_benchmark().items():
         for label, group in labels.items():
-            if group.get("status") != "ok":
-                groups.append(InlineGroup(bench, label, "absent", str(group.get("reason", ""))))
+            if group.pairs is None:
+                groups.append(InlineGroup(bench, label, "absent", str(group.reason or "")))
                 continue
-            if not group.get("inline_share"):
+            if missing(group.inline_share) or not group.inline_share:
                 groups.append(InlineGroup(bench, label, "none flagged"))
                 continue
-            types = pd.DataFrame(group.get("pair_types") or [])
+            types = group.pairs.types
             figure = render(
                 figures.inline_pairs_figure(types, f"{bench} / {label}: pair types"),
                 "pair types with and without inline items",
@@ -120,17 +120,15 @@ def inline_section(
                     bench,
                     label,
                     "ok",
-                    _inline_group_text(group),
+                    _inline_group_text(group.inline_share, group.pairs),
                     figure,
                     None if types.empty else inline_types_table(types),
                 )
             )
     return TextSection(
         "ok",
-        facts={"n_inline": entry.get("n_inline"), "n_texts": entry.get("n_texts")},
-        figure=render(
-            figures.inline_rates_figure(tables.get("inline_rates")), "inline-solving rates"
-        ),
+        facts={"n_inline": section.n_inline, "n_texts": section.n_texts},
+        figure=render(figures.inline_rates_figure(section.rates), "inline-solving rates"),
         groups=tuple(groups),
     )
 
@@ -156,24 +154,23 @@ def _probe_group_text(t: pd.DataFrame, sets: Sequence[str]) -> str:
     return text
 
 
-def probes_section(
-    entry: Mapping[str, Any], tables: Mapping[str, pd.DataFrame], render: Render
-) -> TextSection:
-    """The surface-feature-probe section from the analysis's ``text_probes`` entry and table."""
+def probes_section(section: TextProbes | None, render: Render) -> TextSection:
+    """The surface-feature-probe section from the analysis' probes result (None: not run)."""
     from metacog_metrics.report import figures
 
-    if entry.get("status") != "ok":
-        return TextSection("absent", reason=str(entry.get("reason", "not run")))
+    if section is None or section.status != "ok":
+        return TextSection("absent", reason=str(section.reason if section else "not run"))
+    fit = section.fit
     notes = (
-        [f"Not run: {'; '.join(f'{k} ({v})' for k, v in entry['missing'].items())}"]
-        if entry.get("missing")
+        [f"Not run: {'; '.join(f'{k} ({v})' for k, v in fit.missing.items())}"]
+        if fit.missing
         else []
     )
-    notes += [str(n) for n in entry.get("notes") or []]
-    table = tables.get("text_probes")
+    notes += [str(n) for n in fit.notes]
+    table = section.table
     groups = []
     if table is not None and not table.empty:
-        sets = list(entry.get("sets") or [])
+        sets = list(fit.sets)
         for (bench, label), t in table.groupby(["benchmark", "label"], sort=False):
             names = [model_label(m, r) for m, r in zip(t["model"], t["reasoning"], strict=True)]
             title = f"{bench} / {label}"
@@ -186,6 +183,4 @@ def probes_section(
                     probe_table(t, names),
                 )
             )
-    return TextSection(
-        "ok", facts={"folds": entry.get("folds")}, notes=tuple(notes), groups=tuple(groups)
-    )
+    return TextSection("ok", facts={"folds": fit.folds}, notes=tuple(notes), groups=tuple(groups))
