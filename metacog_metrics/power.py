@@ -67,7 +67,13 @@ from metacog_metrics.private_signal import (
     pattern_strata,
     permutations_within,
 )
-from metacog_metrics.simulate import PRESETS, SimulationParams, get_preset, simulate_arrays
+from metacog_metrics.simulate import (
+    PRESETS,
+    SimulationParams,
+    get_preset,
+    parameter_overrides,
+    simulate_arrays,
+)
 from metacog_metrics.stratified import (
     mean_taus,
     stratified_null_draws,
@@ -842,12 +848,6 @@ def _optional(check: Any) -> Any:
     return lambda name, value: None if value is None else check(name, value)
 
 
-def _overrides(name: str, value: Any) -> dict[str, Any] | None:
-    if value is not None and not isinstance(value, Mapping):
-        raise ValueError(f"{name} must map SimulationParams fields to values, got {value!r}")
-    return None if value is None else dict(value)
-
-
 @documented
 @dataclasses.dataclass(frozen=True)
 class PowerOptions:
@@ -916,7 +916,7 @@ class PowerOptions:
     )
     overrides: Mapping[str, Any] | None = option(
         None,
-        check=_overrides,
+        check=parameter_overrides,
         help="SimulationParams fields replacing the preset's.",
         on_cli=False,
     )

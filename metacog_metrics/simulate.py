@@ -72,10 +72,20 @@ __all__ = [
     "get_preset",
     "model_index",
     "model_names",
+    "parameter_overrides",
     "run_simulate",
     "simulate_arrays",
     "simulate_records",
 ]
+
+
+def parameter_overrides(name: str, value: Any) -> dict[str, Any] | None:
+    """An option's check (:func:`metacog_metrics._options.option`): ``value``, a mapping of
+    :class:`SimulationParams` fields to values, as a dict (None stays None)."""
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"{name} must map SimulationParams fields to values, got {value!r}")
+    return None if value is None else dict(value)
+
 
 #: Probes the generative model answers (the harness layer's ``PROBES``).
 SIM_PROBES: tuple[str, ...] = ("prospective", "counterfactual", "numeric")

@@ -29,6 +29,7 @@ from metacog_metrics import (
     option_values,
     run_simulate,
 )
+from metacog_metrics.simulate import parameter_overrides
 from metacog_tasks.benchmarks import simulation_profiles
 
 __all__ = ["SimulateOptions", "preset_params", "simulate_benchmarks"]
@@ -74,12 +75,6 @@ def _weight(name: str, value: Any) -> float | None:
     return float(value)
 
 
-def _overrides(name: str, value: Any) -> dict[str, Any] | None:
-    if value is not None and not isinstance(value, Mapping):
-        raise ValueError(f"{name} must map SimulationParams fields to values, got {value!r}")
-    return None if value is None else dict(value)
-
-
 @documented
 @dataclasses.dataclass(frozen=True)
 class SimulateOptions:
@@ -118,7 +113,7 @@ class SimulateOptions:
     seed: int = option(0, check=integer, help="Population seed.")
     overrides: Mapping[str, Any] | None = option(
         None,
-        check=_overrides,
+        check=parameter_overrides,
         help="Other SimulationParams fields replacing the preset's.",
         on_cli=False,
     )
