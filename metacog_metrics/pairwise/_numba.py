@@ -802,6 +802,33 @@ def _levels_tau_b(table: NDArray, n_lev: int, pairs: float) -> float:
     return 2.0 * sv / math.sqrt(den) if den > 0.0 else np.nan
 
 
+@_jit(inline="always")
+def _rows_by_columns(st: tuple, lf: NDArray, a_cnt: NDArray, a0: int, first: int, stop: int,
+                     left: int, col: NDArray, kb: int, cell_code: NDArray, cb: int,
+                     table: NDArray) -> tuple:  # fmt: skip
+    """Rows ``first:stop`` of a matching table column by column, from the ``left`` items
+    still unmatched (``col``: their columns, updated): a hypergeometric variate per column
+    until a row's items are placed, each cell's count added to ``table``."""
+    for i in range(first, stop):
+        smp = a_cnt[a0 + i]
+        rest = left
+        row = cb + i * kb
+        for j in range(kb):
+            if smp == 0:
+                break
+            g = col[j]
+            if g == 0:
+                continue
+            rest -= g
+            x, st = _hg_any(st, lf, g, rest, smp)
+            if x > 0:
+                col[j] -= x
+                smp -= x
+                table[cell_code[row + j]] += x
+        left -= a_cnt[a0 + i]
+    return st
+
+
 @_jit("float64[:, ::1](int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
       "int64[::1], int64[::1], float64[::1], int64, uint64[::1], float64[::1], float64, "
       "float64[:, ::1])")  # fmt: skip
@@ -813,12 +840,24 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
 
     Real-valued confidence: B's items matched to A's by a random permutation is a random
     table of A's by B's (confidence, correctness) categories with both category counts fixed.
-    Rows (one side's categories, largest first) are drawn in turn: a large row column by column
-    (a hypergeometric variate per column, until its items are placed), the small rows item by
-    item from the items still unmatched (a partial shuffle), the last row takes what is left.
-    Each cell adds its count to the (dconf level, dperf) table it maps to (``cell_code``:
-    ``3 level + dperf + 1``), whose tau-b is the draw. Cost per draw: the large rows' cells,
-    the small rows' items and the levels, never the items of the large rows.
+    Rows are one side's categories, largest first; a row is *large* when its items exceed
+    ``ratio`` times the columns. The large rows are drawn column by column (a hypergeometric
+    variate per column, until the row's items are placed), the small rows item by item, and
+    one row takes what is left, free. Which row is left for last depends on the pair:
+
+    * with large rows whose small rows hold at most a quarter of the items, the small rows go
+      first, each item a uniformly random one of B's items, drawn again where already
+      matched (three quarters of the items at least are free: under 4/3 tries an item), then
+      the large rows but the largest, and the largest takes the rest;
+    * else the large rows go first, then the small rows item by item from the items still
+      unmatched (a partial shuffle), smallest first, and the largest small row takes the rest.
+
+    Any order of the rows gives the same law of the table, so both are exact. Each cell adds
+    its count to the (dconf level, dperf) table it maps to (``cell_code``:
+    ``3 level + dperf + 1``), whose tau-b is the draw. Cost per draw: the cells of the large
+    rows drawn, the items of the small rows drawn and the levels, never the items of the
+    row left for last (the orders save about a tenth on atlas against drawing the rows
+    largest first with the smallest left for last).
 
     Args:
         a_off: ``(P + 1,)`` offsets of each pair's row categories in ``a_cnt``.
@@ -855,7 +894,10 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
         max_n = max(max_n, total_n[pi])
     table = np.zeros(3 * max_l, dtype=np.int64)
     col = np.empty(max_b, dtype=np.int64)
-    pool = np.empty(max_n, dtype=np.int64)
+    pool = np.empty(max_n, dtype=np.int64)  # B's items still unmatched, as their columns
+    items = np.empty(max_n, dtype=np.int64)  # B's items, as their columns
+    taken = np.zeros(max_n, dtype=np.uint8)
+    picked = np.empty(max_n, dtype=np.int64)
     for pi in range(n_pairs):
         a0, a1 = a_off[pi], a_off[pi + 1]
         b0, b1 = b_off[pi], b_off[pi + 1]
@@ -872,55 +914,70 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
         nv = 0
         s1 = 0.0
         s2 = 0.0
+        n_large = 0
+        while n_large < ka and a_cnt[a0 + n_large] > ratio * kb:
+            n_large += 1
+        small = total
+        for i in range(n_large):
+            small -= a_cnt[a0 + i]
+        small_first = n_large > 0 and 4 * small <= total
+        if small_first:
+            k = 0
+            for j in range(kb):
+                for _ in range(b_cnt[b0 + j]):
+                    items[k] = j
+                    k += 1
         for d in range(n):
             for k in range(3 * n_lev):
                 table[k] = 0
             for j in range(kb):
                 col[j] = b_cnt[b0 + j]
-            left = total  # items not yet matched
-            i = 0
-            while i < ka - 1 and a_cnt[a0 + i] > ratio * kb:  # large rows: by columns
-                smp = a_cnt[a0 + i]
-                rest = left
-                row = cb + i * kb
-                for j in range(kb):
-                    if smp == 0:
-                        break
-                    g = col[j]
-                    if g == 0:
-                        continue
-                    rest -= g
-                    x, st = _hg_any(st, lf, g, rest, smp)
-                    if x > 0:
-                        col[j] -= x
-                        smp -= x
-                        table[cell_code[row + j]] += x
-                left -= a_cnt[a0 + i]
-                i += 1
-            if i == ka - 1 and a_cnt[a0 + i] > ratio * kb:  # the last row, large: what is left
-                row = cb + i * kb
-                for j in range(kb):
-                    if col[j] > 0:
-                        table[cell_code[row + j]] += col[j]
-            else:  # small rows: item by item from the unmatched items
-                k = 0
-                for j in range(kb):
-                    for _ in range(col[j]):
-                        pool[k] = j
-                        k += 1
-                while i < ka - 1:
+            if small_first:
+                t = 0
+                for i in range(n_large, ka):  # small rows: a random item of B, unmatched
                     row = cb + i * kb
                     for _ in range(a_cnt[a0 + i]):
-                        u, st = _uniform(st)
-                        idx = int(u * left)
-                        j = pool[idx]
-                        left -= 1
-                        pool[idx] = pool[left]
+                        while True:
+                            u, st = _uniform(st)
+                            idx = int(u * total)
+                            if taken[idx] == 0:
+                                break
+                        taken[idx] = 1
+                        picked[t] = idx
+                        t += 1
+                        j = items[idx]
+                        col[j] -= 1
                         table[cell_code[row + j]] += 1
-                    i += 1
-                row = cb + i * kb
-                for k in range(left):
-                    table[cell_code[row + pool[k]]] += 1
+                for k in range(t):
+                    taken[picked[k]] = 0
+                st = _rows_by_columns(st, lf, a_cnt, a0, 1, n_large, total - small, col, kb,
+                                      cell_code, cb, table)  # fmt: skip
+                last = 0  # the largest row: what is left
+            else:  # here some rows are small (n_large < ka)
+                st = _rows_by_columns(st, lf, a_cnt, a0, 0, n_large, total, col, kb,
+                                      cell_code, cb, table)  # fmt: skip
+                left = small
+                last = n_large  # the largest small row: what is left
+                if last < ka - 1:
+                    k = 0
+                    for j in range(kb):
+                        for _ in range(col[j]):
+                            pool[k] = j
+                            k += 1
+                    for i in range(ka - 1, last, -1):  # small rows, smallest first
+                        row = cb + i * kb
+                        for _ in range(a_cnt[a0 + i]):
+                            u, st = _uniform(st)
+                            idx = int(u * left)
+                            j = pool[idx]
+                            left -= 1
+                            pool[idx] = pool[left]
+                            col[j] -= 1
+                            table[cell_code[row + j]] += 1
+            row = cb + last * kb
+            for j in range(kb):
+                if col[j] > 0:
+                    table[cell_code[row + j]] += col[j]
             tau = _levels_tau_b(table, n_lev, pairs)
             if not math.isnan(tau):
                 nv += 1
