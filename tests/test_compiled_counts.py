@@ -90,6 +90,30 @@ def test_joint_binary_taus_equal_the_tables_of_the_counts_to_the_last_bit(split)
     assert np.array_equal(s1, s2)  # and the generator left where the counts leave it
 
 
+def test_permuted_taus_equal_the_tables_of_the_permuted_counts_to_the_last_bit():
+    # The difficulty-stratified null's draws: tau-b of every pair with the confidence rows
+    # permuted, as tau_b_from_table gives it from the counts' tables (NaN where a model's
+    # confidence is constant: model 3 says yes to every item).
+    from metacog_metrics.pairwise import tau_b_from_table
+    from metacog_metrics.pairwise.tau import _tables_from_counts
+
+    k = _kernels()
+    rng = np.random.default_rng(4)
+    n, m = 130, 5
+    conf = (rng.random((n, m)) < 0.6).astype(np.uint8)
+    conf[:, 3] = 1
+    conf[:, 4] = conf[:, 3]  # models 3 and 4: the same constant confidence, dconf always 0
+    perf = (rng.random((n, m)) < 0.5).astype(np.uint8)
+    perms = np.stack([rng.permutation(n) for _ in range(40)]).astype(np.int64)
+    ia, ib = (v.astype(np.int64) for v in np.triu_indices(m, 1))
+    kc, kp = conf.sum(axis=0, dtype=np.int64), perf.sum(axis=0, dtype=np.int64)
+    counts = k.permuted_counts(conf, perf, perms, ia, ib)
+    want = tau_b_from_table(_tables_from_counts(counts, kc, kp, n, ia, ib))
+    got = k.permuted_taus(conf, perf, perms, ia, ib, kc, kp)
+    assert np.isnan(want).any() and np.isfinite(want).any()
+    np.testing.assert_array_equal(got, want)
+
+
 def _subsets(n_items, k, within, draws, seed):
     """``draws`` random k-subsets from the compiled sampler, as (draws, n_items) bool."""
     kern = _kernels()
