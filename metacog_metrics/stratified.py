@@ -53,7 +53,6 @@ from metacog_metrics._result import Result
 from metacog_metrics._threads import map_threads, n_threads
 from metacog_metrics.pairwise import pairwise_taus, tau_b_from_table
 from metacog_metrics.pairwise.engines import compiled_kernels as _compiled_kernels
-from metacog_metrics.pairwise.tau import _tables_from_counts
 
 __all__ = [
     "StratifiedTestResult",
@@ -169,9 +168,8 @@ def _compiled_null_draws(
 ) -> NDArray:  # fmt: skip
     """:func:`stratified_null_draws` on the compiled kernel (numba): every pair's
     co-occurrence counts by popcount on packed bits, the same integers as the float products,
-    so the same draws to the last bit, in chunks of permutations (on ``workers`` threads: the
-    kernel releases the GIL)."""
-    n_items = conf.shape[0]
+    and its tau-b from them in the kernel, so the same draws to the last bit, in chunks of
+    permutations (on ``workers`` threads: the kernel releases the GIL)."""
     c8 = np.ascontiguousarray(conf > 0.5, dtype=np.uint8)  # (items, models)
     p8 = np.ascontiguousarray(perf > 0.5, dtype=np.uint8)
     kc = c8.sum(axis=0, dtype=np.int64)
@@ -183,9 +181,8 @@ def _compiled_null_draws(
     step = max(1, min((1 << 21) // max(1, 6 * ia.size), -(-perms.shape[0] // n_workers)))
 
     def chunk(start: int) -> None:
-        counts = kernels.permuted_counts(c8, p8, perms[start : start + step], ia64, ib64)
-        tables = _tables_from_counts(counts, kc, kp, n_items, ia, ib)
-        out[start : start + step] = _nanmean_last(tau_b_from_table(tables))
+        taus = kernels.permuted_taus(c8, p8, perms[start : start + step], ia64, ib64, kc, kp)
+        out[start : start + step] = _nanmean_last(taus)
 
     map_threads(chunk, range(0, perms.shape[0], step), n_workers)
     return out

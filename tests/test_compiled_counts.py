@@ -66,6 +66,54 @@ def test_joint_binary_counts_follow_their_exact_laws(null):
             assert _hypergeom_p(counts[:, j, 3], n, n01[a], n10[b]) > 1e-4
 
 
+@pytest.mark.parametrize("split", [True, False])
+def test_joint_binary_taus_equal_the_tables_of_the_counts_to_the_last_bit(split):
+    # The same draws as joint_binary_counts (same state, same stream), each pair's tau-b as the
+    # NumPy tables give it from those counts, NaN included: models 4 and 5 say yes to every
+    # item, so their pair's dconf is constant (tau-b undefined in every draw).
+    from metacog_metrics.pairwise.tau import _tables_from_counts, _tau_b_tables
+
+    k = _kernels()
+    n = 130  # a partial last word
+    kc = np.array([50, 20, 35, 64, 130, 130], dtype=np.int64)
+    n11 = np.array([30, 5, 20, 60, 90, 70], dtype=np.int64)
+    n01 = np.array([10, 40, 5, 2, 0, 0], dtype=np.int64)
+    kp = n11 + n01
+    ia, ib = (v.astype(np.int64) for v in np.triu_indices(6, 1))
+    draws = 400
+    s1, s2 = k.state(np.random.SeedSequence(5)), k.state(np.random.SeedSequence(5))
+    counts = k.joint_binary_counts(kc, kp, n11, n01, n, ia, ib, split, draws, s1)
+    want = _tau_b_tables(_tables_from_counts(counts, kc, kp, n, ia, ib))
+    got = k.joint_binary_taus(kc, kp, n11, n01, n, ia, ib, split, draws, s2)
+    assert np.isnan(want).any() and np.isfinite(want).any()
+    np.testing.assert_array_equal(got, want)  # NaN where NaN, every other double equal
+    assert np.array_equal(s1, s2)  # and the generator left where the counts leave it
+
+
+def test_permuted_taus_equal_the_tables_of_the_permuted_counts_to_the_last_bit():
+    # The difficulty-stratified null's draws: tau-b of every pair with the confidence rows
+    # permuted, as tau_b_from_table gives it from the counts' tables (NaN where a model's
+    # confidence is constant: model 3 says yes to every item).
+    from metacog_metrics.pairwise import tau_b_from_table
+    from metacog_metrics.pairwise.tau import _tables_from_counts
+
+    k = _kernels()
+    rng = np.random.default_rng(4)
+    n, m = 130, 5
+    conf = (rng.random((n, m)) < 0.6).astype(np.uint8)
+    conf[:, 3] = 1
+    conf[:, 4] = conf[:, 3]  # models 3 and 4: the same constant confidence, dconf always 0
+    perf = (rng.random((n, m)) < 0.5).astype(np.uint8)
+    perms = np.stack([rng.permutation(n) for _ in range(40)]).astype(np.int64)
+    ia, ib = (v.astype(np.int64) for v in np.triu_indices(m, 1))
+    kc, kp = conf.sum(axis=0, dtype=np.int64), perf.sum(axis=0, dtype=np.int64)
+    counts = k.permuted_counts(conf, perf, perms, ia, ib)
+    want = tau_b_from_table(_tables_from_counts(counts, kc, kp, n, ia, ib))
+    got = k.permuted_taus(conf, perf, perms, ia, ib, kc, kp)
+    assert np.isnan(want).any() and np.isfinite(want).any()
+    np.testing.assert_array_equal(got, want)
+
+
 def _subsets(n_items, k, within, draws, seed):
     """``draws`` random k-subsets from the compiled sampler, as (draws, n_items) bool."""
     kern = _kernels()

@@ -149,7 +149,9 @@ def _exact_matching_law(ca, pa, cb, pb):
     return support, counts / taus.size, np.isnan(taus).mean()
 
 
-@pytest.mark.parametrize("ratio", [0.0, 4.0, 1e9])  # rows by columns, the default, by items
+# rows by columns (the largest left for last), two large rows then small ones, the default,
+# by items
+@pytest.mark.parametrize("ratio", [0.0, 0.2, 4.0, 1e9])
 def test_matching_tables_follow_the_exact_permutation_law(ratio):
     support, law, nan_share = _exact_matching_law(_CA, _PA, _CB, _PB)
     lt = _level_tables(*_pair(_CA, _PA, _CB, _PB), np.array([0]), np.array([1]))
@@ -228,7 +230,8 @@ def _kendall_variance(x, y):
 
 
 @needs_numba
-@pytest.mark.parametrize("ratio", [0.0, 4.0, 1e9])
+# 1.0: twelve large rows and seven small ones drawn first, item by item among all items
+@pytest.mark.parametrize("ratio", [0.0, 1.0, 4.0, 1e9])
 def test_matching_tables_match_item_permutations_at_many_items(ratio):
     conf, perf, items = _realistic_pair(600, 2, subset=True)
     lt = _level_tables(conf, perf, np.array([0]), np.array([1]), items)

@@ -113,10 +113,34 @@ def _merge_pair_results(
 def _subset_mean(taus: NDArray, mask: NDArray) -> NDArray:
     """Mean over the masked pairs of (..., P) taus, ignoring NaN taus (NaN where a draw has
     none: written out because ``np.nanmean`` warns "Mean of empty slice" on such draws)."""
-    sub = taus[..., mask]
-    ok = np.isfinite(sub)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(ok, sub, 0.0).sum(axis=-1) / ok.sum(axis=-1)
+    return _SubsetMeans(taus.copy())(mask)
+
+
+class _SubsetMeans:
+    """:func:`_subset_mean` of one ``(draws, P)`` array for many masks: its NaNs set to 0 in
+    place once (the array is taken over) and its finite entries noted once, so each mask
+    costs one gather and one sum (the same sums, to the last bit: the same values in the same
+    order). At 300 models a mask took about half a second the other way, 26 masks a run."""
+
+    def __init__(self, taus: NDArray) -> None:
+        finite = np.isfinite(taus)
+        self._all_finite = bool(finite.all())
+        if not self._all_finite:
+            if not taus.flags.writeable:  # e.g. a result received from a cluster
+                taus = taus.copy()
+            taus[~finite] = 0.0
+        self._values, self._finite = taus, finite
+
+    def __call__(self, mask: NDArray) -> NDArray:
+        # always a gathered copy, as before: NumPy's sums of a row may depend on where it
+        # starts in memory, so summing the whole array in place can differ in the last bit
+        values = self._values[..., mask]
+        if self._all_finite:
+            counts: NDArray | int = int(mask.sum())
+        else:
+            counts = self._finite[..., mask].sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return values.sum(axis=-1) / counts
 
 
 def pairwise_calibration(
@@ -286,10 +310,8 @@ def pairwise_calibration(
     draws = {
         null: next(done) if joint_permutations > 0 else np.zeros((0, tau.size)) for null in keys
     }
-    nulls = {
-        null: _mean_null(null, mean_tau, _subset_mean(draws[null], valid), alternative)
-        for null in keys
-    }
+    means = {null: _SubsetMeans(draws[null]) for null in keys}  # the draws are not kept
+    nulls = {null: _mean_null(null, mean_tau, means[null](valid), alternative) for null in keys}
 
     delta = np.asarray(deltas, dtype=float)
     n_d = np.zeros(delta.size, dtype=np.int64)
@@ -302,7 +324,7 @@ def pairwise_calibration(
             continue
         mean_d[i] = float(tau[mask].mean())
         for null in keys:
-            res = _mean_null(null, mean_d[i], _subset_mean(draws[null], mask), alternative)
+            res = _mean_null(null, mean_d[i], means[null](mask), alternative)
             band["m"][null][i], band["p"][null][i] = res.mean, res.p_value
             band["lo"][null][i], band["hi"][null][i] = res.ci
     curve = DeltaCurve(delta, n_d, mean_d, band["m"], band["lo"], band["hi"], band["p"],
@@ -318,7 +340,7 @@ def pairwise_calibration(
         med = float(np.median(tau[mask])) if mask.sum() >= min_pairs else float("nan")
         null_mean, p_val, share = {}, {}, {}
         for null in keys:
-            res = _mean_null(null, obs, _subset_mean(draws[null], mask), alternative)
+            res = _mean_null(null, obs, means[null](mask), alternative)
             null_mean[null], p_val[null] = res.mean, res.p_value
             q = per_pair[null].q_value[mask]
             share[null] = float((q[np.isfinite(q)] < fdr_alpha).mean()) if np.isfinite(

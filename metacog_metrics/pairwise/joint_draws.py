@@ -34,7 +34,6 @@ from metacog_metrics.pairwise.samplers import _category_counts, _shuffled_binary
 from metacog_metrics.pairwise.tau import (
     _grid,
     _tables_from_bits,
-    _tables_from_counts,
     _tau_b_tables,
     _taus_chunked,
     _value_lookups,
@@ -162,7 +161,7 @@ def values(split: bool) -> JointSampler:
 
 def compiled_bits(split: bool) -> JointSampler:
     """Binary confidence, compiled: each model's vectors arranged at random as packed bits,
-    every pair's counts by popcount (``_numba.joint_binary_counts``)."""
+    every pair's counts by popcount and its tau-b from them (``_numba.joint_binary_taus``)."""
 
     def bind(inputs: JointInputs) -> tuple[int, JointDraw] | None:
         kernels = inputs.kernels
@@ -177,11 +176,10 @@ def compiled_bits(split: bool) -> JointSampler:
         ia64, ib64 = ia.astype(np.int64), ib.astype(np.int64)
 
         def draw(b: int, ss: np.random.SeedSequence) -> NDArray:
-            counts = kernels.joint_binary_counts(
+            return kernels.joint_binary_taus(
                 k["kc"], k["kp"], k["n11"], k["n01"], n_items, ia64, ib64, split, b,
                 kernels.state(ss),
             )  # fmt: skip
-            return _tau_b_tables(_tables_from_counts(counts, k["kc"], k["kp"], n_items, ia, ib))
 
         return _COMPILED_DRAWS_PER_TASK, draw
 
