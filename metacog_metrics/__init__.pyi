@@ -152,6 +152,7 @@ from .simulate import (
     get_preset as get_preset,
     model_index as model_index,
     model_names as model_names,
+    parameter_overrides as parameter_overrides,
     run_simulate as run_simulate,
     simulate_arrays as simulate_arrays,
     simulate_records as simulate_records,

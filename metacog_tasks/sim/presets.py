@@ -27,9 +27,9 @@ from metacog_metrics import (
     one_of,
     option,
     option_values,
+    parameter_overrides,
     run_simulate,
 )
-from metacog_metrics.simulate import parameter_overrides
 from metacog_tasks.benchmarks import simulation_profiles
 
 __all__ = ["SimulateOptions", "preset_params", "simulate_benchmarks"]
