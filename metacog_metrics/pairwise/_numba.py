@@ -1496,6 +1496,20 @@ def joint_binary_taus(kc: NDArray, kp: NDArray, n11: NDArray, n01: NDArray, n_it
     return out
 
 
+@_jit()
+def _packed_columns(x: NDArray) -> NDArray:
+    """``(N, M)`` 0/1 as ``(M, ceil(N / 64))`` bit words: bit ``i & 63`` of word ``i >> 6`` of
+    row ``m`` is ``x[i, m]``."""
+    n_items, n_models = x.shape
+    out = np.zeros((n_models, (n_items + 63) // 64), dtype=np.uint64)
+    for i in range(n_items):
+        bit = np.uint64(1) << np.uint64(i & 63)
+        for m in range(n_models):
+            if x[i, m]:
+                out[m, i >> 6] |= bit
+    return out
+
+
 @_jit("int64[:, :, ::1](uint8[:, ::1], uint8[:, ::1], int64[:, ::1], int64[::1], int64[::1])")
 def permuted_counts(conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray,
                     ib: NDArray) -> NDArray:  # fmt: skip
@@ -1507,15 +1521,9 @@ def permuted_counts(conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray,
     counts, as the float products they replace.
     """
     n_items, n_models = conf.shape
-    words = (n_items + 63) // 64
     tail = n_items & 63
-    p = np.zeros((n_models, words), dtype=np.uint64)
-    for i in range(n_items):
-        bit = np.uint64(1) << np.uint64(i & 63)
-        for m in range(n_models):
-            if perf[i, m]:
-                p[m, i >> 6] |= bit
-    c = np.zeros((n_models, words), dtype=np.uint64)
+    p = _packed_columns(perf)
+    c = np.zeros_like(p)
     n = perms.shape[0]
     out = np.empty((n, ia.size, 6), dtype=np.int64)
     for d in range(n):
@@ -1543,15 +1551,10 @@ def permuted_taus(conf: NDArray, perf: NDArray, perms: NDArray, ia: NDArray, ib:
     counts: the NumPy tables took most of the difficulty-stratified null's time at 300 models.
     """
     n_items, n_models = conf.shape
-    words = (n_items + 63) // 64
     tail = n_items & 63
-    p = np.zeros((n_models, words), dtype=np.uint64)
-    for i in range(n_items):
-        bit = np.uint64(1) << np.uint64(i & 63)
-        for m in range(n_models):
-            if perf[i, m]:
-                p[m, i >> 6] |= bit
-    c = np.zeros((n_models, words), dtype=np.uint64)
+    p = _packed_columns(perf)
+    c = np.zeros_like(p)
+    words = p.shape[1]
     conf_t = np.ascontiguousarray(conf.T)  # (models, items): one model's row at a time
     n = perms.shape[0]
     e = np.empty(6, dtype=np.int64)
