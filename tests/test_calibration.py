@@ -23,6 +23,7 @@ from metacog_metrics.calibration import (
     population_confidence,
 )
 from metacog_metrics.tetrachoric import tetrachoric
+from tests.availability import unavailable
 
 
 def test_auroc_reference_midrank(stats_reference):
@@ -706,6 +707,48 @@ def test_item_path_bootstrap_is_unchanged_for_the_same_seed():
     np.testing.assert_array_equal(got, np.concatenate(want))
     ref = _item_level_diffs(conf, pop, y, 300, np.random.default_rng(9))
     np.testing.assert_allclose(got[:300], ref, atol=1e-12)  # the same resamples as sklearn's
+
+
+@pytest.mark.parametrize("n_levels", [2, 60])
+def test_compiled_item_counting_equals_numpy_to_the_last_bit(monkeypatch, n_levels):
+    # The items path counts each resample with the compiled kernel when numba is there, else
+    # with NumPy's bincounts: the same resamples, the same doubles (NaN where a resample lacks
+    # a class: 12 items, 2 of them positive).
+    from metacog_metrics.calibration import _compiled_bootstrap, _paired_auroc_bootstrap
+
+    if _compiled_bootstrap() is None:
+        unavailable("numba (the fast extra)")
+    rng = np.random.default_rng(11)
+    for n, positives in [(12, 2), (900, 500)]:
+        y = np.zeros(n)
+        y[rng.choice(n, positives, replace=False)] = 1.0
+        conf = rng.integers(0, n_levels, n) / n_levels
+        pop = value_ties(rng.random(n))
+        compiled = _paired_auroc_bootstrap(conf, pop, y, 700, np.random.default_rng(4))
+        monkeypatch.setenv("METACOG_NO_NUMBA", "1")
+        assert _compiled_bootstrap() is None
+        plain = _paired_auroc_bootstrap(conf, pop, y, 700, np.random.default_rng(4))
+        monkeypatch.delenv("METACOG_NO_NUMBA")
+        np.testing.assert_array_equal(compiled, plain)
+        assert np.isnan(compiled).any() == (n == 12)
+
+
+def test_many_cells_are_drawn_item_by_item_where_that_is_cheaper():
+    # 2 confidence x 300 population levels x 2 outcomes = 1,200 cells over 3,000 items: fewer
+    # than half the items, but a multinomial over 1,200 cells costs more than 3,000 item
+    # draws, so the resamples are the items' (rng.integers), as for real-valued scores.
+    from metacog_metrics.calibration import _draw_cells, _paired_auroc_bootstrap
+
+    n = 3000
+    conf = np.tile([0.0, 1.0], n // 2)
+    pop = np.repeat(np.arange(300), n // 300) / 300.0
+    y = (np.arange(n) // 2 % 2).astype(float)  # both outcomes in every (conf, pop) cell
+    cells = np.unique(np.stack([conf, pop, y]), axis=1).shape[1]
+    assert cells == 1200 and not _draw_cells(cells, n) and _draw_cells(cells, 40 * cells)
+    draws = _paired_auroc_bootstrap(conf, pop, y, 30, np.random.default_rng(3))
+    idx = np.random.default_rng(3).integers(0, n, size=(30, n))
+    expected = [roc_auc_score(y[i], conf[i]) - roc_auc_score(y[i], pop[i]) for i in idx]
+    np.testing.assert_allclose(draws, expected, atol=1e-12)
 
 
 def test_brier_score_equals_sklearn_to_the_last_bit():
