@@ -860,6 +860,26 @@ def test_draws_without_any_tau_are_dropped_silently():
     assert np.isnan(_subset_mean(t, np.zeros(3, dtype=bool))).all()
 
 
+@pytest.mark.parametrize("rows", [4, 5, 97])
+def test_subset_means_in_blocks_of_draws_are_the_one_gather_sums(monkeypatch, rows):
+    # The means over a mask of pairs are gathered a block of draws at a time; every block
+    # sums its rows column after column, as one gather of every draw does (a lone row would
+    # get NumPy's pairwise sum, other last bits), so the results are the same doubles.
+    from metacog_metrics.pairwise import analysis
+
+    rng = np.random.default_rng(3)
+    draws = rng.standard_normal((rows, 3001))
+    draws[rng.random(draws.shape) < 0.02] = np.nan
+    mask = rng.random(3001) < 0.7
+    whole = analysis._SubsetMeans(draws.copy())(mask)
+    lone = np.array([np.nansum(row[mask]) / np.isfinite(row[mask]).sum() for row in draws])
+    assert not np.array_equal(whole, lone)  # the order of the sums shows in the last bits
+    np.testing.assert_allclose(whole, lone, rtol=1e-12)
+    for block in (16, 8 * 2100 * 3, 8 * 2100 * 5):  # blocks of 2, 3 and 5 draws
+        monkeypatch.setattr(analysis, "_GATHER_BYTES", block)
+        np.testing.assert_array_equal(analysis._SubsetMeans(draws.copy())(mask), whole)
+
+
 def test_joint_draws_inputs_shapes_and_progress(terminal):
     with pytest.raises(ValueError, match=r"^joint_null_draws takes 2-D \(items, models\) arrays$"):
         joint_null_draws(np.zeros((2, 4, 3)), np.zeros((2, 4, 3)), n=5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -116,6 +117,10 @@ def _subset_mean(taus: NDArray, mask: NDArray) -> NDArray:
     return _SubsetMeans(taus.copy())(mask)
 
 
+#: Bytes of draws gathered at a time by :class:`_SubsetMeans`.
+_GATHER_BYTES = 64 << 20
+
+
 class _SubsetMeans:
     """:func:`_subset_mean` of one ``(draws, P)`` array for many masks: its NaNs set to 0 in
     place once (the array is taken over) and its finite entries noted once, so each mask
@@ -132,15 +137,30 @@ class _SubsetMeans:
         self._values, self._finite = taus, finite
 
     def __call__(self, mask: NDArray) -> NDArray:
-        # always a gathered copy, as before: NumPy's sums of a row may depend on where it
-        # starts in memory, so summing the whole array in place can differ in the last bit
-        values = self._values[..., mask]
+        # always a gathered copy, as before: the gather of a (draws, P) array is column-major,
+        # and NumPy sums its rows one column after the other, where a single row (or the
+        # array in place) gets a pairwise sum: other last bits. Draws are gathered a block of
+        # rows at a time, at least two rows a block, so every row keeps that order: at 1,000
+        # models a copy of every draw would be 4 GB.
+        if self._values.ndim < 2 or self._values.shape[0] < 4:
+            return self._means(self._values, self._finite, mask)
+        rows = self._values.shape[0]
+        step = max(2, _GATHER_BYTES // max(8 * int(mask.sum()), 1))
+        starts = [*range(0, rows - 2, step), rows]  # no block of one row at the end
+        parts = [
+            self._means(self._values[a:b], self._finite[a:b], mask)
+            for a, b in itertools.pairwise(starts)
+        ]
+        return np.concatenate(parts)
+
+    def _means(self, values: NDArray, finite: NDArray, mask: NDArray) -> NDArray:
+        picked = values[..., mask]
         if self._all_finite:
             counts: NDArray | int = int(mask.sum())
         else:
-            counts = self._finite[..., mask].sum(axis=-1)
+            counts = finite[..., mask].sum(axis=-1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return values.sum(axis=-1) / counts
+            return picked.sum(axis=-1) / counts
 
 
 def pairwise_calibration(

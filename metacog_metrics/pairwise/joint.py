@@ -133,7 +133,15 @@ def _chunked_plan(
     sizes = [min(batch, n - s) for s in starts]
 
     def finish(parts: list[NDArray]) -> NDArray:
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0, n_pairs))
+        # np.concatenate's values, with each chunk let go once copied: the peak is one null's
+        # draws and a chunk, not twice the draws
+        out = np.empty((sum(part.shape[0] for part in parts), n_pairs))
+        row = 0
+        for i, part in enumerate(parts):
+            out[row : row + part.shape[0]] = part
+            row += part.shape[0]
+            parts[i] = None  # type: ignore[call-overload]
+        return out
 
     return _Plan(
         f"joint {null}",
