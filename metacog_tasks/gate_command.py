@@ -53,12 +53,14 @@ from metacog_metrics import (
     version_warnings,
     write_baseline,
 )
+from metacog_metrics.records import UNSPECIFIED_PROBE
 from metacog_tasks._links import docs_url
 
 __all__ = [
     "COMMENT_LIMIT",
     "GateInput",
     "add_parser",
+    "adopt_named_probe",
     "load_config",
     "load_gate_input",
     "run_bless",
@@ -206,8 +208,9 @@ class _Run:
     baseline: GateBaseline | None = None
 
 
-def _read_one(raw: str | os.PathLike[str], side: str) -> _Run:
-    """One run: a baseline file, a record table or harness logs."""
+def _read_one(raw: str | os.PathLike[str], side: str, probe: str | None = None) -> _Run:
+    """One run: a baseline file, a record table or harness logs (``probe``: that of a table's
+    records that name none, default ``unspecified``)."""
     text, p = str(raw), Path(raw)
     if not p.exists():
         raise FileNotFoundError(f"{side} {text}: no such file or folder")
@@ -226,7 +229,7 @@ def _read_one(raw: str | os.PathLike[str], side: str) -> _Run:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # its notes are carried below
-            records = read_records(p)
+            records = read_records(p, default_probe=probe or UNSPECIFIED_PROBE)
         notes += [f"{side} {text}: {n}" for n in records.attrs.get("warnings", [])]
         return _Run([records], {}, "record table", notes)
     from metacog_tasks.collect import collect
@@ -247,6 +250,7 @@ def load_gate_input(
     *,
     model: str | None = None,
     side: str = "candidate",
+    probe: str | None = None,
 ) -> GateInput:
     """Read one side of the gate: baseline files, record tables or harness logs.
 
@@ -257,6 +261,8 @@ def load_gate_input(
         path: A file or folder, or several.
         model: The model to take when the input holds several.
         side: ``baseline``, ``candidate`` or ``population`` (for messages).
+        probe: The probe of a record table's records that name none (no probe column or
+            empty cells); default ``unspecified``, as ``metacog analyze``.
 
     Returns:
         The side's records of one model (all models for ``population``), with versions and
@@ -275,7 +281,7 @@ def load_gate_input(
     kinds, notes = set(), []
     baseline = None
     for p in paths:
-        run = _read_one(p, side)
+        run = _read_one(p, side, probe)
         if run.baseline is not None and len(paths) == 1:
             baseline = run.baseline
         frames += [f for f in run.frames if not f.empty]
@@ -321,6 +327,46 @@ def _first_run(path: str) -> str:
     )
 
 
+def adopt_named_probe(
+    records: pd.DataFrame, reference: pd.DataFrame, side: str, other: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """``records`` with their ``unspecified`` probe read as the one probe ``reference`` names.
+
+    Per benchmark and confidence kind: where ``records`` name no probe (``unspecified``: a
+    table without a probe column) and ``reference`` holds no ``unspecified`` records but
+    exactly one named probe there, the records take that probe and a note says so. A baseline
+    blessed from such a table before it was read as ``unspecified`` holds ``prospective``;
+    its gates go on comparing the same records, and the note asks for ``--probe``.
+
+    >>> import pandas as pd
+    >>> mine = pd.DataFrame({"benchmark": ["mmlu"], "probe": ["unspecified"],
+    ...                      "confidence_kind": ["verbal_binary"]})
+    >>> theirs = mine.assign(probe="prospective")
+    >>> out, notes = adopt_named_probe(mine, theirs, "candidate", "baseline")
+    >>> out["probe"].tolist(), notes[0].split(";")[0]
+    (['prospective'], 'candidate: the records of mmlu (verbal_binary) name no probe')
+    """
+    notes: list[str] = []
+    unnamed = records["probe"].astype(str) == UNSPECIFIED_PROBE
+    if not unnamed.any():
+        return records, notes
+    out = records.copy()
+    for (bench, kind), _ in out[unnamed].groupby(["benchmark", "confidence_kind"], sort=True):
+        there = reference[
+            (reference["benchmark"] == bench) & (reference["confidence_kind"] == kind)
+        ]["probe"].astype(str)
+        named = sorted(set(there))
+        if len(named) != 1 or named[0] == UNSPECIFIED_PROBE:
+            continue
+        rows = unnamed & (out["benchmark"] == bench) & (out["confidence_kind"] == kind)
+        out.loc[rows, "probe"] = named[0]
+        notes.append(
+            f"{side}: the records of {bench} ({kind}) name no probe; compared as the {other}'s "
+            f"'{named[0]}' (declare it with --probe {named[0]})"
+        )
+    return out, notes
+
+
 def run_gate(
     baseline: str | Sequence[str],
     candidate: str | Sequence[str],
@@ -335,6 +381,7 @@ def run_gate(
     candidate_model: str | None = None,
     population: Sequence[str] = (),
     out: Any = None,
+    probe: str | None = None,
 ) -> GateVerdict:
     """Gate ``candidate`` against ``baseline``, print the verdict and write the reports.
 
@@ -353,6 +400,9 @@ def run_gate(
         candidate_model: The same for the candidate.
         population: Runs of reference models for the Internal - Pop gap.
         out: Stream for the report (default standard output).
+        probe: The probe of record-table records that name none (default ``unspecified``;
+            where only one side names its probe, the other takes it with a note:
+            :func:`adopt_named_probe`).
 
     Returns:
         The verdict; ``metacog gate`` exits with its ``exit_code``.
@@ -376,14 +426,14 @@ def run_gate(
             refusals.append(_first_run(paths[0]))
             continue
         try:
-            sides[side] = load_gate_input(paths, model=model, side=side)
+            sides[side] = load_gate_input(paths, model=model, side=side, probe=probe)
             inputs[side] = sides[side].describe()
         except (OSError, ValueError, KeyError) as exc:
             refusals.append(_input_problem(exc))
     pop_frames = []
     for path in population:
         try:
-            pop_frames.append(load_gate_input(path, side="population").records)
+            pop_frames.append(load_gate_input(path, side="population", probe=probe).records)
         except (OSError, ValueError, KeyError) as exc:
             refusals.append(_input_problem(exc))
     if refusals:
@@ -397,11 +447,15 @@ def run_gate(
         return verdict
     b, c = sides["baseline"], sides["candidate"]
     notes = [*b.notes, *c.notes]
+    c_records, adopted = adopt_named_probe(c.records, b.records, "candidate", "baseline")
+    b_records, adopted_b = adopt_named_probe(b.records, c_records, "baseline", "candidate")
+    notes += adopted + adopted_b
+    pop_frames = [adopt_named_probe(f, c_records, "population", "candidate")[0] for f in pop_frames]
     notes += version_warnings(
         b.versions,
         c.versions,
-        baseline_templates=template_versions(b.records),
-        candidate_templates=template_versions(c.records),
+        baseline_templates=template_versions(b_records),
+        candidate_templates=template_versions(c_records),
     )
     if b.baseline is not None and b.baseline.config_fingerprint != cfg.fingerprint():
         notes.append(
@@ -410,7 +464,7 @@ def run_gate(
             "the verdict uses the settings given now"
         )
     pop = pd.concat(pop_frames, ignore_index=True) if pop_frames else None
-    verdict = gate_records(b.records, c.records, cfg, population=pop, warnings=notes)
+    verdict = gate_records(b_records, c_records, cfg, population=pop, warnings=notes)
     _emit(verdict, out, junit, markdown, json_path, comment, inputs)
     return verdict
 
@@ -452,6 +506,7 @@ def run_bless(
     config: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     out: Any = None,
+    probe: str | None = None,
 ) -> int:
     """Save ``run`` as a gate baseline file.
 
@@ -462,6 +517,7 @@ def run_bless(
         config: ``gate.yaml`` whose fingerprint the baseline records.
         overrides: Settings given on the command line.
         out: Stream for messages (default standard output).
+        probe: The probe of record-table records that name none (default ``unspecified``).
 
     Returns:
         The exit status: 0 written, 2 unusable input.
@@ -470,7 +526,7 @@ def run_bless(
     runs = [run] if isinstance(run, str) else list(run)
     try:
         cfg = load_config(config, **dict(overrides or {}))
-        side = load_gate_input(runs, model=model, side="baseline")
+        side = load_gate_input(runs, model=model, side="baseline", probe=probe)
         if not str(output).lower().endswith(".json"):
             raise GateInputError(f"-o {output}: a baseline file is .json")
         written = write_baseline(
@@ -529,6 +585,7 @@ def run_plan(
     baseline_model: str | None = None,
     candidate_model: str | None = None,
     out: Any = None,
+    probe: str | None = None,
 ) -> int:
     """Print (and optionally write as JSON) the gate's plan.
 
@@ -545,6 +602,7 @@ def run_plan(
         baseline_model: The model to take from a baseline run holding several.
         candidate_model: The same for the candidate.
         out: Stream (default standard output).
+        probe: The probe of record-table records that name none (default ``unspecified``).
 
     Returns:
         0, or 2 on unusable input.
@@ -555,14 +613,19 @@ def run_plan(
         wanted = _targets(targets)
         plan: GatePlan
         if baseline:
-            b = load_gate_input(list(baseline), model=baseline_model, side="baseline")
+            b = load_gate_input(list(baseline), model=baseline_model, side="baseline", probe=probe)
             c = None
             if candidate:
-                c = load_gate_input(list(candidate), model=candidate_model, side="candidate")
+                c = load_gate_input(
+                    list(candidate), model=candidate_model, side="candidate", probe=probe
+                )
+            c_records = None
+            if c is not None:
+                c_records, _ = adopt_named_probe(c.records, b.records, "candidate", "baseline")
             plan = plan_from_records(
                 b.records,
                 cfg,
-                candidate=c.records if c is not None else None,
+                candidate=c_records,
                 correlation=correlation,
                 targets=wanted,
                 source=f"baseline {b.path}" + (f" and candidate {c.path}" if c else ""),
@@ -739,6 +802,17 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _add_probe(p: argparse.ArgumentParser, dest: str) -> None:
+    p.add_argument(
+        "--probe",
+        dest=dest,
+        metavar="PROBE",
+        help="the probe of a record table's records that name none (no probe column): "
+        "prospective, retrospective, ... Without it they are 'unspecified', as in `metacog "
+        "analyze`; where only the other side names its probe they take it, with a note",
+    )
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``gate`` (with ``bless`` and ``plan``) to the ``metacog`` command line."""
     p = sub.add_parser(
@@ -781,6 +855,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="NAME",
         help="MLflow experiment of --mlflow (default metacog-gate)",
     )
+    _add_probe(p, "probe")
     _add_settings(p)
     gate_sub = p.add_subparsers(dest="gate_command", metavar="[bless|plan|demo]")
     b = gate_sub.add_parser(
@@ -796,6 +871,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     b.add_argument("--model", help="model to take from a run with several")
     b.add_argument("--config", dest="bless_config", metavar="CONFIG", help="gate.yaml to record")
+    _add_probe(b, "bless_probe")
     _add_settings(b)
     pl = gate_sub.add_parser(
         "plan",
@@ -839,6 +915,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     pl.add_argument("--config", dest="plan_config", metavar="CONFIG", help="gate.yaml")
     pl.add_argument("--json", dest="plan_json", help="write the plan as JSON")
     pl.add_argument("--baseline-model", dest="plan_baseline_model", help="model to take")
+    _add_probe(pl, "plan_probe")
     _add_settings(pl)
     d = gate_sub.add_parser(
         "demo",
@@ -862,6 +939,7 @@ def run_command(args: argparse.Namespace) -> int:
             model=args.model,
             config=args.bless_config or args.config,
             overrides=overrides,
+            probe=args.bless_probe or args.probe,
         )
     if args.gate_command == "demo":
         return run_demo(args.demo_out)
@@ -877,6 +955,7 @@ def run_command(args: argparse.Namespace) -> int:
             targets=args.target,
             json_path=args.plan_json,
             baseline_model=args.plan_baseline_model,
+            probe=args.plan_probe or args.probe,
         )
     missing = [f"--{k}" for k in ("baseline", "candidate") if not getattr(args, k)]
     if missing:
@@ -898,6 +977,7 @@ def run_command(args: argparse.Namespace) -> int:
             baseline_model=args.baseline_model,
             candidate_model=args.candidate_model,
             population=args.population,
+            probe=args.probe,
         )
     except Exception:  # a crash must not read as a regression (exit 1) in CI
         import traceback

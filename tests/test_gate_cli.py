@@ -296,6 +296,52 @@ def test_bless_then_gate_against_the_baseline_file(runs: Path, tmp_path, metacog
     assert other.returncode == 0 and "blessed with other gate settings" in other.stdout
 
 
+def test_tables_without_a_probe_column_are_unspecified_and_take_a_named_probe(
+    runs: Path, tmp_path, metacog
+) -> None:
+    # A record table without a probe column: its records' probe is 'unspecified' in the
+    # baseline it blesses and in the verdict, as in `metacog analyze`; --probe declares it.
+    # Against a side that names its one probe (e.g. a baseline blessed before such tables
+    # were read so: it holds 'prospective'), they take that probe, with a note.
+    base = pd.read_parquet(runs / "base.parquet")
+    unnamed = base[base["probe"] == "prospective"].drop(columns="probe")
+    unnamed.to_csv(tmp_path / "noprobe.csv", index=False)  # (write_records names the probe)
+    write_records(base[base["probe"] == "prospective"], tmp_path / "named.parquet")
+    proc = metacog("gate", "bless", "noprobe.csv", "-o", "b.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "  squad/unspecified/verbal_binary: 400" in proc.stdout
+    assert set(read_baseline(tmp_path / "b.json").records["probe"]) == {"unspecified"}
+    config = ("--config", str(runs / "gate.yaml"), "--json", "v.json")
+    same = metacog("gate", "--baseline", "b.json", "--candidate", "noprobe.csv", *config,
+                   cwd=tmp_path)  # fmt: skip
+    assert same.returncode == 0, same.stdout
+    probes = {(t["benchmark"], t["probe"]) for t in _json(tmp_path / "v.json")["tests"]}
+    assert probes - {("squad", "solve"), ("mmlu_pro", "solve")} == {
+        ("squad", "unspecified"),
+        ("mmlu_pro", "unspecified"),
+    }
+    assert "name no probe" not in same.stdout
+    named = "named.parquet"
+    for args in (("--baseline", named, "--candidate", "noprobe.csv"),
+                 ("--baseline", "b.json", "--candidate", named)):  # fmt: skip
+        proc = metacog("gate", *args, *config, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout
+        side, other = ("candidate", "baseline") if args[1] == named else ("baseline", "candidate")
+        assert (
+            f"{side}: the records of squad (verbal_binary) name no probe; compared as the "
+            f"{other}'s 'prospective' (declare it with --probe prospective)"
+        ) in proc.stdout
+        probes = {t["probe"] for t in _json(tmp_path / "v.json")["tests"]}
+        assert probes == {"solve", "prospective"}
+    declared = metacog("gate", "--baseline", named, "--candidate", "noprobe.csv", "--probe",
+                       "prospective", *config, cwd=tmp_path)  # fmt: skip
+    assert declared.returncode == 0 and "name no probe" not in declared.stdout
+    blessed = metacog("gate", "bless", "noprobe.csv", "-o", "p.json", "--probe", "retrospective",
+                      cwd=tmp_path)  # fmt: skip
+    assert blessed.returncode == 0, blessed.stderr
+    assert set(read_baseline(tmp_path / "p.json").records["probe"]) == {"retrospective"}
+
+
 def test_baseline_files_round_trip_and_refuse_damage(tmp_path) -> None:
     recs = _sim().iloc[:50].copy()
     recs.loc[recs.index[:3], "confidence"] = np.nan  # unparseable
