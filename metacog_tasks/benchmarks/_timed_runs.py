@@ -1,0 +1,75 @@
+"""Sandboxed grading runs under a wall-clock limit: one verdict whatever the harness's
+concurrency.
+
+A wall-clock limit measures the machine as well as the code. lm-eval grades a task's items one
+after another; Inspect grades its samples in worker threads at the same time. So the same script
+can reach its limit in an Inspect run, starved by the other samples' sandboxes, and finish in an
+lm-eval run: a model's step then read ``timeout`` (wrong) in one harness only, and a gold run
+that timed out left its step ungraded (``targets_unavailable``) in one harness only.
+
+:func:`run_timed` settles it: a run that reached its wall-clock limit while other grading runs
+of this process were in flight is run once more alone (no other run of the process starts until
+it ends), and that second run is the verdict. A run that reached its limit alone is the verdict
+at once, as in a serial harness. Runs that finish within their limits are never repeated.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import fasteners
+
+from metacog_tasks.sandbox import SandboxResult
+
+__all__ = ["retries", "run_timed"]
+
+# Shared by every grading run of the process; a retry takes it exclusively. Writers are
+# preferred (fasteners' documented order), so a retry waits only for the runs already started.
+_RUNS = fasteners.ReaderWriterLock()
+_STATE = threading.Lock()
+_active = 0  # runs in flight
+_started = 0  # runs ever started (a change during a run means another one overlapped it)
+_retried = 0
+
+
+def retries() -> int:
+    """How many timed-out runs :func:`run_timed` has run again alone in this process."""
+    return _retried
+
+
+def _shared_run(run: Callable[[], SandboxResult]) -> tuple[SandboxResult, bool]:
+    """Run alongside other runs; also say whether any other run was in flight meanwhile."""
+    global _active, _started
+    with _RUNS.read_lock():
+        with _STATE:
+            _active += 1
+            _started += 1
+            first, alone = _started, _active == 1
+        try:
+            result = run()
+        finally:
+            with _STATE:
+                _active -= 1
+                alone = alone and _started == first
+    return result, not alone
+
+
+def run_timed(run: Callable[[], SandboxResult]) -> SandboxResult:
+    """Run a sandboxed grading script; a wall-clock timeout reached beside other runs of this
+    process is not a verdict: the script runs again alone, and that result is returned.
+
+    Args:
+        run: Starts the script and returns its result (each call a fresh run).
+
+    Returns:
+        The result of the run that decides: the first one, or the retry run alone.
+    """
+    global _retried
+    result, shared = _shared_run(run)
+    if not (result.timed_out and shared):
+        return result
+    with _RUNS.write_lock():
+        with _STATE:
+            _retried += 1
+        return run()
