@@ -475,7 +475,7 @@ def test_a_stuck_verify_in_a_thread_times_out_on_a_daemon(monkeypatch: pytest.Mo
 
     release = threading.Event()
 
-    def stuck(gold, answer, timeout_s):
+    def stuck(gold, answer, timeout_s, step_done=None):
         release.wait(10)
         return VerifyOutcome(True, "ok")
 

@@ -149,6 +149,45 @@ def test_timed_out_grading_same_records(tmp_path, monkeypatch) -> None:
     _compare(lm.records, ins.records)
 
 
+def test_timed_out_math_check_same_records(tmp_path, monkeypatch) -> None:
+    """A math-verify step over its limit reads ``timeout`` through both harnesses: lm-eval
+    grades in the main thread (math-verify's SIGALRM per step), Inspect in worker threads (a
+    helper thread watched step by step). Before, the helper thread had the three steps' budget
+    for any one of them, so Inspect graded ``ok`` what lm-eval recorded as ``timeout``."""
+    import math_verify
+    from inspect_ai import eval as inspect_eval
+    from math_verify.utils import timeout
+
+    from metacog_tasks.inspect_tasks import omni_math
+
+    real_parse = math_verify.parse
+
+    def parse(text, **kwargs):
+        if text == "$91$":  # the first item's gold: 1.5 s, over the 1 s limit of each step
+            timeout(kwargs.get("parsing_timeout"))(time.sleep)(1.5)
+        return real_parse(text, **kwargs)
+
+    monkeypatch.setattr(math_verify, "parse", parse)
+    meta = {
+        "metacog_data": "bundled",
+        "metacog_confidence": "verbal",
+        "metacog_options": {"omni_math": {"verify_timeout_s": 1}},
+    }
+    lm_dir = _lm_eval_in_process(tmp_path, "m03", ["metacog_omni_math"], meta, limit=2)
+    inspect_eval(
+        omni_math(data="bundled", confidence="verbal", verify_timeout_s=1),
+        model="metacog-sim/m03",
+        limit=2,
+        display="none",
+        log_dir=str(tmp_path / "inspect"),
+    )
+    lm, ins = collect([lm_dir]), collect([tmp_path / "inspect"])
+    assert lm.n_bad == 0 and ins.n_bad == 0
+    status = dict(zip(ins.records["answer"], ins.records["grade_status"]))
+    assert sorted(status.values()) == ["ok", "timeout"], status
+    _compare(lm.records, ins.records)
+
+
 def _run(args: list[str], cwd: Path) -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
     proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)

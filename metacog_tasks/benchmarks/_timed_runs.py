@@ -1,30 +1,31 @@
-"""Sandboxed grading runs under a wall-clock limit: one verdict whatever the harness's
-concurrency.
+"""Grading steps under a wall-clock limit: one verdict whatever the harness's concurrency.
 
-A wall-clock limit measures the machine as well as the code. lm-eval grades a task's items one
-after another; Inspect grades its samples in worker threads at the same time. So the same script
-can reach its limit in an Inspect run, starved by the other samples' sandboxes, and finish in an
-lm-eval run: a model's step then read ``timeout`` (wrong) in one harness only, and a gold run
-that timed out left its step ungraded (``targets_unavailable``) in one harness only.
+A wall-clock limit measures the machine as well as the work. lm-eval grades a task's items one
+after another; Inspect grades its samples in worker threads at the same time. So the same
+SciCode script or math-verify check can reach its limit in an Inspect run, starved by the other
+samples' gradings, and finish in an lm-eval run: a model's step then read ``timeout`` (wrong) in
+one harness only, and a SciCode gold run that timed out left its step ungraded
+(``targets_unavailable``) in one harness only.
 
-:func:`run_timed` settles it: a run that reached its wall-clock limit while other grading runs
-of this process were in flight is run once more alone (no other run of the process starts until
-it ends), and that second run is the verdict. A run that reached its limit alone is the verdict
-at once, as in a serial harness. Runs that finish within their limits are never repeated.
+:func:`run_timed` settles it: a run that reached its limit while other timed gradings of this
+process were in flight is run once more alone (no other one starts until it ends), and that
+second run is the verdict. A run that reached its limit alone is the verdict at once, as in a
+serial harness. Runs that finish within their limits are never repeated.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TypeVar
 
 import fasteners
 
-from metacog_tasks.sandbox import SandboxResult
-
 __all__ = ["retries", "run_timed"]
 
-# Shared by every grading run of the process; a retry takes it exclusively. Writers are
+R = TypeVar("R")
+
+# Shared by every timed grading of the process; a retry takes it exclusively. Writers are
 # preferred (fasteners' documented order), so a retry waits only for the runs already started.
 _RUNS = fasteners.ReaderWriterLock()
 _STATE = threading.Lock()
@@ -38,7 +39,7 @@ def retries() -> int:
     return _retried
 
 
-def _shared_run(run: Callable[[], SandboxResult]) -> tuple[SandboxResult, bool]:
+def _shared_run(run: Callable[[], R]) -> tuple[R, bool]:
     """Run alongside other runs; also say whether any other run was in flight meanwhile."""
     global _active, _started
     with _RUNS.read_lock():
@@ -55,19 +56,21 @@ def _shared_run(run: Callable[[], SandboxResult]) -> tuple[SandboxResult, bool]:
     return result, not alone
 
 
-def run_timed(run: Callable[[], SandboxResult]) -> SandboxResult:
-    """Run a sandboxed grading script; a wall-clock timeout reached beside other runs of this
-    process is not a verdict: the script runs again alone, and that result is returned.
+def run_timed(run: Callable[[], R], timed_out: Callable[[R], bool]) -> R:
+    """Run a timed grading step; a time limit reached beside other timed runs of this process
+    is not a verdict: the step runs again alone, and that result is returned.
 
     Args:
-        run: Starts the script and returns its result (each call a fresh run).
+        run: Does the work and returns its result (each call a fresh run). It must not call
+            :func:`run_timed` itself.
+        timed_out: Whether a result says that the run reached its time limit.
 
     Returns:
         The result of the run that decides: the first one, or the retry run alone.
     """
     global _retried
     result, shared = _shared_run(run)
-    if not (result.timed_out and shared):
+    if not (timed_out(result) and shared):
         return result
     with _RUNS.write_lock():
         with _STATE:

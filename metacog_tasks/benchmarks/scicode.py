@@ -237,6 +237,10 @@ def build_target_script(item: Item, gold_code: str, prior_code: str = "") -> str
     return _capture_script(item, gold_code, prior_code, "targets_out.json", strict=True)
 
 
+def _timed_out(result: SandboxResult) -> bool:
+    return result.timed_out
+
+
 class SciCode(TemplatedBenchmark):
     """SciCode sub-steps, graded by running the model's function in the sandbox.
 
@@ -466,7 +470,9 @@ class SciCode(TemplatedBenchmark):
                 self._target_errors[item.item_id] = f"not in {self.h5_path}: {exc}"
         elif self.regenerate_targets and item.target and self._prior_gold(item) is not None:
             script = build_target_script(item, item.target, self._prior_gold(item) or "")
-            res = run_timed(lambda: self.run_script(script, collect=("targets_out.json",)))
+            res = run_timed(
+                lambda: self.run_script(script, collect=("targets_out.json",)), _timed_out
+            )
             if res.ok and "targets_out.json" in res.files:
                 try:
                     values = [v for _, v in load_values(res.files["targets_out.json"])]
@@ -535,7 +541,7 @@ class SciCode(TemplatedBenchmark):
             )
         prior = self._prior_gold(item) or ""
         script = build_test_script(item, code, prior)
-        res = run_timed(lambda: self.run_script(script, collect=(OUTPUTS,)))
+        res = run_timed(lambda: self.run_script(script, collect=(OUTPUTS,)), _timed_out)
         if res.killed_reason == "start_failed":  # before any model code ran: the grader's
             return Grade(math.nan, "sandbox_error", code, details={"reason": res.stderr[-1000:]})
         tests, status = self._compare(item, targets, res.files.get(OUTPUTS))
