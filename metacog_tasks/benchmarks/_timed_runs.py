@@ -10,7 +10,8 @@ one harness only, and a SciCode gold run that timed out left its step ungraded
 :func:`run_timed` settles it: a run that reached its limit while other timed gradings of this
 process were in flight is run once more alone (no other one starts until it ends), and that
 second run is the verdict. A run that reached its limit alone is the verdict at once, as in a
-serial harness. Runs that finish within their limits are never repeated.
+serial harness. Runs that finish within their limits are never repeated. A SciCode gold run is
+trusted reference code, so any failure of it beside other runs is retried alone.
 """
 
 from __future__ import annotations
@@ -56,21 +57,23 @@ def _shared_run(run: Callable[[], R]) -> tuple[R, bool]:
     return result, not alone
 
 
-def run_timed(run: Callable[[], R], timed_out: Callable[[R], bool]) -> R:
-    """Run a timed grading step; a time limit reached beside other timed runs of this process
-    is not a verdict: the step runs again alone, and that result is returned.
+def run_timed(run: Callable[[], R], load_failure: Callable[[R], bool]) -> R:
+    """Run a timed grading step; a time limit reached (or another failure the load can cause)
+    beside other timed runs of this process is not a verdict: the step runs again alone, and
+    that result is returned.
 
     Args:
         run: Does the work and returns its result (each call a fresh run). It must not call
             :func:`run_timed` itself.
-        timed_out: Whether a result says that the run reached its time limit.
+        load_failure: Whether a result may be the load's doing: the run reached its time
+            limit, or (for trusted reference code) failed at all.
 
     Returns:
         The result of the run that decides: the first one, or the retry run alone.
     """
     global _retried
     result, shared = _shared_run(run)
-    if not (timed_out(result) and shared):
+    if not (load_failure(result) and shared):
         return result
     with _RUNS.write_lock():
         with _STATE:

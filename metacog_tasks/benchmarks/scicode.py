@@ -237,8 +237,15 @@ def build_target_script(item: Item, gold_code: str, prior_code: str = "") -> str
     return _capture_script(item, gold_code, prior_code, "targets_out.json", strict=True)
 
 
-def _timed_out(result: SandboxResult) -> bool:
-    return result.timed_out
+def _model_run_starved(result: SandboxResult) -> bool:
+    """A test run's failures that the load can cause: its time limit, a sandbox that did not
+    start. (Anything else the model's code did is its own.)"""
+    return result.timed_out or result.killed_reason == "start_failed"
+
+
+def _gold_run_failed(result: SandboxResult) -> bool:
+    """Any failure of a gold run: the reference code is expected to run."""
+    return not result.ok
 
 
 class SciCode(TemplatedBenchmark):
@@ -247,9 +254,10 @@ class SciCode(TemplatedBenchmark):
     Args:
         h5_path: SciCode's ``test_data.h5`` (the targets of every test case); optional.
         timeout_s: Wall-clock limit of one step's test script (and of a gold run). A run
-            that reaches it while other grading runs of the process were in flight runs once
-            more alone, and that run decides (``_timed_runs.run_timed``): Inspect's concurrent
-            grading and lm-eval's serial grading reach the same verdict.
+            that reaches it (or does not start; for a gold run, fails at all) while other
+            grading runs of the process were in flight runs once more alone, and that run
+            decides (``_timed_runs.run_timed``): Inspect's concurrent grading and lm-eval's
+            serial grading reach the same verdict.
         memory_mb: Address-space limit of the script.
         with_background: Include the scientific background of each step in the prompt.
         regenerate_targets: Regenerate targets from ``ground_truth_code`` when there is no h5
@@ -471,7 +479,7 @@ class SciCode(TemplatedBenchmark):
         elif self.regenerate_targets and item.target and self._prior_gold(item) is not None:
             script = build_target_script(item, item.target, self._prior_gold(item) or "")
             res = run_timed(
-                lambda: self.run_script(script, collect=("targets_out.json",)), _timed_out
+                lambda: self.run_script(script, collect=("targets_out.json",)), _gold_run_failed
             )
             if res.ok and "targets_out.json" in res.files:
                 try:
@@ -541,7 +549,7 @@ class SciCode(TemplatedBenchmark):
             )
         prior = self._prior_gold(item) or ""
         script = build_test_script(item, code, prior)
-        res = run_timed(lambda: self.run_script(script, collect=(OUTPUTS,)), _timed_out)
+        res = run_timed(lambda: self.run_script(script, collect=(OUTPUTS,)), _model_run_starved)
         if res.killed_reason == "start_failed":  # before any model code ran: the grader's
             return Grade(math.nan, "sandbox_error", code, details={"reason": res.stderr[-1000:]})
         tests, status = self._compare(item, targets, res.files.get(OUTPUTS))
