@@ -417,6 +417,9 @@ def test_wrap_leaves_delimited_latex_alone() -> None:
 def test_verify_outcomes_and_the_calls_to_math_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     import math_verify
 
+    from metacog_tasks.benchmarks._math import _warm_up
+
+    _warm_up()  # once a process, untimed: first in a fresh worker it would be recorded below
     calls: list[tuple[str, dict]] = []
     real_parse, real_verify = math_verify.parse, math_verify.verify
 
@@ -475,7 +478,7 @@ def test_a_stuck_verify_in_a_thread_times_out_on_a_daemon(monkeypatch: pytest.Mo
 
     release = threading.Event()
 
-    def stuck(gold, answer, timeout_s):
+    def stuck(gold, answer, timeout_s, step_done=None):
         release.wait(10)
         return VerifyOutcome(True, "ok")
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +22,7 @@ import pytest
 
 from metacog_metrics.records import KEY_COLUMNS, read_records
 from metacog_tasks.collect import collect
+from metacog_tasks.sandbox import SandboxResult
 
 # Inspect's own retry set-up warns on every model call (tenacity API change).
 pytestmark = pytest.mark.filterwarnings(
@@ -40,7 +43,9 @@ def _compare(lm: pd.DataFrame, ins: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a, b, check_dtype=False)
 
 
-def _lm_eval_in_process(tmp_path: Path, model: str, tasks: list[str], meta: dict) -> Path:
+def _lm_eval_in_process(
+    tmp_path: Path, model: str, tasks: list[str], meta: dict, limit: int | None = None
+) -> Path:
     from metacog_tasks.lmeval.runner import run_lmeval
 
     out = tmp_path / "lm"
@@ -49,6 +54,7 @@ def _lm_eval_in_process(tmp_path: Path, model: str, tasks: list[str], meta: dict
         tasks,
         output_path=out,
         metadata=meta,
+        limit=limit,
     )
     return out
 
@@ -76,6 +82,109 @@ def test_same_records_in_process(tmp_path) -> None:
     lm, ins = collect([lm_dir]), collect([tmp_path / "inspect"])
     assert lm.n_bad == 0 and ins.n_bad == 0
     assert set(ins.records["benchmark"]) == {"mmlu_pro", "mathbench"}
+    _compare(lm.records, ins.records)
+
+
+class _Contention:
+    """``run_python`` on a machine that runs one sandbox at a time within its limit: a run
+    that overlaps another one of the process reaches its wall-clock limit (as a starved run
+    does under load), a run alone is the real run. Nothing burns CPU: the overlap is counted."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+        self.lock = threading.Lock()
+        self.active = 0
+        self.started = 0
+        self.timeouts = 0
+
+    def __call__(self, code: str, **kwargs):
+        with self.lock:
+            self.active += 1
+            self.started += 1
+            first, alone = self.started, self.active == 1
+        try:
+            time.sleep(0.2)  # long enough for concurrently graded samples to overlap
+            result = self.real(code, **kwargs)
+        finally:
+            with self.lock:
+                self.active -= 1
+                alone = alone and self.started == first
+        if alone:
+            return result
+        with self.lock:
+            self.timeouts += 1
+        limit = kwargs["timeout_s"]
+        return SandboxResult(-9, "", "", True, "timeout", limit, result.isolation)
+
+
+def test_timed_out_grading_same_records(tmp_path, monkeypatch) -> None:
+    """A grading run that reaches its time limit under load is recorded the same through both
+    harnesses: Inspect grades its samples at the same time (their sandboxes overlap and time
+    out here), lm-eval one after another (they never do); a run that timed out beside others
+    runs again alone, so both record the grades of runs alone (before, Inspect left the steps
+    whose gold run timed out ungraded, NaN, where lm-eval graded them)."""
+    from inspect_ai import eval as inspect_eval
+
+    from metacog_tasks.benchmarks import _timed_runs, scicode
+    from metacog_tasks.inspect_tasks import scicode as scicode_task
+
+    contention = _Contention(scicode.run_python)
+    monkeypatch.setattr(scicode, "run_python", contention)
+    meta = {"metacog_data": "bundled", "metacog_confidence": "verbal"}
+    lm_dir = _lm_eval_in_process(tmp_path, "m03", ["metacog_scicode"], meta, limit=3)
+    assert contention.timeouts == 0  # lm-eval: one run at a time
+    retries = _timed_runs.retries()
+    inspect_eval(
+        scicode_task(data="bundled", confidence="verbal"),
+        model="metacog-sim/m03",
+        limit=3,
+        display="none",
+        log_dir=str(tmp_path / "inspect"),
+    )
+    assert contention.timeouts > 0  # Inspect: overlapping runs reached the limit ...
+    assert _timed_runs.retries() - retries == contention.timeouts  # ... and ran again alone
+    lm, ins = collect([lm_dir]), collect([tmp_path / "inspect"])
+    assert lm.n_bad == 0 and ins.n_bad == 0
+    assert len(ins.records) == 3 and ins.records["correct"].notna().all()
+    _compare(lm.records, ins.records)
+
+
+def test_timed_out_math_check_same_records(tmp_path, monkeypatch) -> None:
+    """A math-verify step over its limit reads ``timeout`` through both harnesses: lm-eval
+    grades in the main thread (math-verify's SIGALRM per step), Inspect in worker threads (a
+    helper thread watched step by step). Before, the helper thread had the three steps' budget
+    for any one of them, so Inspect graded ``ok`` what lm-eval recorded as ``timeout``."""
+    import math_verify
+    from inspect_ai import eval as inspect_eval
+    from math_verify.utils import timeout
+
+    from metacog_tasks.inspect_tasks import omni_math
+
+    real_parse = math_verify.parse
+
+    def parse(text, **kwargs):
+        if text == "$91$":  # the first item's gold: 1.5 s, over the 1 s limit of each step
+            timeout(kwargs.get("parsing_timeout"))(time.sleep)(1.5)
+        return real_parse(text, **kwargs)
+
+    monkeypatch.setattr(math_verify, "parse", parse)
+    meta = {
+        "metacog_data": "bundled",
+        "metacog_confidence": "verbal",
+        "metacog_options": {"omni_math": {"verify_timeout_s": 1}},
+    }
+    lm_dir = _lm_eval_in_process(tmp_path, "m03", ["metacog_omni_math"], meta, limit=2)
+    inspect_eval(
+        omni_math(data="bundled", confidence="verbal", verify_timeout_s=1),
+        model="metacog-sim/m03",
+        limit=2,
+        display="none",
+        log_dir=str(tmp_path / "inspect"),
+    )
+    lm, ins = collect([lm_dir]), collect([tmp_path / "inspect"])
+    assert lm.n_bad == 0 and ins.n_bad == 0
+    status = dict(zip(ins.records["answer"], ins.records["grade_status"]))
+    assert sorted(status.values()) == ["ok", "timeout"], status
     _compare(lm.records, ins.records)
 
 

@@ -7,7 +7,11 @@ import functools
 import math
 import re
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
+
+from metacog_tasks.benchmarks._timed_runs import run_timed
 
 __all__ = [
     "VerifyOutcome",
@@ -146,17 +150,24 @@ def _warm_up() -> None:
     verify(gold, parse("$\\boxed{0.5}$", parsing_timeout=untimed), timeout_seconds=untimed)
 
 
-def _verify_now(gold: str, answer: str, timeout_s: int | None) -> VerifyOutcome:
+def _verify_now(
+    gold: str, answer: str, timeout_s: int | None, step_done: Callable[[], None] | None = None
+) -> VerifyOutcome:
+    """The three steps (parse the gold, parse the answer, compare), each under math-verify's own
+    ``timeout_s``; ``step_done`` is called after each of the first two."""
     from math_verify import parse, verify
     from math_verify.errors import TimeoutException
 
+    done = step_done or (lambda: None)
     try:
         gold_parsed = parse(_wrap(gold), parsing_timeout=timeout_s, raise_on_error=True)
+        done()
         if not gold_parsed:
             return VerifyOutcome(None, "gold_unparseable", gold)
         pred_parsed = parse(
             f"$\\boxed{{{answer}}}$", parsing_timeout=timeout_s, raise_on_error=True
         )
+        done()
         if not pred_parsed:
             return VerifyOutcome(None, "answer_unparseable", answer)
         ok = verify(gold_parsed, pred_parsed, timeout_seconds=timeout_s, raise_on_error=True)
@@ -167,16 +178,54 @@ def _verify_now(gold: str, answer: str, timeout_s: int | None) -> VerifyOutcome:
         return VerifyOutcome(None, "error", f"{type(exc).__name__}: {exc}"[:200])
 
 
+def _verify_in_helper(gold: str, answer: str, timeout_s: float) -> VerifyOutcome:
+    """:func:`_verify_now` in a helper thread, watched step by step: each step gets
+    ``timeout_s`` from the end of the previous one, the budget SIGALRM gives each step in the
+    main thread. A step over it is abandoned (it finishes in the background) as ``timeout``."""
+    box: dict[str, Any] = {}
+    last = [time.monotonic()]  # when the running step started
+
+    def step_done() -> None:
+        last[0] = time.monotonic()
+
+    def run() -> None:
+        box["out"] = _verify_now(gold, answer, None, step_done)
+
+    worker = threading.Thread(target=run, daemon=True, name="metacog-math-verify")
+    worker.start()
+    while True:
+        worker.join(max(0.0, last[0] + timeout_s - time.monotonic()))
+        if not worker.is_alive():
+            return box.get("out", VerifyOutcome(None, "timeout"))
+        if time.monotonic() >= last[0] + timeout_s:
+            return VerifyOutcome(None, "timeout")
+
+
+def _verify_once(gold: str, answer: str, timeout_s: int) -> VerifyOutcome:
+    if threading.current_thread() is threading.main_thread():
+        return _verify_now(gold, answer, timeout_s)
+    return _verify_in_helper(gold, answer, timeout_s)
+
+
+def _timed_out(outcome: VerifyOutcome) -> bool:
+    return outcome.status == "timeout"
+
+
 def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome:
     """Whether ``answer`` is mathematically equal to ``gold``, with math-verify.
 
     The gold is wrapped in ``$...$`` (unless already delimited) and the answer in
     ``\\boxed{}`` so that both parse as LaTeX. A text that would evaluate to an integer of more
     than :data:`MAX_DIGITS` digits (a power tower, a huge factorial) is not handed to
-    math-verify at all (status ``too_large``; see :func:`too_large`). math-verify's own
-    timeouts use ``SIGALRM``, which only works in the main thread; elsewhere (Inspect's and many
-    harnesses' worker threads) the call runs in a helper thread joined with ``timeout_s``, and a
-    timed-out call is abandoned (it finishes in the background) and reported as ``timeout``.
+    math-verify at all (status ``too_large``; see :func:`too_large`). Each of the three steps
+    (parse the gold, parse the answer, compare) gets ``timeout_s`` seconds. math-verify's own
+    timeouts use ``SIGALRM``, which only works in the main thread (lm-eval grades there);
+    elsewhere (Inspect's and many harnesses' worker threads) the call runs in a helper thread
+    watched step by step with the same budget, and a timed-out step is abandoned (it finishes in
+    the background) and reported as ``timeout``. Inspect grades its samples at the same time:
+    a check that timed out while other timed gradings of the process were running is run once
+    more alone, and that run decides (:func:`~metacog_tasks.benchmarks._timed_runs.run_timed`),
+    so that both harnesses time out on the same answers.
 
     Args:
         gold: Gold answer (LaTeX or plain).
@@ -191,14 +240,4 @@ def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome
         if reason is not None:
             return VerifyOutcome(None, status, reason)
     _warm_up()
-    if threading.current_thread() is threading.main_thread():
-        return _verify_now(gold, answer, timeout_s)
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        box["out"] = _verify_now(gold, answer, None)
-
-    worker = threading.Thread(target=run, daemon=True, name="metacog-math-verify")
-    worker.start()
-    worker.join(3 * timeout_s)
-    return box.get("out", VerifyOutcome(None, "timeout"))
+    return run_timed(lambda: _verify_once(gold, answer, timeout_s), _timed_out)

@@ -38,6 +38,7 @@ from metacog_tasks.benchmarks._scicode_support import (
     read_h5_targets,
     run_check,
 )
+from metacog_tasks.benchmarks._timed_runs import run_timed
 from metacog_tasks.benchmarks.base import Grade, Item, SimWording, TaskOption
 from metacog_tasks.sandbox import SandboxResult, run_python
 
@@ -236,12 +237,27 @@ def build_target_script(item: Item, gold_code: str, prior_code: str = "") -> str
     return _capture_script(item, gold_code, prior_code, "targets_out.json", strict=True)
 
 
+def _model_run_starved(result: SandboxResult) -> bool:
+    """A test run's failures that the load can cause: its time limit, a sandbox that did not
+    start. (Anything else the model's code did is its own.)"""
+    return result.timed_out or result.killed_reason == "start_failed"
+
+
+def _gold_run_failed(result: SandboxResult) -> bool:
+    """Any failure of a gold run: the reference code is expected to run."""
+    return not result.ok
+
+
 class SciCode(TemplatedBenchmark):
     """SciCode sub-steps, graded by running the model's function in the sandbox.
 
     Args:
         h5_path: SciCode's ``test_data.h5`` (the targets of every test case); optional.
-        timeout_s: Wall-clock limit of one step's test script.
+        timeout_s: Wall-clock limit of one step's test script (and of a gold run). A run
+            that reaches it (or does not start; for a gold run, fails at all) while other
+            grading runs of the process were in flight runs once more alone, and that run
+            decides (``_timed_runs.run_timed``): Inspect's concurrent grading and lm-eval's
+            serial grading reach the same verdict.
         memory_mb: Address-space limit of the script.
         with_background: Include the scientific background of each step in the prompt.
         regenerate_targets: Regenerate targets from ``ground_truth_code`` when there is no h5
@@ -462,7 +478,9 @@ class SciCode(TemplatedBenchmark):
                 self._target_errors[item.item_id] = f"not in {self.h5_path}: {exc}"
         elif self.regenerate_targets and item.target and self._prior_gold(item) is not None:
             script = build_target_script(item, item.target, self._prior_gold(item) or "")
-            res = self.run_script(script, collect=("targets_out.json",))
+            res = run_timed(
+                lambda: self.run_script(script, collect=("targets_out.json",)), _gold_run_failed
+            )
             if res.ok and "targets_out.json" in res.files:
                 try:
                     values = [v for _, v in load_values(res.files["targets_out.json"])]
@@ -505,7 +523,8 @@ class SciCode(TemplatedBenchmark):
         Wrong (``correct`` 0) whenever the model's side is at fault, with a status that says
         why: ``ok`` (every output was compared), ``incomparable`` (an output lacks the
         target's type, length, shape or kind), ``no_outputs``, ``unreadable_outputs`` (not
-        the codec's, or past a decoding limit), ``timeout``, ``unextractable``. Ungraded
+        the codec's, or past a decoding limit), ``timeout`` (the limit reached by a run alone,
+        :func:`~metacog_tasks.benchmarks._timed_runs.run_timed`), ``unextractable``. Ungraded
         (``correct`` NaN) only when the grader's side fails: ``targets_unavailable``, or
         ``sandbox_error`` (the run never started).
         """
@@ -529,7 +548,8 @@ class SciCode(TemplatedBenchmark):
                 details={"reason": f"test cases {unsplit} cannot be graded outside the sandbox"},
             )
         prior = self._prior_gold(item) or ""
-        res = self.run_script(build_test_script(item, code, prior), collect=(OUTPUTS,))
+        script = build_test_script(item, code, prior)
+        res = run_timed(lambda: self.run_script(script, collect=(OUTPUTS,)), _model_run_starved)
         if res.killed_reason == "start_failed":  # before any model code ran: the grader's
             return Grade(math.nan, "sandbox_error", code, details={"reason": res.stderr[-1000:]})
         tests, status = self._compare(item, targets, res.files.get(OUTPUTS))
