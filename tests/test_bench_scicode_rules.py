@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -445,6 +446,41 @@ def test_reading_the_outputs(
     passed = messages.count("")
     assert g.correct == float(passed == 2) and g.score == passed / 2
     assert g.status == status and g.graded
+
+
+def test_a_models_timeout_beside_others_is_its_verdict(monkeypatch, items) -> None:
+    """A policy's endless loop reaches the time limit while another grading run is in flight:
+    it reads ``timeout`` at once, with no second run alone (that would hold every other
+    grading of the process for a whole limit per such answer)."""
+    from metacog_tasks.benchmarks import _timed_runs
+
+    canned = Canned(_ok(3.0, 4.5), None, returncode=-9, timed_out=True, killed_reason="timeout")
+    in_flight: list[int] = []
+
+    def run(script: str, **kwargs: Any) -> SandboxResult:
+        in_flight.append(_timed_runs._active)  # the runs in flight as this one runs
+        return canned(script, **kwargs)
+
+    monkeypatch.setattr(sc, "run_python", run)
+    bench = get_benchmark("scicode")
+    inside, release = threading.Event(), threading.Event()
+
+    def neighbour() -> None:  # another sample's grading, in flight the whole time
+        _timed_runs.run_timed(lambda: (inside.set(), release.wait(20)), lambda r: False)
+
+    other = threading.Thread(target=neighbour)
+    other.start()
+    try:
+        assert inside.wait(20)
+        before = _timed_runs.retries()
+        g = bench.grade(items[0], bench.reference_response(items[0]))
+    finally:
+        release.set()
+        other.join(20)
+    assert (g.correct, g.status) == (0.0, "timeout")
+    assert in_flight == [2, 2]  # the gold run and the test run, each beside the neighbour
+    assert ["targets_out.json" in kw["collect"] for _, kw in canned.calls] == [True, False]
+    assert _timed_runs.retries() == before  # the timed-out test run was not run again
 
 
 def test_a_run_that_never_started_is_ungraded(monkeypatch, items) -> None:

@@ -86,9 +86,11 @@ def test_same_records_in_process(tmp_path) -> None:
 
 
 class _Contention:
-    """``run_python`` on a machine that runs one sandbox at a time within its limit: a run
-    that overlaps another one of the process reaches its wall-clock limit (as a starved run
-    does under load), a run alone is the real run. Nothing burns CPU: the overlap is counted."""
+    """``run_python`` on a machine that runs one sandbox at a time within its limit: a gold run
+    (it collects the targets) that overlaps another run of the process reaches its wall-clock
+    limit (as a starved run does under load), a run alone is the real run. Nothing burns CPU:
+    the overlap is counted. The model's runs overlap too and are real: a model's timeout is its
+    own verdict, never retried (see ``test_a_models_timeout_beside_others_is_its_verdict``)."""
 
     def __init__(self, real) -> None:
         self.real = real
@@ -109,7 +111,7 @@ class _Contention:
             with self.lock:
                 self.active -= 1
                 alone = alone and self.started == first
-        if alone:
+        if alone or "targets_out.json" not in kwargs.get("collect", ()):
             return result
         with self.lock:
             self.timeouts += 1
@@ -121,8 +123,9 @@ def test_timed_out_grading_same_records(tmp_path, monkeypatch) -> None:
     """A grading run that reaches its time limit under load is recorded the same through both
     harnesses: Inspect grades its samples at the same time (their sandboxes overlap and time
     out here), lm-eval one after another (they never do); a run that timed out beside others
-    runs again alone, so both record the grades of runs alone (before, Inspect left the steps
-    whose gold run timed out ungraded, NaN, where lm-eval graded them)."""
+    runs again alone when it is a gold run, so both record the same targets and grades (before,
+    Inspect left the steps whose gold run timed out ungraded, NaN, where lm-eval graded
+    them)."""
     from inspect_ai import eval as inspect_eval
 
     from metacog_tasks.benchmarks import _timed_runs, scicode

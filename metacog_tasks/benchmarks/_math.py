@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from metacog_tasks.benchmarks._timed_runs import run_timed
-
 __all__ = [
     "VerifyOutcome",
     "last_boxed",
@@ -207,10 +205,6 @@ def _verify_once(gold: str, answer: str, timeout_s: int) -> VerifyOutcome:
     return _verify_in_helper(gold, answer, timeout_s)
 
 
-def _timed_out(outcome: VerifyOutcome) -> bool:
-    return outcome.status == "timeout"
-
-
 def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome:
     """Whether ``answer`` is mathematically equal to ``gold``, with math-verify.
 
@@ -222,10 +216,9 @@ def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome
     timeouts use ``SIGALRM``, which only works in the main thread (lm-eval grades there);
     elsewhere (Inspect's and many harnesses' worker threads) the call runs in a helper thread
     watched step by step with the same budget, and a timed-out step is abandoned (it finishes in
-    the background) and reported as ``timeout``. Inspect grades its samples at the same time:
-    a check that timed out while other timed gradings of the process were running is run once
-    more alone, and that run decides (:func:`~metacog_tasks.benchmarks._timed_runs.run_timed`),
-    so that both harnesses time out on the same answers.
+    the background) and reported as ``timeout``. A timed-out check is not run again: the answer
+    is the model's, and a rerun alone would let answers built to parse slowly stall every other
+    grading (and leave a second abandoned thread).
 
     Args:
         gold: Gold answer (LaTeX or plain).
@@ -240,4 +233,4 @@ def verify_latex(gold: str, answer: str, *, timeout_s: int = 5) -> VerifyOutcome
         if reason is not None:
             return VerifyOutcome(None, status, reason)
     _warm_up()
-    return run_timed(lambda: _verify_once(gold, answer, timeout_s), _timed_out)
+    return _verify_once(gold, answer, timeout_s)

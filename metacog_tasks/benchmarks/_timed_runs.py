@@ -7,11 +7,14 @@ samples' gradings, and finish in an lm-eval run: a model's step then read ``time
 one harness only, and a SciCode gold run that timed out left its step ungraded
 (``targets_unavailable``) in one harness only.
 
-:func:`run_timed` settles it: a run that reached its limit while other timed gradings of this
-process were in flight is run once more alone (no other one starts until it ends), and that
-second run is the verdict. A run that reached its limit alone is the verdict at once, as in a
-serial harness. Runs that finish within their limits are never repeated. A SciCode gold run is
-trusted reference code, so any failure of it beside other runs is retried alone.
+:func:`run_timed` settles it for the failures that cannot be the model's doing: such a run that
+failed while other timed gradings of this process were in flight is run once more alone (no
+other one starts until it ends), and that second run is the verdict. A run that failed alone is
+the verdict at once, as in a serial harness; runs that succeed are never repeated. The callers
+choose which failures qualify: any failure of a SciCode gold run (trusted reference code), a
+sandbox that did not start. A model's own time limit is its verdict and is not retried: the
+code is the policy's, and a run alone for each of its timeouts would let a policy that writes
+endless loops hold every other grading of the process for a whole limit per answer.
 """
 
 from __future__ import annotations

@@ -237,10 +237,10 @@ def build_target_script(item: Item, gold_code: str, prior_code: str = "") -> str
     return _capture_script(item, gold_code, prior_code, "targets_out.json", strict=True)
 
 
-def _model_run_starved(result: SandboxResult) -> bool:
-    """A test run's failures that the load can cause: its time limit, a sandbox that did not
-    start. (Anything else the model's code did is its own.)"""
-    return result.timed_out or result.killed_reason == "start_failed"
+def _model_run_not_started(result: SandboxResult) -> bool:
+    """A test run's failure that is the grader's side: a sandbox that did not start. (Its time
+    limit is the model's own: retrying it alone would let endless loops stall the grading.)"""
+    return result.killed_reason == "start_failed"
 
 
 def _gold_run_failed(result: SandboxResult) -> bool:
@@ -253,11 +253,12 @@ class SciCode(TemplatedBenchmark):
 
     Args:
         h5_path: SciCode's ``test_data.h5`` (the targets of every test case); optional.
-        timeout_s: Wall-clock limit of one step's test script (and of a gold run). A run
-            that reaches it (or does not start; for a gold run, fails at all) while other
+        timeout_s: Wall-clock limit of one step's test script (and of a gold run). A gold
+            run that fails in any way, or a test run that does not start, while other
             grading runs of the process were in flight runs once more alone, and that run
             decides (``_timed_runs.run_timed``): Inspect's concurrent grading and lm-eval's
-            serial grading reach the same verdict.
+            serial grading get the same targets. A test run that reaches the limit is
+            ``timeout`` whatever ran beside it.
         memory_mb: Address-space limit of the script.
         with_background: Include the scientific background of each step in the prompt.
         regenerate_targets: Regenerate targets from ``ground_truth_code`` when there is no h5
@@ -523,8 +524,7 @@ class SciCode(TemplatedBenchmark):
         Wrong (``correct`` 0) whenever the model's side is at fault, with a status that says
         why: ``ok`` (every output was compared), ``incomparable`` (an output lacks the
         target's type, length, shape or kind), ``no_outputs``, ``unreadable_outputs`` (not
-        the codec's, or past a decoding limit), ``timeout`` (the limit reached by a run alone,
-        :func:`~metacog_tasks.benchmarks._timed_runs.run_timed`), ``unextractable``. Ungraded
+        the codec's, or past a decoding limit), ``timeout``, ``unextractable``. Ungraded
         (``correct`` NaN) only when the grader's side fails: ``targets_unavailable``, or
         ``sandbox_error`` (the run never started).
         """
@@ -549,7 +549,7 @@ class SciCode(TemplatedBenchmark):
             )
         prior = self._prior_gold(item) or ""
         script = build_test_script(item, code, prior)
-        res = run_timed(lambda: self.run_script(script, collect=(OUTPUTS,)), _model_run_starved)
+        res = run_timed(lambda: self.run_script(script, collect=(OUTPUTS,)), _model_run_not_started)
         if res.killed_reason == "start_failed":  # before any model code ran: the grader's
             return Grade(math.nan, "sandbox_error", code, details={"reason": res.stderr[-1000:]})
         tests, status = self._compare(item, targets, res.files.get(OUTPUTS))
