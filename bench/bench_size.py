@@ -37,16 +37,46 @@ every model answered, as the analysis runs it. The README's figures came from
     python bench/bench_size.py --ragged power --items 400 --reps 200 --complete-case
 
 (the available-case cells the README quotes are Rasch at random and by difficulty, and the
-per-model slopes at random; one to five minutes a cell on a loaded core). ``--block-size``
-sets the items per block of the strata (default 10, the test's own): at 400 complete items the
-size stays at 0.062-0.098 with blocks of 2, 3, 5 or 10 (item-level 2PL, 3PL, per-model slopes
-log-sd 1.0; 400 replicates each), so the small-sample excess is not the blocks' width.
-``--oracle-items N`` builds the strata from model slopes and intercepts fitted on ``N`` more
-items of the same population: with 10,000 more, the size at 400 items falls to 0.065-0.068
-in the same three settings (0.085-0.090 with the parameters fitted on the 400 items): most of
-the excess comes from the noise of the fitted model parameters. Fitting them otherwise from the
-same items does not remove it (400 items, 400 replicates; item-level 2PL, 3PL, per-model slopes
-log-sd 1.0; the test's own: 0.090, 0.085, 0.085):
+per-model slopes at random; one to five minutes a cell on a loaded core).
+
+**The small-sample excess.** At 400 complete items the 400-replicate cells cannot tell 0.06 from
+0.09; 4,000 replicates a cell (intervals about +-0.008) can:
+
+    python bench/bench_size.py --ragged size --items 400 --reps 4000 --missing complete \
+        --block-size B
+
+    blocks of            10      5      3      2
+    Rasch             0.054  0.053      -  0.051
+    item-level 2PL    0.078  0.069  0.061  0.057
+    3PL               0.087  0.076  0.066  0.058
+    per-model 0.5     0.052  0.053      -  0.052
+    per-model 1.0     0.059  0.055      -  0.056
+    power at private 0.1 (``--ragged power --reps 1000 --missing complete``; per-model 0.5)
+                      0.868  0.816  0.743  0.644   (0.988 or more at 0.2, 1.000 at 0.35)
+
+So at 400 items the size is 0.052-0.059 under per-model slopes (the 400-replicate 0.085 was
+Monte Carlo error) and too high when items differ in slope or allow guessing, from the width of
+the strata: a pass count holds about 20 of 400 items, which blocks of 10 cut into one or two
+blocks of ``v`` alone. Narrower blocks remove the excess and cost power at the smallest planted
+signal; the test keeps blocks of 10. ``--centring`` (400 replicates) measures where the null
+sits without Monte Carlo error in its mean (:func:`exact_null_mean`): the observed mean is
+above the exact permutation mean by 0.172, 0.239 and 0.087 null sd (item-level 2PL, 3PL,
+per-model slopes log-sd 1.0) with blocks of 10, by 0.038, 0.034 and 0.028 with blocks of 2;
+parameters fitted on 10,000 more items move it by only 0.019, 0.012 and 0.011 sd.
+
+The noise of the fitted model parameters is a small part. ``--oracle-items N`` builds the strata
+from model slopes and intercepts fitted on ``N`` more items of the same population: with
+10,000 more the item-level 2PL and 3PL rows are 0.074 (0.063-0.087) and 0.073 (0.062-0.085),
+2,000 replicates. ``--simex linear`` (or ``quadratic``) shifts every null draw by a SIMEX
+correction (:func:`simex_shift`: parametric-bootstrap noise of the parameters added at
+lambda = 0.5, 1 and 2 times, six draws each, the exact null mean extrapolated to lambda = -1);
+the shifts average +0.00001 to +0.00008 (sd 0.0005; the null sd is about 0.01): the null's
+mean does not move with the parameters' noise, and the rates stay where they were (400 items,
+400 replicates, the same replicates as the test's own 0.060, 0.090, 0.085, 0.068, 0.085 in the
+order of the table): linear 0.062, 0.095, 0.083, 0.060, 0.092; quadratic (item-level 2PL,
+3PL, per-model 1.0; a noisier extrapolation, shift sd 0.003) 0.113, 0.098, 0.102. Fitting the
+parameters otherwise from the same items does not help either (400 items, 400 replicates;
+item-level 2PL, 3PL, per-model slopes log-sd 1.0; the test's own: 0.090, 0.085, 0.085):
 
     --fit marginal        0.090, 0.107, 0.080  (marginal ML probit 2PL, EM on a quadrature)
     --fit marginal-prior  0.098, 0.107, 0.072  (the same, lognormal(0, 0.5) prior on slopes)
@@ -55,10 +85,7 @@ log-sd 1.0; the test's own: 0.090, 0.085, 0.085):
     --oracle-items 400 --oracle-apart
                           0.068, 0.102, 0.080  (fitted on 400 other items, not the tested ones)
 
-The marginal fit recovers the slopes better than the tetrachoric one (log-slope RMSE 0.045
-against 0.051 on 4,000 probit items), yet the size does not improve and the 3PL row gets worse
-(a 2PL fitted to guessing); parameters fitted apart from the tested items help the item-level
-2PL row only. None is adopted.
+None is adopted.
 """
 
 from __future__ import annotations
