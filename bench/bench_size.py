@@ -55,7 +55,8 @@ per-model slopes at random; one to five minutes a cell on a loaded core).
                       0.868  0.816  0.743  0.644   (0.988 or more at 0.2, 1.000 at 0.35)
 
 At 2,000 items blocks of 10 give 0.046, 0.060, 0.067, 0.053 and 0.048 in the order of the table
-(4,000 replicates), blocks of 2 give 0.053 and 0.055 for item-level 2PL and 3PL (1,000).
+(4,000 replicates), blocks of 2 give 0.053 and 0.055 for item-level 2PL and 3PL (1,000); the
+power at private 0.1 there is 1.000 with blocks of 10 and 0.998 with blocks of 2 (400).
 So at 400 items the size is 0.052-0.059 under per-model slopes (the 400-replicate 0.085 was
 Monte Carlo error) and too high when items differ in slope or allow guessing, from the width of
 the strata: a pass count holds about 20 of 400 items, which blocks of 10 cut into one or two
