@@ -27,7 +27,7 @@ items and the weak models), no private signal (size) or a planted one of 0.1, 0.
 (power), on each pair's shared items (available-case) or, with ``--complete-case``, on the items
 every model answered, as the analysis runs it. The README's figures came from
 
-    python bench/bench_size.py --ragged size --items 400,2000 --reps 400 --missing complete
+    python bench/bench_size.py --ragged size --items 400,2000 --reps 4000 --missing complete
     python bench/bench_size.py --ragged size --items 5000 --reps 400 --missing complete \
         --only per-model
     python bench/bench_size.py --ragged size --items 400 --reps 200 --only Rasch,"per-model \
@@ -37,16 +37,49 @@ every model answered, as the analysis runs it. The README's figures came from
     python bench/bench_size.py --ragged power --items 400 --reps 200 --complete-case
 
 (the available-case cells the README quotes are Rasch at random and by difficulty, and the
-per-model slopes at random; one to five minutes a cell on a loaded core). ``--block-size``
-sets the items per block of the strata (default 10, the test's own): at 400 complete items the
-size stays at 0.062-0.098 with blocks of 2, 3, 5 or 10 (item-level 2PL, 3PL, per-model slopes
-log-sd 1.0; 400 replicates each), so the small-sample excess is not the blocks' width.
-``--oracle-items N`` builds the strata from model slopes and intercepts fitted on ``N`` more
-items of the same population: with 10,000 more, the size at 400 items falls to 0.065-0.068
-in the same three settings (0.085-0.090 with the parameters fitted on the 400 items): most of
-the excess comes from the noise of the fitted model parameters. Fitting them otherwise from the
-same items does not remove it (400 items, 400 replicates; item-level 2PL, 3PL, per-model slopes
-log-sd 1.0; the test's own: 0.090, 0.085, 0.085):
+per-model slopes at random; one to five minutes a cell on a loaded core).
+
+**The small-sample excess.** At 400 complete items the 400-replicate cells cannot tell 0.06 from
+0.09; 4,000 replicates a cell (intervals about +-0.008) can:
+
+    python bench/bench_size.py --ragged size --items 400 --reps 4000 --missing complete \
+        --block-size B
+
+    blocks of            10      5      3      2
+    Rasch             0.054  0.053      -  0.051
+    item-level 2PL    0.078  0.069  0.061  0.057
+    3PL               0.087  0.076  0.066  0.058
+    per-model 0.5     0.052  0.053      -  0.052
+    per-model 1.0     0.059  0.055      -  0.056
+    power at private 0.1 (``--ragged power --reps 1000 --missing complete``; per-model 0.5)
+                      0.868  0.816  0.743  0.644   (0.988 or more at 0.2, 1.000 at 0.35)
+
+At 2,000 items blocks of 10 give 0.046, 0.060, 0.067, 0.053 and 0.048 in the order of the table
+(4,000 replicates), blocks of 2 give 0.053 and 0.055 for item-level 2PL and 3PL (1,000); the
+power at private 0.1 there is 1.000 with blocks of 10 and 0.998 with blocks of 2 (400).
+So at 400 items the size is 0.052-0.059 under per-model slopes (the 400-replicate 0.085 was
+Monte Carlo error) and too high when items differ in slope or allow guessing, from the width of
+the strata: a pass count holds about 20 of 400 items, which blocks of 10 cut into one or two
+blocks of ``v`` alone. Narrower blocks remove the excess and cost power at the smallest planted
+signal; the test keeps blocks of 10. ``--centring`` (400 replicates) measures where the null
+sits without Monte Carlo error in its mean (:func:`exact_null_mean`): the observed mean is
+above the exact permutation mean by 0.172, 0.239 and 0.087 null sd (item-level 2PL, 3PL,
+per-model slopes log-sd 1.0) with blocks of 10, by 0.038, 0.034 and 0.028 with blocks of 2;
+parameters fitted on 10,000 more items move it by only 0.019, 0.012 and 0.011 sd.
+
+The noise of the fitted model parameters is a small part. ``--oracle-items N`` builds the strata
+from model slopes and intercepts fitted on ``N`` more items of the same population: with
+10,000 more the item-level 2PL and 3PL rows are 0.074 (0.063-0.087) and 0.073 (0.062-0.085),
+2,000 replicates. ``--simex linear`` (or ``quadratic``) shifts every null draw by a SIMEX
+correction (:func:`simex_shift`: parametric-bootstrap noise of the parameters added at
+lambda = 0.5, 1 and 2 times, six draws each, the exact null mean extrapolated to lambda = -1);
+the shifts average +0.00001 to +0.00008 (sd 0.0005; the null sd is about 0.01): the null's
+mean does not move with the parameters' noise, and the rates stay where they were (400 items,
+400 replicates, the same replicates as the test's own 0.060, 0.090, 0.085, 0.068, 0.085 in the
+order of the table): linear 0.062, 0.095, 0.083, 0.060, 0.092; quadratic (item-level 2PL,
+3PL, per-model 1.0; a noisier extrapolation, shift sd 0.003) 0.113, 0.098, 0.102. Fitting the
+parameters otherwise from the same items does not help either (400 items, 400 replicates;
+item-level 2PL, 3PL, per-model slopes log-sd 1.0; the test's own: 0.090, 0.085, 0.085):
 
     --fit marginal        0.090, 0.107, 0.080  (marginal ML probit 2PL, EM on a quadrature)
     --fit marginal-prior  0.098, 0.107, 0.072  (the same, lognormal(0, 0.5) prior on slopes)
@@ -55,10 +88,7 @@ log-sd 1.0; the test's own: 0.090, 0.085, 0.085):
     --oracle-items 400 --oracle-apart
                           0.068, 0.102, 0.080  (fitted on 400 other items, not the tested ones)
 
-The marginal fit recovers the slopes better than the tetrachoric one (log-slope RMSE 0.045
-against 0.051 on 4,000 probit items), yet the size does not improve and the 3PL row gets worse
-(a 2PL fitted to guessing); parameters fitted apart from the tested items help the item-level
-2PL row only. None is adopted.
+None is adopted.
 """
 
 from __future__ import annotations
@@ -73,6 +103,7 @@ import numpy as np
 from scipy import special, stats
 
 from metacog_metrics._conventions import tie_tolerance
+from metacog_metrics.pairwise import tau_b_from_table
 from metacog_metrics.power import _curtailed_rejects, size_analysis
 from metacog_metrics.private_signal import (
     ModelParameters,
@@ -86,7 +117,7 @@ from metacog_metrics.private_signal import (
     pattern_strata,
     permutations_within,
 )
-from metacog_metrics.stratified import mean_taus, stratified_null_draws
+from metacog_metrics.stratified import _nanmean_last, mean_taus, stratified_null_draws
 
 INDEPENDENT = {
     "slopes sd 1.0": {"slope_sd": 1.0},
@@ -135,6 +166,9 @@ MISSING = {
 BLOCK_SIZE = 10  # --block-size
 FIT = "tetrachoric"  # --fit
 ORDER = "w-v"  # --order
+SIMEX = ""  # --simex: "", "linear" or "quadratic"
+SIMEX_LAMBDAS = (0.5, 1.0, 2.0)  # extra parameter noise, in multiples of the fitted noise
+SIMEX_DRAWS = 6  # --simex-draws: parametric-bootstrap noise draws (shared by every lambda)
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(31)  # N(0, 1) quadrature (unnormalised)
 
 
@@ -197,6 +231,66 @@ def _fitted(perf: np.ndarray) -> ModelParameters:
     return p
 
 
+def exact_null_mean(conf: np.ndarray, perf: np.ndarray, labels: np.ndarray) -> float:
+    """The mean over all within-stratum permutations of the mean tau (complete data), exactly.
+
+    A pair's tau-b denominator depends only on the margins of its (dconf, dperf) table, which
+    permuting confidence rows keeps; its numerator S = C - D is a quadratic form of the table
+    that gets no contribution from two items of one stratum (a uniform ordered pair of them is
+    as likely either way round) and, for items of different strata, the product of the strata's
+    own sign sums. Hence E[S] = S(Q) with ``Q = sum_s h_s g_s' / n_s`` (``h_s``, ``g_s`` the
+    stratum's dconf and dperf counts), and the permutation mean of the pair's tau is the tau-b
+    of the table ``Q`` (which has the observed margins). Singletons give the observed tau, one
+    stratum gives 0."""
+    ia, ib = np.triu_indices(conf.shape[1], k=1)
+    _, codes = np.unique(labels, return_inverse=True)
+    n_s = np.bincount(codes).astype(float)
+
+    def counts(d: np.ndarray) -> np.ndarray:  # (3 values, strata, pairs)
+        out = np.zeros((3, n_s.size, d.shape[1]))
+        for a, value in enumerate((-1.0, 0.0, 1.0)):
+            np.add.at(out[a], codes, (d == value).astype(float))
+        return out
+
+    h = counts(conf[:, ia] - conf[:, ib])
+    g = counts(perf[:, ia] - perf[:, ib])
+    q = np.einsum("asp,csp,s->pac", h, g, 1.0 / n_s)
+    return float(_nanmean_last(tau_b_from_table(q)))
+
+
+def simex_shift(conf: np.ndarray, perf: np.ndarray, rng: np.random.Generator) -> float:
+    """``--simex``: the change of the null mean extrapolated to fitted parameters without noise.
+
+    The parameters' noise is drawn by a parametric bootstrap (correctness simulated from the
+    fitted probit model on N(0, 1) ease, refitted; the differences in log slope and intercept);
+    strata are rebuilt from the fitted parameters plus ``sqrt(lambda)`` times each difference,
+    the exact permutation mean (:func:`exact_null_mean`) recorded at each lambda (mean over the
+    draws), and a line or parabola in lambda through these and lambda = 0 evaluated at -1
+    (Cook and Stefanski 1994). Returns the extrapolated mean minus the mean at lambda = 0."""
+    p0 = model_parameters(perf)
+    n, m = perf.shape
+    base = exact_null_mean(conf, perf, pattern_strata(perf, BLOCK_SIZE, parameters=p0))
+    noise = []
+    for _ in range(SIMEX_DRAWS):
+        ease = rng.normal(size=n)
+        prob = special.ndtr(p0.slope[None, :] * ease[:, None] - p0.intercept[None, :])
+        refit = model_parameters((rng.random((n, m)) < prob).astype(float))
+        noise.append((np.log(refit.slope / p0.slope), refit.intercept - p0.intercept))
+    means = [base]
+    for lam in SIMEX_LAMBDAS:
+        got = []
+        for d_slope, d_intercept in noise:
+            s = math.sqrt(lam)
+            p = ModelParameters(
+                p0.slope * np.exp(s * d_slope), p0.intercept + s * d_intercept, p0.loading, True
+            )
+            got.append(exact_null_mean(conf, perf, pattern_strata(perf, BLOCK_SIZE, parameters=p)))
+        means.append(float(np.mean(got)))
+    degree = 2 if SIMEX == "quadratic" else 1
+    fit = np.polyfit(np.array([0.0, *SIMEX_LAMBDAS]), np.array(means), degree)
+    return float(np.polyval(fit, -1.0)) - base
+
+
 def _strata(y: np.ndarray, parameters: ModelParameters | None) -> np.ndarray:
     """The test's strata, or with ``--fit``/``--order`` what they change (complete data)."""
     if (FIT == "tetrachoric" and ORDER == "w-v") or np.isnan(y).any():
@@ -223,10 +317,12 @@ def _decide(
     r: int,
     permutations: int = 99,
     parameters: ModelParameters | None = None,
+    shift: float = 0.0,
 ) -> bool:
     """:func:`~metacog_metrics.private_signal.private_signal_test`'s decision at 0.05 (the same
     strata, permutations and statistic; each pair on its shared items on ragged data), drawn in
-    batches of 10 and stopped once settled: the decision of all ``permutations`` draws."""
+    batches of 10 and stopped once settled: the decision of all ``permutations`` draws.
+    ``shift`` is added to every null draw (``--simex``)."""
     answered = ~np.isnan(perf).all(axis=1)
     c, y = conf[answered], perf[answered]
     strata = _strata(y, parameters)
@@ -247,7 +343,7 @@ def _decide(
 
     count = 0
     for start in range(0, permutations, 10):
-        got = draws(perms[start : start + 10])
+        got = draws(perms[start : start + 10]) + shift
         count += int(np.sum(got[np.isfinite(got)] >= observed - tie_tolerance(observed)))
         if count > allowed:
             return False
@@ -280,8 +376,9 @@ def _ragged(
             if missing_only and not label.startswith(tuple(missing_only.split(","))):
                 continue
             rng = np.random.default_rng(seed)
+            noise_rng = np.random.default_rng(seed + 1)  # --simex's bootstrap, apart
             t0 = time.perf_counter()
-            hits, kept = 0, []
+            hits, kept, shifts = 0, [], []
             for r in range(reps):
                 conf, perf = _logistic_population(
                     n_items + oracle_items, 20, rng, private=private, missing=missing,
@@ -297,7 +394,11 @@ def _ragged(
                     kept.append(int(rows.sum()))
                     if rows.sum() < 10:  # the analysis does not run it
                         continue
-                hits += _decide(conf, perf, r, parameters=known)
+                shift = 0.0
+                if SIMEX and not np.isnan(perf).any():
+                    shift = simex_shift(conf, perf, noise_rng)
+                    shifts.append(shift)
+                hits += _decide(conf, perf, r, parameters=known, shift=shift)
             design = (
                 "complete"
                 if missing is None
@@ -311,9 +412,50 @@ def _ragged(
                 + (f" (model parameters from {fit_items})" if oracle_items else "")
                 + (f" (fit {FIT}, order {ORDER})" if (FIT, ORDER) != ("tetrachoric", "w-v") else "")
                 + (f" (complete-case median {np.median(kept):.0f})" if kept else "")
+                + (
+                    f" (SIMEX {SIMEX}: null shifted by {np.mean(shifts):+.5f} on average, "
+                    f"sd {np.std(shifts):.5f})"
+                    if shifts
+                    else ""
+                )
             )
             _print_rate(f"{kind} | {name} | private {private:g} | {label} | {design} | {items}",
                         hits, reps, t0)  # fmt: skip
+
+
+def _centring(n_items: int, reps: int, only: str | None, seed: int = 20261207) -> None:
+    """``--centring``: where the null sits, without Monte Carlo error in its mean. Per replicate
+    (complete data, no private signal) the observed mean tau minus the exact permutation mean
+    (:func:`exact_null_mean`), in null standard deviations (from 99 draws), with the strata of
+    the test at ``--block-size`` from parameters fitted on the items themselves and from
+    parameters fitted on 10,000 more items of the same population (the same replicates)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.test_private_signal import _logistic_population
+
+    for name, kw in RAGGED_SETTINGS.items():
+        if only and not name.startswith(tuple(only.split(","))):
+            continue
+        rng = np.random.default_rng(seed)
+        t0 = time.perf_counter()
+        gaps = np.empty((reps, 2))
+        for r in range(reps):
+            conf, perf = _logistic_population(n_items + 10_000, 20, rng, **kw)
+            known = model_parameters(perf)
+            conf, perf = conf[:n_items], perf[:n_items]
+            observed = float(mean_taus(conf, perf))
+            for j, parameters in enumerate((None, known)):
+                strata = pattern_strata(perf, BLOCK_SIZE, parameters=parameters)
+                perms = permutations_within(strata, 99, np.random.default_rng(r))
+                sd = stratified_null_draws(conf, perf, perms, 1).std(ddof=1)
+                gaps[r, j] = (observed - exact_null_mean(conf, perf, strata)) / sd
+        mean, se = gaps.mean(axis=0), gaps.std(axis=0, ddof=1) / math.sqrt(reps)
+        print(
+            f"centring | {name} | {n_items} items | blocks of {BLOCK_SIZE}, {reps} reps: "
+            f"(observed - null mean) / null sd {mean[0]:+.3f} (se {se[0]:.3f}) with the fitted "
+            f"parameters, {mean[1]:+.3f} (se {se[1]:.3f}) with parameters from 10,000 more "
+            f"items [{time.perf_counter() - t0:.0f} s]",
+            flush=True,
+        )
 
 
 def _print_rate(label: str, hits: int, reps: int, t0: float) -> None:
@@ -364,6 +506,14 @@ def main() -> None:
     parser.add_argument("--order", choices=("w-v", "ease"), default="w-v", help="--ragged, "
                         "complete data: bands of w then blocks of v (the test's), or bands of "
                         "posterior ease then blocks of residual")  # fmt: skip
+    parser.add_argument("--simex", choices=("linear", "quadratic"), help="--ragged, complete "
+                        "data: shift the null by the SIMEX extrapolation of its mean to "
+                        "parameters without noise")  # fmt: skip
+    parser.add_argument("--simex-draws", type=int, default=6, help="--simex: noise "
+                        "draws per lambda")  # fmt: skip
+    parser.add_argument("--centring", action="store_true", help="the observed mean minus the "
+                        "exact permutation mean, in null sd (complete data; --only, "
+                        "--block-size)")  # fmt: skip
     parser.add_argument("--independent", action="store_true")
     parser.add_argument("--two-tracks", action="store_true")
     parser.add_argument("--ragged", choices=("size", "power"))
@@ -373,8 +523,13 @@ def main() -> None:
                         "items some model lacks, as the analysis does")  # fmt: skip
     args = parser.parse_args()
     items = [int(v) for v in args.items.split(",")]
-    global BLOCK_SIZE, FIT, ORDER
+    global BLOCK_SIZE, FIT, ORDER, SIMEX, SIMEX_DRAWS
     BLOCK_SIZE, FIT, ORDER = args.block_size, args.fit, args.order
+    SIMEX, SIMEX_DRAWS = args.simex or "", args.simex_draws
+    if args.centring:
+        for n in items:
+            _centring(n, args.reps, args.only)
+        return
     if args.ragged:
         for n in items:
             _ragged(args.ragged, n, args.reps, args.only, args.missing, args.complete_case,

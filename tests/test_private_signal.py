@@ -22,7 +22,7 @@ from metacog_metrics.private_signal import (
     private_signal_test,
 )
 from metacog_metrics.simulate import get_preset, simulate_arrays
-from metacog_metrics.stratified import stratified_mean_tau_test
+from metacog_metrics.stratified import stratified_mean_tau_test, stratified_null_draws
 
 
 def _scipy_mean_tau(conf, perf):
@@ -589,3 +589,43 @@ def test_size_with_a_slope_per_model():
     p = _p_values(private_signal_test, 80, 31, **population)
     assert stats.kstest(p, "uniform").pvalue > 1e-3
     assert stats.binomtest(int(np.sum(p <= 0.05)), p.size, 0.05).pvalue > 1e-3
+
+
+# --- the bench's diagnostics of the small-sample size (bench/bench_size.py) -----------------------
+
+
+def test_exact_null_mean_is_the_mean_of_the_permutation_draws():
+    """The bench's closed form of the permutation mean (``--simex`` and the size diagnostics
+    rest on it) against many draws, and its two limits: every item alone keeps the observed
+    mean tau, one stratum of all items has mean 0."""
+    from bench.bench_size import exact_null_mean
+
+    rng = np.random.default_rng(11)
+    conf, perf = _logistic_population(300, 8, rng, model_slope_sd=1.0, guess=0.2)
+    labels = pattern_strata(perf, 10)
+    draws = stratified_null_draws(conf, perf, permutations_within(labels, 20000, 3), 1)
+    exact = exact_null_mean(conf, perf, labels)
+    se = draws.std(ddof=1) / math.sqrt(draws.size)
+    assert abs(exact - draws.mean()) < 4 * se
+    assert abs(exact - _scipy_mean_tau(conf, perf)) > 10 * se  # the check has teeth
+    singletons = np.arange(perf.shape[0])
+    assert exact_null_mean(conf, perf, singletons) == pytest.approx(_scipy_mean_tau(conf, perf))
+    assert exact_null_mean(conf, perf, np.zeros(perf.shape[0])) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_simex_shift_is_zero_when_the_strata_do_not_depend_on_the_parameters(monkeypatch):
+    """With one block per pass count the parameters (and their noise) never reach the strata, so
+    the null mean is flat in lambda and the extrapolated change is 0 (linear and quadratic)."""
+    import bench.bench_size as bench
+
+    rng = np.random.default_rng(4)
+    conf, perf = _logistic_population(200, 8, rng, slope_sd=1.0)
+    monkeypatch.setattr(bench, "BLOCK_SIZE", 10**6)
+    for kind in ("linear", "quadratic"):
+        monkeypatch.setattr(bench, "SIMEX", kind)
+        assert bench.simex_shift(conf, perf, np.random.default_rng(0)) == pytest.approx(
+            0.0, abs=1e-12
+        )
+    monkeypatch.setattr(bench, "BLOCK_SIZE", 2)  # and it does move when they do reach them
+    monkeypatch.setattr(bench, "SIMEX", "linear")
+    assert bench.simex_shift(conf, perf, np.random.default_rng(0)) != 0.0
