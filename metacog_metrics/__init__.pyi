@@ -39,6 +39,7 @@ from .records import (
     KEY_COLUMNS as KEY_COLUMNS,
     RECORD_COLUMNS as RECORD_COLUMNS,
     REQUIRED_COLUMNS as REQUIRED_COLUMNS,
+    UNSPECIFIED_PROBE as UNSPECIFIED_PROBE,
     ItemMatrices as ItemMatrices,
     RecordError as RecordError,
     RecordWarning as RecordWarning,

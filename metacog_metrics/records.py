@@ -32,6 +32,7 @@ __all__ = [
     "PROBE_STATUSES",
     "RECORD_COLUMNS",
     "REQUIRED_COLUMNS",
+    "UNSPECIFIED_PROBE",
     "ItemMatrices",
     "RecordError",
     "RecordWarning",

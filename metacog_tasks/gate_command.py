@@ -27,6 +27,7 @@ import pandas as pd
 
 from metacog_metrics import (
     GATE_RULES,
+    UNSPECIFIED_PROBE,
     GateBaseline,
     GateConfig,
     GateConfigError,
@@ -53,7 +54,6 @@ from metacog_metrics import (
     version_warnings,
     write_baseline,
 )
-from metacog_metrics.records import UNSPECIFIED_PROBE
 from metacog_tasks._links import docs_url
 
 __all__ = [
