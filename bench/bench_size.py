@@ -106,6 +106,7 @@ from metacog_metrics._conventions import tie_tolerance
 from metacog_metrics.pairwise import tau_b_from_table
 from metacog_metrics.power import _curtailed_rejects, size_analysis
 from metacog_metrics.private_signal import (
+    DEFAULT_BLOCK_SIZE,
     ModelParameters,
     _blocks,
     _ease,
@@ -138,10 +139,10 @@ def _independent(n_items: int, reps: int, seed: int = 20261203) -> None:
 
 
 def _rejects(conf: np.ndarray, perf: np.ndarray, r: int) -> int:
-    """Whether replicate ``r`` rejects at 0.05 (curtailed at 99 draws, blocks of 10 items)."""
+    """Whether replicate ``r`` rejects at 0.05 (curtailed at 99 draws, ``--block-size``)."""
     obs = float(mean_taus(conf, perf))
     hit, _ = _curtailed_rejects(
-        conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, 10)
+        conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, BLOCK_SIZE)
     )
     return int(hit)
 
@@ -163,7 +164,7 @@ MISSING = {
 }
 
 
-BLOCK_SIZE = 10  # --block-size
+BLOCK_SIZE = DEFAULT_BLOCK_SIZE  # --block-size
 FIT = "tetrachoric"  # --fit
 ORDER = "w-v"  # --order
 SIMEX = ""  # --simex: "", "linear" or "quadratic"
@@ -494,7 +495,9 @@ def main() -> None:
     parser.add_argument("--items", default="1000,3000,10000")
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--block-size", type=int, default=10, help="--ragged: items per block")
+    parser.add_argument(
+        "--block-size", type=int, default=DEFAULT_BLOCK_SIZE, help="items per block (the test's: 2)"
+    )
     parser.add_argument("--oracle-items", type=int, default=0, help="--ragged: fit the models' "
                         "parameters on this many more items of the same population")  # fmt: skip
     parser.add_argument("--oracle-apart", action="store_true", help="--oracle-items: fit them "
