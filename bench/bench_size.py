@@ -31,17 +31,18 @@ every model answered, as the analysis runs it, with the test's blocks of 2 items
 gives others). The README's figures came from
 
     python bench/bench_size.py --ragged size --items 400 --reps 4000 --missing complete
-    python bench/bench_size.py --ragged size --items 2000 --reps 1000 --missing complete
+    python bench/bench_size.py --ragged size --items 2000 --reps 4000 --missing complete
     python bench/bench_size.py --ragged size --items 400 --reps 400 --complete-case \
         --missing "MCAR 5%,by difficulty 5%" --only Rasch,"per-model slopes (log-sd 1.0)"
     python bench/bench_size.py --ragged power --items 400 --reps 200 --complete-case
+
+(at 2,000 items the Rasch, item-level 2PL and 3PL cells with ``--reps 1000``; the first 1,000
+replicates of a cell are those of ``--reps 4000``), and with blocks of 10,
+the test's until the table below showed their excess, from the same commands with
+``--block-size 10`` and
+
     python bench/bench_size.py --ragged size --items 400 --reps 200 --only Rasch,"per-model \
-        slopes (log-sd 0.5)" --missing "MCAR 25%,by difficulty 25%"
-
-(the available-case cells the README quotes are Rasch at random and by difficulty, and the
-per-model slopes at random), and with blocks of 10, the test's until the table below showed
-their excess, from the same commands with ``--block-size 10`` and
-
+        slopes (log-sd 0.5)" --missing "MCAR 25%,by difficulty 25%" --block-size 10
     python bench/bench_size.py --ragged size --items 2000 --reps 4000 --missing complete \
         --block-size 10
     python bench/bench_size.py --ragged size --items 5000 --reps 400 --missing complete \
