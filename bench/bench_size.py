@@ -36,7 +36,7 @@ gives others). The README's figures came from
         --missing "MCAR 5%,by difficulty 5%" --only Rasch,"per-model slopes (log-sd 1.0)"
     python bench/bench_size.py --ragged power --items 400 --reps 200 --complete-case
 
-(at 2,000 items the Rasch, item-level 2PL and 3PL cells with ``--reps 1000``; the first 1,000
+(at 2,000 items the Rasch cell with ``--reps 1000``; the first 1,000
 replicates of a cell are those of ``--reps 4000``), and with blocks of 10,
 the test's until the table below showed their excess, from the same commands with
 ``--block-size 10`` and
@@ -66,17 +66,18 @@ the test's until the table below showed their excess, from the same commands wit
                       0.868  0.816  0.743  0.644   (0.988 or more at 0.2, 1.000 at 0.35)
 
 At 2,000 items blocks of 10 give 0.046, 0.060, 0.067, 0.053 and 0.048 in the order of the table
-(4,000 replicates), blocks of 2 give 0.053 and 0.055 for item-level 2PL and 3PL (1,000); the power
-at private 0.1 there is 1.000 with blocks of 10 and 0.998 with blocks of 2 (400). So at 400 items,
-with blocks of 10, the size is 0.052-0.059 under per-model slopes (the 400-replicate 0.085 was
-Monte Carlo error) and too high when items differ in slope or allow guessing, from the width of the
-strata: a pass count holds about 20 of 400 items, which blocks of 10 cut into one or two blocks of
-``v`` alone. Narrower blocks remove most of the excess and cost power at the smallest planted
-signal; the test uses blocks of 2 (valid first). ``--centring`` (400 replicates) measures where the
-null sits without Monte Carlo error in its mean (:func:`exact_null_mean`): the observed mean is
-above the exact permutation mean by 0.172, 0.239 and 0.087 null sd (item-level 2PL, 3PL, per-model
-slopes log-sd 1.0) with blocks of 10, by 0.038, 0.034 and 0.028 with blocks of 2; parameters fitted
-on 10,000 more items move it by only 0.019, 0.012 and 0.011 sd.
+(4,000 replicates), blocks of 2 give 0.053 and 0.055 for item-level 2PL and 3PL (1,000; 4,000:
+0.053 and 0.053); the power at private 0.1 there is 1.000 with blocks of 10 and 0.998 with blocks
+of 2 (400). So at 400 items, with blocks of 10, the size is 0.052-0.059 under per-model slopes (the
+400-replicate 0.085 was Monte Carlo error) and too high when items differ in slope or allow
+guessing, from the width of the strata: a pass count holds about 20 of 400 items, which blocks of
+10 cut into one or two blocks of ``v`` alone. Narrower blocks remove most of the excess and cost
+power at the smallest planted signal; the test uses blocks of 2 (valid first). ``--centring`` (400
+replicates) measures where the null sits without Monte Carlo error in its mean
+(:func:`exact_null_mean`): the observed mean is above the exact permutation mean by 0.172, 0.239
+and 0.087 null sd (item-level 2PL, 3PL, per-model slopes log-sd 1.0) with blocks of 10, by 0.038,
+0.034 and 0.028 with blocks of 2; parameters fitted on 10,000 more items move it by only 0.019,
+0.012 and 0.011 sd.
 
 The noise of the fitted model parameters is a small part (blocks of 10 from here on).
 ``--oracle-items N`` builds the strata
