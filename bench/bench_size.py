@@ -3,7 +3,9 @@
 Rejection rates at alpha 0.05 with no private signal, 20 models, 99 permutations (decisions
 curtailed as in ``metacog power``: the same decision as all 99 draws), under the ``rasch``,
 ``2pl`` (log-discrimination sd 1.0) and ``3pl`` (guessing 0.25) presets, with Monte Carlo
-standard errors and 95% Clopper-Pearson intervals. The README's table came from
+standard errors and 95% Clopper-Pearson intervals, with blocks of ``--block-size`` items (the
+test's 2). The figures below and the README's quotes of them were measured with blocks of 10
+(the same commands with ``--block-size 10``); the README's table came from
 
     python bench/bench_size.py --items 10000 --reps 400 --seed 0
     python bench/bench_size.py --items 1000,3000 --reps 400 --seed 1
@@ -25,19 +27,28 @@ generator with a slope per model (log-sd 0.5, 1.0) besides the Rasch, item-level
 settings, complete, with answers missing at random (MCAR) or by difficulty (more of the hard
 items and the weak models), no private signal (size) or a planted one of 0.1, 0.2 and 0.35
 (power), on each pair's shared items (available-case) or, with ``--complete-case``, on the items
-every model answered, as the analysis runs it. The README's figures came from
+every model answered, as the analysis runs it, with the test's blocks of 2 items (``--block-size``
+gives others). The README's figures came from
 
-    python bench/bench_size.py --ragged size --items 400,2000 --reps 4000 --missing complete
-    python bench/bench_size.py --ragged size --items 5000 --reps 400 --missing complete \
-        --only per-model
-    python bench/bench_size.py --ragged size --items 400 --reps 200 --only Rasch,"per-model \
-        slopes (log-sd 0.5)" --missing "MCAR 25%,by difficulty 25%"
+    python bench/bench_size.py --ragged size --items 400 --reps 4000 --missing complete
+    python bench/bench_size.py --ragged size --items 2000 --reps 4000 --missing complete
     python bench/bench_size.py --ragged size --items 400 --reps 400 --complete-case \
         --missing "MCAR 5%,by difficulty 5%" --only Rasch,"per-model slopes (log-sd 1.0)"
     python bench/bench_size.py --ragged power --items 400 --reps 200 --complete-case
 
-(the available-case cells the README quotes are Rasch at random and by difficulty, and the
-per-model slopes at random; one to five minutes a cell on a loaded core).
+(at 2,000 items the Rasch cell with ``--reps 1000``; the first 1,000
+replicates of a cell are those of ``--reps 4000``), and with blocks of 10,
+the test's until the table below showed their excess, from the same commands with
+``--block-size 10`` and
+
+    python bench/bench_size.py --ragged size --items 400 --reps 200 --only Rasch,"per-model \
+        slopes (log-sd 0.5)" --missing "MCAR 25%,by difficulty 25%" --block-size 10
+    python bench/bench_size.py --ragged size --items 2000 --reps 4000 --missing complete \
+        --block-size 10
+    python bench/bench_size.py --ragged size --items 5000 --reps 400 --missing complete \
+        --only per-model --block-size 10
+
+(one to five minutes a cell at 400 items on a loaded core).
 
 **The small-sample excess.** At 400 complete items the 400-replicate cells cannot tell 0.06 from
 0.09; 4,000 replicates a cell (intervals about +-0.008) can:
@@ -55,19 +66,21 @@ per-model slopes at random; one to five minutes a cell on a loaded core).
                       0.868  0.816  0.743  0.644   (0.988 or more at 0.2, 1.000 at 0.35)
 
 At 2,000 items blocks of 10 give 0.046, 0.060, 0.067, 0.053 and 0.048 in the order of the table
-(4,000 replicates), blocks of 2 give 0.053 and 0.055 for item-level 2PL and 3PL (1,000); the
-power at private 0.1 there is 1.000 with blocks of 10 and 0.998 with blocks of 2 (400).
-So at 400 items the size is 0.052-0.059 under per-model slopes (the 400-replicate 0.085 was
-Monte Carlo error) and too high when items differ in slope or allow guessing, from the width of
-the strata: a pass count holds about 20 of 400 items, which blocks of 10 cut into one or two
-blocks of ``v`` alone. Narrower blocks remove the excess and cost power at the smallest planted
-signal; the test keeps blocks of 10. ``--centring`` (400 replicates) measures where the null
-sits without Monte Carlo error in its mean (:func:`exact_null_mean`): the observed mean is
-above the exact permutation mean by 0.172, 0.239 and 0.087 null sd (item-level 2PL, 3PL,
-per-model slopes log-sd 1.0) with blocks of 10, by 0.038, 0.034 and 0.028 with blocks of 2;
-parameters fitted on 10,000 more items move it by only 0.019, 0.012 and 0.011 sd.
+(4,000 replicates), blocks of 2 give 0.053 and 0.055 for item-level 2PL and 3PL (1,000; 4,000:
+0.053 and 0.053); the power at private 0.1 there is 1.000 with blocks of 10 and 0.998 with blocks
+of 2 (400). So at 400 items, with blocks of 10, the size is 0.052-0.059 under per-model slopes (the
+400-replicate 0.085 was Monte Carlo error) and too high when items differ in slope or allow
+guessing, from the width of the strata: a pass count holds about 20 of 400 items, which blocks of
+10 cut into one or two blocks of ``v`` alone. Narrower blocks remove most of the excess and cost
+power at the smallest planted signal; the test uses blocks of 2 (valid first). ``--centring`` (400
+replicates) measures where the null sits without Monte Carlo error in its mean
+(:func:`exact_null_mean`): the observed mean is above the exact permutation mean by 0.172, 0.239
+and 0.087 null sd (item-level 2PL, 3PL, per-model slopes log-sd 1.0) with blocks of 10, by 0.038,
+0.034 and 0.028 with blocks of 2; parameters fitted on 10,000 more items move it by only 0.019,
+0.012 and 0.011 sd.
 
-The noise of the fitted model parameters is a small part. ``--oracle-items N`` builds the strata
+The noise of the fitted model parameters is a small part (blocks of 10 from here on).
+``--oracle-items N`` builds the strata
 from model slopes and intercepts fitted on ``N`` more items of the same population: with
 10,000 more the item-level 2PL and 3PL rows are 0.074 (0.063-0.087) and 0.073 (0.062-0.085),
 2,000 replicates. ``--simex linear`` (or ``quadratic``) shifts every null draw by a SIMEX
@@ -106,6 +119,7 @@ from metacog_metrics._conventions import tie_tolerance
 from metacog_metrics.pairwise import tau_b_from_table
 from metacog_metrics.power import _curtailed_rejects, size_analysis
 from metacog_metrics.private_signal import (
+    DEFAULT_BLOCK_SIZE,
     ModelParameters,
     _blocks,
     _ease,
@@ -138,10 +152,10 @@ def _independent(n_items: int, reps: int, seed: int = 20261203) -> None:
 
 
 def _rejects(conf: np.ndarray, perf: np.ndarray, r: int) -> int:
-    """Whether replicate ``r`` rejects at 0.05 (curtailed at 99 draws, blocks of 10 items)."""
+    """Whether replicate ``r`` rejects at 0.05 (curtailed at 99 draws, ``--block-size``)."""
     obs = float(mean_taus(conf, perf))
     hit, _ = _curtailed_rejects(
-        conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, 10)
+        conf, perf, obs, 99, 0.05, np.random.default_rng(r), pattern_strata(perf, BLOCK_SIZE)
     )
     return int(hit)
 
@@ -163,7 +177,7 @@ MISSING = {
 }
 
 
-BLOCK_SIZE = 10  # --block-size
+BLOCK_SIZE = DEFAULT_BLOCK_SIZE  # --block-size
 FIT = "tetrachoric"  # --fit
 ORDER = "w-v"  # --order
 SIMEX = ""  # --simex: "", "linear" or "quadratic"
@@ -494,7 +508,9 @@ def main() -> None:
     parser.add_argument("--items", default="1000,3000,10000")
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--block-size", type=int, default=10, help="--ragged: items per block")
+    parser.add_argument(
+        "--block-size", type=int, default=DEFAULT_BLOCK_SIZE, help="items per block (the test's: 2)"
+    )
     parser.add_argument("--oracle-items", type=int, default=0, help="--ragged: fit the models' "
                         "parameters on this many more items of the same population")  # fmt: skip
     parser.add_argument("--oracle-apart", action="store_true", help="--oracle-items: fit them "
@@ -541,7 +557,13 @@ def main() -> None:
         return
     t0 = time.perf_counter()
     table = size_analysis(
-        items=items, reps=args.reps, seed=args.seed, progress=False, workers=1, models=(20,)
+        items=items,
+        reps=args.reps,
+        seed=args.seed,
+        progress=False,
+        workers=1,
+        models=(20,),
+        block_size=BLOCK_SIZE,
     )
     cols = ["correctness", "items", "reps"]
     for null in ("private_signal", "difficulty_stratified"):

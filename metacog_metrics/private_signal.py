@@ -32,8 +32,8 @@ correlations (:func:`model_parameters`): slope ``a_j = l_j / sqrt(1 - l_j^2)``, 
 
 **Ragged data** (models that did not answer every item; NaN) can be given, and then the test uses
 the items each pair answered (an available-case design), but **its size does not hold**: with a
-quarter of the answers missing it rejected at 0.105-0.215 with no private signal
-(``bench/bench_size.py --ragged size``; README), because items of one stratum still differ in
+quarter of the answers missing it rejected at 0.105-0.215 with no private signal (blocks of
+10; ``bench/bench_size.py --ragged size``; README), because items of one stratum still differ in
 which models answered them and so in difficulty. The analysis therefore runs the test on the
 complete-case items only, and says when they are too few to read "no evidence" as absence. The
 design: the statistic is the mean over pairs of the
@@ -47,20 +47,22 @@ number of answers and its place in ``(eta_i, u_i)``: the posterior mean of its e
 given the answers it has (``N(0, 1)`` prior, the fitted slopes and intercepts) and the
 ability-weighted residual ``u_i = -sum_j d_j (y_ij - P_ij(eta_i))`` over them.
 
-The size was measured, not proven (:data:`SIZE_SHOWN`; the README's table). On a few hundred
-items it is too high when items differ in slope or allow guessing (0.078 and 0.087 at 400 items,
-4,000 replicates, and still 0.060 and 0.067 at 2,000; slopes that differ by model: 0.052-0.059),
-because a pass count then holds too few items for blocks of 10 to narrow it: blocks of 2 bring
-it to 0.057-0.058 but cut the power at the smallest planted signal from 0.87 to 0.64, so the
-blocks stay at 10. The noise of the model parameters fitted on those items is a small part
-(parameters fitted on 10,000 more items: 0.074 and 0.073; a SIMEX correction moves the null's
-mean by under 0.01 of its sd), and a marginal maximum-likelihood fit, a slope prior, equal
-slopes and the ease order above did not lower it beyond Monte Carlo error (``bench/bench_size.py
---block-size``, ``--centring``, ``--simex``, ``--fit``, ``--order``). The statistic is the mean
-Kendall tau-b of ``dconf`` vs ``dperf`` over model pairs, the test one-sided (``greater``) with
-``p = (1 + #{null >= obs}) / (B + 1)``. Its detectable shift, ``(z_0.95 + z_0.80)`` null
-standard deviations (2.49 sd), is what the findings quote: a shift of the mean tau the test
-finds four times in five at alpha 0.05 when the alternative spreads as the null does.
+The size was measured, not proven (:data:`SIZE_SHOWN`; the README's table). The blocks hold 2 items
+(:data:`DEFAULT_BLOCK_SIZE`): with blocks of 10 it was too high on a few hundred items when items
+differ in slope or allow guessing (0.078 and 0.087 at 400 items, 4,000 replicates; 0.060 and 0.067
+at 2,000), because a pass count then holds about 20 of 400 items and blocks of 10 cut it into one
+or two. Blocks of 2 give 0.057 and 0.058 at 400 items (intervals 0.050-0.066: not quite 0.05) and
+0.053 and 0.053 at 2,000, Rasch and per-model slopes 0.051-0.056 at 400 and 0.049-0.054 at 2,000;
+they cost power at the smallest planted signal (private 0.1 at 400 items: 0.64 instead of 0.87).
+The noise of the model parameters fitted on those items is a small part (parameters fitted on
+10,000 more items: 0.074 and 0.073 with blocks of 10; a SIMEX correction moves the null's mean by
+under 0.01 of its sd), and a marginal maximum-likelihood fit, a slope prior, equal slopes and the
+ease order above did not lower it beyond Monte Carlo error (``bench/bench_size.py --block-size``,
+``--centring``, ``--simex``, ``--fit``, ``--order``). The statistic is the mean Kendall tau-b of
+``dconf`` vs ``dperf`` over model pairs, the test one-sided (``greater``) with ``p = (1 + #{null >=
+obs}) / (B + 1)``. Its detectable shift, ``(z_0.95 + z_0.80)`` null standard deviations (2.49 sd),
+is what the findings quote: a shift of the mean tau the test finds four times in five at alpha 0.05
+when the alternative spreads as the null does.
 """
 
 from __future__ import annotations
@@ -99,8 +101,9 @@ __all__ = [
     "private_signal_test",
 ]
 
-#: Items per block of nearly equal pattern statistics.
-DEFAULT_BLOCK_SIZE = 10
+#: Items per block of nearly equal pattern statistics (blocks of 10 over-reject on a few hundred
+#: items when items differ in slope or allow guessing; README).
+DEFAULT_BLOCK_SIZE = 2
 #: Fewest items a pair must share to count (as the pairwise section).
 MIN_PAIR_ITEMS = 10
 #: The detectable shift in null standard deviations: ``z_0.95 + z_0.80`` (one-sided 0.05, 80%).
@@ -114,14 +117,14 @@ LABEL = "private-signal test null"
 COLOUR = "#2ca02c"
 #: What its measured size covers, in the words the findings use.
 SIZE_SHOWN = (
-    "its size was measured, not proven: with no private signal, 20 models and 4,000 replicates "
-    "a cell, on a generator written apart from the project's simulator, it rejected at alpha "
-    "0.05 at 0.046-0.059 with 400 and 2,000 complete items under Rasch and per-model slopes "
-    "(log-sd 0.5 and 1.0), but at 0.078-0.087 with 400 items and 0.060-0.067 with 2,000 when "
-    "items differ in slope or allow guessing (README): read a p-value near 0.05 as weaker than "
-    "it looks, more so on a few hundred items; items that draw on several abilities in one "
-    "group are outside what was shown, so pooled groups exchange items only within their "
-    "benchmark"
+    "its size was measured, not proven: with no private signal, 20 models and 4,000 "
+    "replicates a cell (1,000 for Rasch at 2,000 items), on a generator written apart from "
+    "the project's simulator, it rejected at alpha 0.05 at 0.049-0.056 with 400 and 2,000 "
+    "complete items under Rasch and per-model slopes (log-sd 0.5 and 1.0), and at 0.053-0.058 "
+    "when items differ in slope or allow guessing (README): read a p-value near 0.05 as a "
+    "little weaker than it looks, more so on a few hundred items; items that draw on several "
+    "abilities in one group are outside what was shown, so pooled groups exchange items only "
+    "within their benchmark"
 )
 _LOADING = (0.05, 0.95)  # loadings are kept inside this range (Heywood cases, flat models)
 _GRID = np.linspace(-5.0, 5.0, 61)  # quadrature of the items' ease (standard normal prior)

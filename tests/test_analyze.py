@@ -369,6 +369,7 @@ def test_private_signal_test_separates_private_signal_from_shared_difficulty(pre
     group = res.summary["results"]["squad"]["prospective"]
     ps = group["pairwise"]["nulls"]["private_signal"]
     assert ps["alternative"] == "greater" and ps["n_draws"] == 300 and ps["n_strata"] > 5
+    assert ps["block_size"] == 2  # the default blocks (private_signal.DEFAULT_BLOCK_SIZE)
     assert ps["basis"] == {
         "models": group["models"],
         "n_models": 12,

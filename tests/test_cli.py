@@ -146,7 +146,7 @@ BEFORE = [
      {"out_dir": "metacog-power", "models": [10, 20, 40], "items": [200, 1000, 5000],
       "individuated": [0.0, 0.1, 0.2, 0.4], "reps": 200, "preset": "paper", "alpha": 0.05,
       "permutations": 99, "alignment_reps": 40, "alignment_null_reps": 200,
-      "null": "private_signal", "block_size": 10, "size_presets": ["rasch", "2pl", "3pl"],
+      "null": "private_signal", "block_size": 2, "size_presets": ["rasch", "2pl", "3pl"],
       "size_reps": None, "seed": 0, "progress": True}),
     (["power", "-o", "pw", "--models", "5,10", "--items", "80,200", "--individuated", "0,0.5",
       "--reps", "3", "--preset", "2pl", "--alpha", "0.1", "--permutations", "19",
@@ -161,7 +161,7 @@ BEFORE = [
      {"out_dir": "metacog-power", "models": [10, 20, 40], "items": [200, 1000, 5000],
       "individuated": [0.0, 0.1, 0.2, 0.4], "reps": 200, "preset": "paper", "alpha": 0.05,
       "permutations": 99, "alignment_reps": 40, "alignment_null_reps": 200,
-      "null": "private_signal", "block_size": 10, "size_presets": ["none"], "size_reps": None,
+      "null": "private_signal", "block_size": 2, "size_presets": ["none"], "size_reps": None,
       "seed": 0, "progress": False}),
 ]  # fmt: skip
 

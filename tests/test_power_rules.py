@@ -561,7 +561,7 @@ def test_power_defaults(monkeypatch, bar):
     assert (t["alignment_null_reps"] == 200).all()
     assert {s[4] for s in stubs.sims} == {None}  # the default profile
     assert {(x[3], x[4]) for x in stubs.tests} == {(99, 0.05)}
-    assert {tuple(x[5]) for x in stubs.tests} == {(10,)}  # the private-signal null, blocks of 10
+    assert {tuple(x[5]) for x in stubs.tests} == {(2,)}  # the private-signal null, blocks of 2
     assert (res.preset, res.null, res.seed, res.size) == ("paper", "private_signal", 0, None)
     assert bar.made[0].total == 9 * (4 * (200 + 40) + 200)
     # The default seed is 0: the first cell's first draw is that of an explicit seed 0.
@@ -581,7 +581,7 @@ def test_size_defaults(monkeypatch, bar):
     )
     assert (size["reps"] == 400).all() and {s[2] for s in stubs.sims} == {None}
     assert {(t["permutations"], t["alpha"]) for t in stubs.tests} == {(99, 0.05)}
-    assert {tuple(t["labels"]) for t in stubs.tests if t["labels"]} == {(10, -1)}
+    assert {tuple(t["labels"]) for t in stubs.tests if t["labels"]} == {(2, -1)}  # blocks of 2
     assert bar.made[0].total == 6 * 400
     first = stubs.sims[0][3]
     stubs = _SizeStubs(monkeypatch, cells[:1])
@@ -1028,7 +1028,7 @@ def test_run_power_defaults_and_no_overrides(monkeypatch, tmp_path):
         assert kwargs == {
             "preset": "paper", "params": None, "alpha": 0.05, "permutations": 99,
             "alignment_reps": 40, "alignment_null_reps": 200, "benchmark": None, "seed": 0,
-            "progress": True, "workers": None, "null": "private_signal", "block_size": 10,
+            "progress": True, "workers": None, "null": "private_signal", "block_size": 2,
             "size_presets": ["rasch", "2pl", "3pl"], "size_reps": None,
         }  # fmt: skip
 

@@ -175,6 +175,30 @@ def test_statistic_draws_and_p_value_match_a_scipy_reference():
     assert summary["n_draws"] == 7 and res.n_items_moving <= 150
 
 
+def test_blocks_hold_two_items_by_default_wherever_the_test_runs():
+    """Blocks of 10 over-rejected on a few hundred items with item-level slopes or guessing
+    (0.078 and 0.087 at 400 items, 4,000 replicates; blocks of 2: 0.057 and 0.058; README), so
+    the default is 2, and the analysis, ``metacog power`` and the size bench all use it."""
+    import inspect
+
+    import bench.bench_size as bench
+    from metacog_metrics import power
+    from metacog_metrics.private_signal import DEFAULT_BLOCK_SIZE
+
+    assert DEFAULT_BLOCK_SIZE == 2
+    assert bench.BLOCK_SIZE == DEFAULT_BLOCK_SIZE
+    for fn in (private_signal_test, power.power_analysis, power.size_analysis):
+        assert inspect.signature(fn).parameters["block_size"].default == DEFAULT_BLOCK_SIZE
+    rng = np.random.default_rng(6)
+    conf, perf = _logistic_population(300, 8, rng, slope_sd=1.0)
+    default = private_signal_test(conf, perf, permutations=9, rng=1, workers=1)
+    two = private_signal_test(conf, perf, permutations=9, block_size=2, rng=1, workers=1)
+    ten = private_signal_test(conf, perf, permutations=9, block_size=10, rng=1, workers=1)
+    assert default.summary()["block_size"] == 2
+    np.testing.assert_array_equal(default.draws, two.draws)
+    assert default.n_strata == two.n_strata > ten.n_strata  # the check has teeth
+
+
 def test_a_strong_private_signal_is_detected():
     conf, perf = _sim("individuated", m=20, n=1000, seed=1)
     res = private_signal_test(conf, perf, permutations=99, rng=0)
