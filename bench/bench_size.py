@@ -121,8 +121,8 @@ from metacog_metrics.power import _curtailed_rejects, size_analysis
 from metacog_metrics.private_signal import (
     DEFAULT_BLOCK_SIZE,
     ModelParameters,
-    _blocks,
     _ease,
+    _keyed_blocks,
     _pairs,
     _ragged_draws,
     _ragged_means,
@@ -315,14 +315,7 @@ def _strata(y: np.ndarray, parameters: ModelParameters | None) -> np.ndarray:
     # the ragged path's order on complete data: bands of posterior ease, blocks of residual
     key = np.rint(y.sum(axis=1)).astype(np.int64)
     ease, resid = _ease(y, np.ones(y.shape, dtype=bool), p)
-    labels = np.empty(y.shape[0], dtype=np.int64)
-    start = 0
-    for value in np.unique(key):
-        rows = np.flatnonzero(key == value)
-        local = _blocks(ease, resid, rows, BLOCK_SIZE)
-        labels[rows] = start + local
-        start += int(local.max()) + 1
-    return labels
+    return _keyed_blocks(key, ease, resid, BLOCK_SIZE)
 
 
 def _decide(

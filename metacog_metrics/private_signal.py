@@ -230,11 +230,16 @@ def _strata(
     else:  # the number of answers, then (ease, residual)
         key = seen.sum(axis=1)
         first, second = _ease(y, seen, p)
-    labels = np.empty(y.shape[0], dtype=np.int64)
+    return _keyed_blocks(key, first, second, block_size)
+
+
+def _keyed_blocks(key: NDArray, first: NDArray, second: NDArray, size: int) -> NDArray[np.int64]:
+    """Stratum labels: the items of each ``key`` value cut by :func:`_blocks`, numbered on."""
+    labels = np.empty(key.size, dtype=np.int64)
     next_label = 0
     for value in np.unique(key):
         rows = np.flatnonzero(key == value)
-        local = _blocks(first, second, rows, block_size)
+        local = _blocks(first, second, rows, size)
         labels[rows] = next_label + local
         next_label += int(local.max()) + 1
     return labels
