@@ -409,8 +409,9 @@ def _draw_cells(n_cells: int, n: int) -> bool:
     The cells, where they are at most half the items, except where they are many and their
     binomial draws cost more than drawing the items: at 300 models x 12,000 items (1,029
     cells, real-valued population means) a model's 1,000 resamples took 98 ms as cells and
-    32 ms item by item (medians of 5 in one run, compiled counting). Below ``_MANY_CELLS`` either way costs little, and those runs (the
-    binary battery, 100 models x 50,000 items) keep the cells and their draws.
+    32 ms item by item (medians of 5 in one run, compiled counting). Below ``_MANY_CELLS``
+    either way costs little, and those runs (the binary battery, 100 models x 50,000 items)
+    keep the cells and their draws.
 
     >>> _draw_cells(80, 524), _draw_cells(1029, 12_000), _draw_cells(400, 50_000)
     (True, False, True)
