@@ -19,7 +19,7 @@ The inputs (targets measured on 2 cores):
   defaults: < 5 s;
 * ``synthetic``: 100 models x 50,000 items, binary, made here by the project's generator
   (``simulate_arrays``, preset ``paper``), ``--permutations 10000 --joint-permutations 200``:
-  < 30 s;
+  < 15 s;
 * ``battery``: 20 models x 524 items, binary (``cacioli_battery_binary``), defaults: < 3 s.
 
     python bench/bench_analyze.py                       # all four, 3 repeats each
@@ -50,7 +50,7 @@ SHARED = ROOT.parent / "shared" / "data" / "realruns"
 INPUTS: dict[str, tuple[str | None, list[str], float]] = {
     "atlas": ("cacioli_atlas_mmlu/tidy.csv", [], 10.0),
     "mmlu500": ("cacioli_mmlu500_verbalized/tidy.csv", [], 5.0),
-    "synthetic": (None, ["--permutations", "10000", "--joint-permutations", "200"], 30.0),
+    "synthetic": (None, ["--permutations", "10000", "--joint-permutations", "200"], 15.0),
     "battery": ("cacioli_battery_binary/tidy.csv", [], 3.0),
 }
 

@@ -302,7 +302,7 @@ def test_group_notes_and_coverage_of_a_partial_run():
     assert s["engine"] == {"per_pair": None, "joint": None, "requested": "numpy",
                            "numba_version": None}  # fmt: skip
     assert s["parameters"] == {
-        "permutations": 0, "sequential": "on", "joint_permutations": 0, "seed": 0,
+        "permutations": 0, "sequential": "on", "settle": "on", "joint_permutations": 0, "seed": 0,
         "alternative": "two-sided",
         "fdr_alpha": 0.05, "binarize_at": 0.5, "contentious_bounds": [0.1, 0.9],
         "factor_method": "minres",

@@ -309,6 +309,7 @@ def analyze_group(
         engine=opts.engine,
         min_pair_items=MIN_ITEMS,
         sequential=opts.sequential == "on",
+        settle=opts.settle == "on",
     )
     calibration = calibration_run.result()
     short = int(np.sum(pairwise.n_items_pair < MIN_ITEMS))

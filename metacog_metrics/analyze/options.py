@@ -155,6 +155,15 @@ class AnalysisOptions:
         "dozen draws; 'off' draws --permutations for every pair.",
         cli={"choices": ("on", "off")},
     )
+    settle: str = option(
+        "on",
+        check=_on_off,
+        help="With --sequential on, settle a pair's test without drawing the rest of its "
+        "cap where a concentration bound proves that its remaining draws all miss its tau-b "
+        "(except with probability 1e-9 a pair); its p-value is then the fixed-n one at the cap. "
+        "Binary confidence, calibration-preserving null (docs/pairwise.md); 'off' draws them.",
+        cli={"choices": ("on", "off")},
+    )
     joint_permutations: int = option(
         1_000,
         check=count,

@@ -170,6 +170,7 @@ def _pairwise_summary(
             "p_greater": res.p_greater,
             "p_less": res.p_less,
             "n_draws": res.n_draws,
+            "n_settled": pw.per_pair[null].n_settled if null in pw.per_pair else 0,
             "fdr_significant_share": pw.fdr_share(null) if pw.permutations else None,
             "fdr_significant_share_by_direction": (
                 pw.fdr_share_by_direction(null) if pw.permutations else None
@@ -420,6 +421,7 @@ def build_summary(
         "parameters": {
             "permutations": opts.permutations,
             "sequential": opts.sequential,
+            "settle": opts.settle,
             "joint_permutations": opts.joint_permutations,
             "seed": opts.seed,
             "alternative": opts.alternative,

@@ -92,11 +92,14 @@ def _merge_pair_results(
     nan = np.full(tau.shape, np.nan)
     out = {k: nan.copy() for k in ("p_value", "p_greater", "p_less", "null_mean", "null_sd")}
     n_valid = np.zeros(tau.shape, dtype=np.int64)
+    settled = np.zeros(tau.shape, dtype=bool)
     engines = set()
     for idx, res in parts:
         for k, arr in out.items():
             arr[idx] = getattr(res, k)
         n_valid[idx] = res.n_valid
+        if res.settled is not None:
+            settled[idx] = res.settled
         engines.add(res.engine)
     return PairTestResult(
         null=null,
@@ -107,6 +110,7 @@ def _merge_pair_results(
         n_valid=n_valid,
         engine=engines.pop() if len(engines) == 1 else "numpy",
         sequential=exceedances,
+        settled=settled,
         **out,
     )
 
@@ -181,6 +185,7 @@ def pairwise_calibration(
     engine: Engine = "auto",
     min_pair_items: int = 2,
     sequential: bool | int = True,
+    settle: bool = True,
 ) -> PairwiseResult:
     """Pairwise calibration with both nulls, per pair and for the mean over pairs.
 
@@ -211,6 +216,8 @@ def pairwise_calibration(
         min_pair_items: Fewest shared items for a pair's tau-b (fewer: NaN, left out).
         sequential: Sequential per-pair p-values (True: the default ``h``; an integer: that
             ``h``; False: fixed-n), as :func:`~metacog_metrics.pairwise.pair_permutation_test`.
+        settle: With ``sequential``, settle the tests whose remaining draws a concentration
+            bound proves to miss (:mod:`~metacog_metrics.pairwise.tail_bounds`).
 
     Returns:
         A :class:`PairwiseResult`.
@@ -293,7 +300,7 @@ def pairwise_calibration(
             pieces[spec.name] = [unit[4] for unit in units]
             for unit_inputs, ss in zip(inputs, seeds):
                 plans.append(_pair_plan(unit_inputs, spec, int(permutations), alternative, ss,
-                                        exceedances))  # fmt: skip
+                                        exceedances, settle))  # fmt: skip
     joint_engine = None
     if joint_permutations > 0:
         joint = joint_inputs(c, p, None if complete else present, binary, ia, ib, engine)

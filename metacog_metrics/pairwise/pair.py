@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from metacog_metrics._conventions import seed_sequence
+from metacog_metrics._conventions import seed_sequence, tie_tolerance
 from metacog_metrics.pairwise.common import (
     _ELEMENTS_PER_CHUNK,
     Alternative,
@@ -35,6 +35,7 @@ from metacog_metrics.pairwise.nulls import NullSpec, get_null, headline_null
 from metacog_metrics.pairwise.pair_draws import PairInputs, PairSampler, reference_pair_sampler
 from metacog_metrics.pairwise.results import PairTestResult
 from metacog_metrics.pairwise.sequential import (
+    SEQUENTIAL_COLUMNS,
     exceedances_of,
     sequential_counts,
     sequential_p_values,
@@ -59,6 +60,7 @@ def pair_permutation_test(
     workers: int | None = None,
     engine: Engine = "auto",
     sequential: bool | int = False,
+    settle: bool = True,
 ) -> PairTestResult:
     """Permutation p-value of every pair's tau-b under one null.
 
@@ -99,6 +101,9 @@ def pair_permutation_test(
             sequential p-values with ``h`` =
             :data:`~metacog_metrics.pairwise.sequential.DEFAULT_EXCEEDANCES`; an integer:
             that ``h``.
+        settle: With ``sequential``, settle the tests whose remaining draws a concentration
+            bound proves to miss (:mod:`~metacog_metrics.pairwise.tail_bounds`; binary
+            confidence, calibration-preserving null); False draws them.
 
     Returns:
         A :class:`PairTestResult`.
@@ -143,7 +148,7 @@ def pair_permutation_test(
     ia, ib = _pairs(c.shape[1], pairs)
     inputs = PairInputs(c, p, ia, ib, binary, engine)
     plan = _pair_plan(inputs, spec, int(permutations), alternative, rng,
-                      exceedances_of(sequential))  # fmt: skip
+                      exceedances_of(sequential), settle)  # fmt: skip
     return _execute([plan], workers, progress)[0]
 
 
@@ -158,7 +163,7 @@ def _samplers(spec: NullSpec, inputs: PairInputs) -> tuple[PairSampler, ...]:
 
 def _pair_plan(
     inputs: PairInputs, spec: NullSpec, permutations: int, alternative: str, seed: SeedLike,
-    exceedances: int = 0,
+    exceedances: int = 0, settle: bool = True,
 ) -> _Plan:  # fmt: skip
     """The per-pair tests of one null as tasks for :func:`_execute`, and how to merge their
     results.
@@ -167,8 +172,8 @@ def _pair_plan(
     group of pairs is split into fixed chunks, each from its own child seed (one group draws
     its chunks' seeds from ``seed`` itself, several from one spawned child each). With
     ``exceedances`` (h > 0) each chunk draws in rounds until its pairs stop
-    (:func:`~metacog_metrics.pairwise.sequential.sequential_counts`), else ``permutations``
-    draws a pair.
+    (:func:`~metacog_metrics.pairwise.sequential.sequential_counts`; with ``settle``, settling
+    the pairs its sampler's bound covers), else ``permutations`` draws a pair.
     """
     n_pairs = inputs.ia.size
     left = np.ones(n_pairs, dtype=bool)
@@ -194,7 +199,7 @@ def _pair_plan(
             task = sampler.bind(inputs, part)
             if exceedances:
                 tasks.append(_sequential_task(inputs, sampler, part, task, permutations,
-                                              exceedances, alternative, ss))  # fmt: skip
+                                              exceedances, alternative, ss, settle))  # fmt: skip
             else:
                 tasks.append(lambda task=task, ss=ss: task(permutations, ss, None))
             sizes.append(part.size * permutations)
@@ -203,7 +208,7 @@ def _pair_plan(
     tau = inputs.tau
 
     def finish(results: list[NDArray]) -> PairTestResult:
-        width = 7 if exceedances else 5
+        width = len(SEQUENTIAL_COLUMNS) if exceedances else 5
         acc = (np.concatenate([np.atleast_2d(r) for r in results]) if results
                else np.zeros((0, width)))  # fmt: skip
         acc = acc[np.argsort(order, kind="stable")]  # group by group: back to the pairs' order
@@ -233,6 +238,7 @@ def _pair_plan(
             n_valid=nv.astype(np.int64),
             engine=used,
             sequential=exceedances,
+            settled=acc[:, 7] > 0 if exceedances else np.zeros(tau.shape, dtype=bool),
         )
 
     return _Plan(f"pairs {spec.name}", tasks, sizes, finish)
@@ -240,17 +246,27 @@ def _pair_plan(
 
 def _sequential_task(
     inputs: PairInputs, sampler: PairSampler, part: NDArray[np.intp], first: Callable,
-    cap: int, h: int, alternative: str, seed: np.random.SeedSequence,
+    cap: int, h: int, alternative: str, seed: np.random.SeedSequence, settle: bool = True,
 ) -> Callable[[], NDArray]:  # fmt: skip
     """A chunk's sequential draws as a self-contained task: rounds of the sampler on the
     pairs still drawing (``first``, bound to the whole chunk when the plan was made, serves
-    the first round)."""
+    the first round), settling those its bound covers (``settle`` and a sampler with one)."""
 
     def draw(rows: NDArray[np.intp], b: int, ss: np.random.SeedSequence) -> NDArray:
         task = first if rows.size == part.size else sampler.bind(inputs, part[rows])
         return task(b, ss, None)
 
+    def proven(rows: NDArray[np.intp], side: int, bound: float) -> NDArray[np.bool_]:
+        pairs = part[rows]
+        tau = inputs.tau[pairs]
+        # the draws within the tie band count as at least as extreme: prove beyond it
+        threshold = tau - side * 2.0 * tie_tolerance(tau)
+        return sampler.settle(inputs, pairs, threshold, side, bound)  # type: ignore[misc]
+
+    bound = proven if settle and sampler.settle is not None else None
+
     def run() -> NDArray:
-        return sequential_counts(draw, part.size, inputs.tau[part], cap, h, alternative, seed)
+        return sequential_counts(draw, part.size, inputs.tau[part], cap, h, alternative, seed,
+                                 bound)  # fmt: skip
 
     return run

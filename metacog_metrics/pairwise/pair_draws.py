@@ -55,6 +55,9 @@ MATCHING_RATIO = 4.0
 #: ``(P, 5)`` accumulations (:func:`accumulate`); with ``out`` (a ``(P, n)`` float array) it also
 #: writes the tau-b draws there (NaN where undefined; within a pair in any order).
 PairTask = Callable[[int, np.random.SeedSequence, "NDArray[np.float64] | None"], NDArray]
+#: ``settle(inputs, idx, threshold, side, bound)`` -> which pairs ``idx`` one draw reaches
+#: (``>= threshold`` on side +1, ``<=`` on -1) with probability at most ``bound``, proven.
+Settle = Callable[["PairInputs", NDArray[np.intp], NDArray, int, float], NDArray[np.bool_]]
 
 
 class PairInputs:
@@ -141,12 +144,17 @@ class PairSampler:
             items x draws).
         serves: Which of the pairs it draws (a boolean mask from the inputs); None: all that
             the samplers before it in its case left.
+        settle: ``settle(inputs, idx, threshold, side, bound)`` -> which pairs ``idx`` a
+            single draw reaches (``>= threshold`` on side +1, ``<=`` on -1) with probability
+            at most ``bound``, proven (:mod:`~metacog_metrics.pairwise.tail_bounds`); the
+            sequential tests settle those without drawing on. None: no such bound.
     """
 
     engine: str
     bind: Callable[[PairInputs, NDArray[np.intp]], PairTask]
     chunking: Literal["tables", "items"] = "tables"
     serves: Callable[[PairInputs], NDArray[np.bool_]] | None = None
+    settle: Settle | None = None
 
 
 def accumulate(obs: NDArray, draws: NDArray) -> NDArray:

@@ -37,6 +37,10 @@ class PairTestResult(Result):
         engine: What drew the null tables: ``"numba"`` (the compiled kernels) or ``"numpy"``.
             Both draw from the same exact law; for the same seed their draws differ.
         sequential: ``h`` of the sequential p-values, 0 for fixed-n ones.
+        settled: Per pair, whether its sequential test was settled: its remaining draws
+            proven to miss by a concentration bound and counted as made
+            (:mod:`~metacog_metrics.pairwise.tail_bounds`); its p-value is the fixed-n one at
+            the cap, ``n_valid`` the draws actually made.
     """
 
     null: str
@@ -52,6 +56,12 @@ class PairTestResult(Result):
     n_valid: NDArray[np.int64]
     engine: str = "numpy"
     sequential: int = 0
+    settled: NDArray[np.bool_] | None = None
+
+    @property
+    def n_settled(self) -> int:
+        """Pairs whose test was settled by the bound."""
+        return 0 if self.settled is None else int(np.count_nonzero(self.settled))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -21,6 +21,12 @@ The rule for each alternative:
 Under a one-sided alternative the draws stop with the chosen side; the other side's p-value is
 then ``(count + 1) / (draws + 1)`` over the draws made (reported, not a test).
 
+A side still drawing, the other stopped, can be *settled* after a round where its sampler has
+a concentration bound (:mod:`~metacog_metrics.pairwise.tail_bounds`) that proves one draw
+reaches the observed value with probability at most ``SETTLE_RISK / n``: its remaining draws
+count as made and missing, which they all are except with probability ``SETTLE_RISK``, and its
+p-value is the fixed-n one at the cap.
+
 Draws are made in rounds (:func:`rounds`: ``4 h`` draws, then twice as many each round) by
 any per-pair sampler of the registry, which returns only counts. Within a round the draws are
 independent and identically distributed, so their order is a uniformly random arrangement of
@@ -33,18 +39,27 @@ the fixed-n p-value leaves them out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
+
+from metacog_metrics.pairwise.tail_bounds import SETTLE_RISK
 
 __all__ = [
     "DEFAULT_EXCEEDANCES",
     "SEQUENTIAL_COLUMNS",
+    "Settle",
     "crossing_draws",
     "exceedances_of",
     "rounds",
     "sequential_counts",
     "sequential_p_values",
 ]
+
+#: ``settle(rows, side, bound)`` -> the pairs ``rows`` a draw reaches on ``side`` with
+#: probability at most ``bound``, proven (:func:`sequential_counts`).
+Settle = Callable[[NDArray[np.intp], int, float], NDArray[np.bool_]]
 
 #: Draws at least as extreme as the observed value after which a pair's draws stop (h). With
 #: h = 20 a stopped p-value h / L has a relative standard error of about 1 / sqrt(20) = 22%;
@@ -53,7 +68,9 @@ DEFAULT_EXCEEDANCES = 20
 #: First round: this many times h draws (a pair with p near 1/2 on both sides stops in it).
 _FIRST_ROUND = 4
 #: Columns of the per-pair accumulations of a sequential task.
-SEQUENTIAL_COLUMNS = ("ge", "le", "n_valid", "sum", "sum_sq", "stop_greater", "stop_less")
+SEQUENTIAL_COLUMNS = (
+    "ge", "le", "n_valid", "sum", "sum_sq", "stop_greater", "stop_less", "settled",
+)  # fmt: skip
 
 
 def exceedances_of(sequential: bool | int) -> int:
@@ -157,7 +174,7 @@ def _child(seed: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
 
 def sequential_counts(
     draw: object, n_pairs: int, observed: NDArray, cap: int, h: int, alternative: str,
-    seed: np.random.SeedSequence,
+    seed: np.random.SeedSequence, settle: Settle | None = None,
 ) -> NDArray[np.float64]:  # fmt: skip
     """Draw for ``n_pairs`` pairs in rounds until each stops (the rule of the module).
 
@@ -172,16 +189,25 @@ def sequential_counts(
         h: Draws at least as extreme after which a side stops.
         alternative: ``"two-sided"``, ``"greater"`` or ``"less"``.
         seed: The task's seed: each round draws from its own children.
+        settle: ``settle(rows, side, bound)`` -> which of the pairs ``rows`` a single draw
+            reaches on ``side`` (+1: ``>=``, -1: ``<=``) with probability at most ``bound``,
+            proven (:mod:`~metacog_metrics.pairwise.tail_bounds`). After each round, a pair
+            whose other side has stopped (or is not asked) and whose remaining side such a
+            bound covers, with ``bound = SETTLE_RISK / cap``, is settled: its remaining draws
+            are counted as made and missing, which they all do except with probability at
+            most :data:`~metacog_metrics.pairwise.tail_bounds.SETTLE_RISK`.
 
     Returns:
-        ``(n_pairs, 7)``: the columns of :data:`SEQUENTIAL_COLUMNS`; ``stop_*`` is the valid
-        draw at which that side reached ``h`` (0: it did not).
+        ``(n_pairs, 8)``: the columns of :data:`SEQUENTIAL_COLUMNS`; ``stop_*`` is the valid
+        draw at which that side reached ``h`` (0: it did not); ``settled`` the valid draws a
+        settled pair's p-value counts (those made and those proven to miss; 0: not settled).
     """
     need_ge, need_le = _sides(alternative)
     acc = np.zeros((n_pairs, len(SEQUENTIAL_COLUMNS)))
     active = np.ones(n_pairs, dtype=bool)
     defined = np.isfinite(np.asarray(observed, dtype=float))
     schedule = rounds(cap, h)
+    drawn = 0
     for r, b in enumerate(schedule):
         rows = np.flatnonzero(active)
         if not rows.size:
@@ -207,22 +233,48 @@ def sequential_counts(
         stopped_ge = acc[rows, 5] > 0 if need_ge else True
         stopped_le = acc[rows, 6] > 0 if need_le else True
         done |= stopped_ge & stopped_le
+        drawn += b
+        if settle is not None and drawn < cap:
+            _settle(acc, rows, done, settle, (need_ge, need_le), cap - drawn, SETTLE_RISK / cap)
         active[rows] = ~done
     return acc
+
+
+def _settle(
+    acc: NDArray, rows: NDArray[np.intp], done: NDArray[np.bool_], settle: Settle,
+    needs: tuple[bool, bool], left: int, bound: float,
+) -> None:  # fmt: skip
+    """Settle the pairs ``rows`` not ``done`` that ``settle`` covers (in place): a side still
+    drawing, the other stopped or not asked; its remaining ``left`` draws count as missing
+    it (so on the other side's count) and as valid."""
+    stopped = (acc[rows, 5] > 0) | (not needs[0]), (acc[rows, 6] > 0) | (not needs[1])
+    for side, me, need in ((1, 0, needs[0]), (-1, 1, needs[1])):
+        cand = np.flatnonzero(~done & ~stopped[me] & stopped[1 - me]) if need else ()
+        if not len(cand):
+            continue
+        proven = cand[np.asarray(settle(rows[cand], side, bound), dtype=bool)]
+        hit = rows[proven]
+        acc[hit, 1 - me] += left  # the draws that miss this side count on the other
+        acc[hit, 7] = acc[hit, 2] + left
+        done[proven] = True
 
 
 def sequential_p_values(acc: NDArray, h: int, alternative: str) -> tuple[NDArray, ...]:
     """``(p_value, p_greater, p_less)`` of :func:`sequential_counts` accumulations.
 
-    >>> acc = np.array([[20.0, 21, 40, 0, 0, 38, 40],  # both sides stopped by draw 40
-    ...                 [0.0, 10_000, 10_000, 0, 0, 0, 20]])  # none >= in 10,000 draws
+    >>> acc = np.array([[20.0, 21, 40, 0, 0, 38, 40, 0],  # both sides stopped by draw 40
+    ...                 [0.0, 10_000, 10_000, 0, 0, 0, 20, 0],  # none >= in 10,000 draws
+    ...                 [0.0, 10_000, 80, 0, 0, 0, 20, 10_000]])  # settled after 80 draws
     >>> [v.round(6).tolist() for v in sequential_p_values(acc, 20, "two-sided")]
-    [[1.0, 0.0002], [0.526316, 0.0001], [0.5, 1.0]]
+    [[1.0, 0.0002, 0.0002], [0.526316, 0.0001, 0.0001], [0.5, 1.0, 1.0]]
     """
-    ge, le, nv, _, _, stop_ge, stop_le = np.asarray(acc, dtype=float).T
+    acc = np.asarray(acc, dtype=float)
+    ge, le, nv, _, _, stop_ge, stop_le = acc[:, :7].T
+    settled = acc[:, 7] if acc.shape[1] > 7 else np.zeros(nv.shape)
+    counted = np.where(settled > 0, settled, nv)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_greater = np.where(stop_ge > 0, h / stop_ge, (ge + 1.0) / (nv + 1.0))
-        p_less = np.where(stop_le > 0, h / stop_le, (le + 1.0) / (nv + 1.0))
+        p_greater = np.where(stop_ge > 0, h / stop_ge, (ge + 1.0) / (counted + 1.0))
+        p_less = np.where(stop_le > 0, h / stop_le, (le + 1.0) / (counted + 1.0))
     p_greater = np.where(nv > 0, p_greater, np.nan)
     p_less = np.where(nv > 0, p_less, np.nan)
     two = np.minimum(1.0, 2.0 * np.minimum(p_greater, p_less))

@@ -10,7 +10,9 @@ Fast samplers: a per-pair draw is a random matching of A's and B's (confidence, 
 categories: for binary confidence a random 4x4 table of A's by B's category with both
 category counts fixed (:func:`~metacog_metrics.pairwise.samplers._category_taus`, or its
 compiled kernel), for real values the compiled matching tables where the categories are few,
-else B's items permuted against A's (:func:`_item_permutations`). Joint draws: the shufflers
+else B's items permuted against A's (:func:`_item_permutations`). With binary confidence a
+sequential test far beyond this null is settled by the bound of
+:mod:`~metacog_metrics.pairwise.tail_bounds`. Joint draws: the shufflers
 of :mod:`~metacog_metrics.pairwise.joint_draws` without ``split``.
 """
 
@@ -21,6 +23,7 @@ from numpy.typing import NDArray
 
 from metacog_metrics._conventions import value_ties
 from metacog_metrics.pairwise import joint_draws as jd
+from metacog_metrics.pairwise import tail_bounds
 from metacog_metrics.pairwise.common import _ELEMENTS_PER_CHUNK
 from metacog_metrics.pairwise.nulls._registry import NullSpec, register
 from metacog_metrics.pairwise.pair_draws import (
@@ -117,6 +120,17 @@ def _binary_compiled(inputs: PairInputs, idx: NDArray[np.intp]) -> PairTask:
     return task
 
 
+def _settle_binary(
+    inputs: PairInputs, idx: NDArray[np.intp], threshold: NDArray, side: int, bound: float
+) -> NDArray[np.bool_]:
+    """Binary confidence: the pairs whose draw :mod:`~metacog_metrics.pairwise.tail_bounds`
+    proves to reach ``threshold`` with probability at most ``bound``."""
+    cats = inputs.categories
+    return tail_bounds.calibration_preserving_binary(
+        cats[inputs.ia[idx]], cats[inputs.ib[idx]], threshold, side, bound
+    )
+
+
 def _matching_compiled(inputs: PairInputs, idx: NDArray[np.intp]) -> PairTask:
     """Real-valued confidence with few categories, compiled: random category matching tables
     (:func:`~metacog_metrics.pairwise._numba.matching_kernel`)."""
@@ -204,8 +218,8 @@ SPEC = register(
         joint_law=joint_law,
         seed_streams=(1, 3),
         pair_samplers={
-            ("binary", "numpy"): (PairSampler("numpy", _binary_numpy),),
-            ("binary", "numba"): (PairSampler("numba", _binary_compiled),),
+            ("binary", "numpy"): (PairSampler("numpy", _binary_numpy, settle=_settle_binary),),
+            ("binary", "numba"): (PairSampler("numba", _binary_compiled, settle=_settle_binary),),
             ("levels", "numpy"): (PairSampler("numpy", _items, chunking="items"),),
             ("levels", "numba"): (
                 PairSampler("numba", _matching_compiled, serves=_matching_pairs),
