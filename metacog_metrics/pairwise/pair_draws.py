@@ -35,6 +35,7 @@ __all__ = [
     "MATCHING_RATIO",
     "PairInputs",
     "PairSampler",
+    "PairSettle",
     "PairTask",
     "accumulate",
     "accumulate_s",
@@ -57,7 +58,7 @@ MATCHING_RATIO = 4.0
 PairTask = Callable[[int, np.random.SeedSequence, "NDArray[np.float64] | None"], NDArray]
 #: ``settle(inputs, idx, threshold, side, bound)`` -> which pairs ``idx`` one draw reaches
 #: (``>= threshold`` on side +1, ``<=`` on -1) with probability at most ``bound``, proven.
-Settle = Callable[["PairInputs", NDArray[np.intp], NDArray, int, float], NDArray[np.bool_]]
+PairSettle = Callable[["PairInputs", NDArray[np.intp], NDArray, int, float], NDArray[np.bool_]]
 
 
 class PairInputs:
@@ -154,7 +155,7 @@ class PairSampler:
     bind: Callable[[PairInputs, NDArray[np.intp]], PairTask]
     chunking: Literal["tables", "items"] = "tables"
     serves: Callable[[PairInputs], NDArray[np.bool_]] | None = None
-    settle: Settle | None = None
+    settle: PairSettle | None = None
 
 
 def accumulate(obs: NDArray, draws: NDArray) -> NDArray:
