@@ -263,10 +263,10 @@ def _sequential_task(
         threshold = tau - side * 2.0 * tie_tolerance(tau)
         return sampler.settle(inputs, pairs, threshold, side, bound)  # type: ignore[misc]
 
-    bound = proven if settle and sampler.settle is not None else None
+    settler = proven if settle and sampler.settle is not None else None
 
     def run() -> NDArray:
         return sequential_counts(draw, part.size, inputs.tau[part], cap, h, alternative, seed,
-                                 bound)  # fmt: skip
+                                 settler)  # fmt: skip
 
     return run

@@ -268,9 +268,7 @@ def sequential_p_values(acc: NDArray, h: int, alternative: str) -> tuple[NDArray
     >>> [v.round(6).tolist() for v in sequential_p_values(acc, 20, "two-sided")]
     [[1.0, 0.0002, 0.0002], [0.526316, 0.0001, 0.0001], [0.5, 1.0, 1.0]]
     """
-    acc = np.asarray(acc, dtype=float)
-    ge, le, nv, _, _, stop_ge, stop_le = acc[:, :7].T
-    settled = acc[:, 7] if acc.shape[1] > 7 else np.zeros(nv.shape)
+    ge, le, nv, _, _, stop_ge, stop_le, settled = np.asarray(acc, dtype=float).T
     counted = np.where(settled > 0, settled, nv)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_greater = np.where(stop_ge > 0, h / stop_ge, (ge + 1.0) / (counted + 1.0))
