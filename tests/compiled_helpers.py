@@ -56,3 +56,17 @@ def hg_any_draws(good: int, bad: int, sample: int, n: int, s: NDArray, lf: NDArr
         out[i] = k
     s[0], s[1], s[2], s[3] = st
     return out
+
+
+@numba.njit(cache=True)
+def below_draws(bound: int, n: int, s: NDArray) -> NDArray:
+    """``n`` uniform integers in ``[0, bound)`` by the kernels' index sampler."""
+    out = np.empty(n, dtype=np.int64)
+    st = (s[0], s[1], s[2], s[3])
+    spare = np.uint64(0)
+    held = False
+    for i in range(n):
+        k, st, spare, held = K._below(st, spare, held, bound)
+        out[i] = k
+    s[0], s[1], s[2], s[3] = st
+    return out

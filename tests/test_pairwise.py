@@ -784,6 +784,31 @@ def test_compiled_uniforms_are_numpy_sfc64():
 
 
 @needs_numba
+def test_compiled_bounded_integers_are_exactly_uniform():
+    # Lemire's multiply-shift needs its rejection step: without it, for a bound of 3 * 2**30
+    # every third value would take two of the 2**32 inputs and the others one (P(k % 3 == 0) =
+    # 1/2 instead of 1/3). Each 64-bit output serves two integers: consecutive pairs are
+    # independent (a 6 x 6 table), and the halves are those of the SFC64 stream.
+    k = _kernels()
+    from compiled_helpers import below_draws
+
+    big = 3 * 2**30
+    x = below_draws(big, 300_000, k.state(np.random.SeedSequence(5)))
+    assert x.min() >= 0 and x.max() < big
+    assert _chi2_p(x % 3, [0, 1, 2], np.full(3, 1 / 3)) > 1e-4
+    assert _chi2_p(x // 2**30, [0, 1, 2], np.full(3, 1 / 3)) > 1e-4
+    y = below_draws(6, 360_000, k.state(np.random.SeedSequence(6)))
+    assert _chi2_p(y, list(range(6)), np.full(6, 1 / 6)) > 1e-4
+    assert _chi2_p(6 * y[0::2] + y[1::2], list(range(36)), np.full(36, 1 / 36)) > 1e-4
+    assert (below_draws(1, 1000, k.state(np.random.SeedSequence(7))) == 0).all()
+    ss = np.random.SeedSequence(8)
+    words = np.random.SFC64(ss).random_raw(4)
+    got = below_draws(2**31, 8, k.state(ss))  # 2**31 = 2**32 / 2: never rejected, x >> 1
+    halves = np.stack([words >> np.uint64(32), words & np.uint64(0xFFFFFFFF)], axis=1).ravel()
+    np.testing.assert_array_equal(got, (halves >> np.uint64(1)).astype(np.int64))
+
+
+@needs_numba
 def test_compiled_tables_equal_scipy_cdf():
     k = _kernels()
     cap = 2 * k._HALF_CAP + 1

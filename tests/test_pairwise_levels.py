@@ -54,15 +54,16 @@ def _padded_rows(lt):
     return rows
 
 
-def _margins_s_draws(sampler, lt, n, seed):
-    """S of ``n`` base-rate level tables per pair: ``(P, n)``."""
+def _margins_s_draws(sampler, lt, n, seed, per_level=8.0):
+    """S of ``n`` base-rate level tables per pair: ``(P, n)``; the compiled kernel places the
+    smaller columns' items up to ``per_level`` a level (0: always row by row)."""
     if sampler == "numpy":
         return _levels_margins_s(_padded_rows(lt), lt.cols, n, np.random.default_rng(seed))
     k = _kernels()
     draws = np.zeros((lt.n.size, n))
     k.levels_margins_kernel(
         lt.row_off, lt.rows, lt.cols, lt.s_obs, n, k.state(np.random.SeedSequence(seed)),
-        k.number_tables(int(lt.n.max())), draws,
+        k.number_tables(int(lt.n.max())), float(per_level), draws,
     )  # fmt: skip
     return draws.astype(np.int64)
 
@@ -119,8 +120,13 @@ def test_level_tables_observed_tau_equals_scipy_with_ties_and_subsets():
     assert np.diff(one.row_off)[0] == np.unique(value_ties(_CA - _CB)).size == 4
 
 
-@pytest.mark.parametrize("sampler", ["numpy", pytest.param("numba", marks=needs_numba)])
-def test_base_rate_level_tables_follow_the_exact_permutation_law(sampler):
+# compiled: the smaller columns' items placed one by one, and row by row
+@pytest.mark.parametrize(
+    "sampler, per_level",
+    [("numpy", None), pytest.param("numba", 8.0, marks=needs_numba),
+     pytest.param("numba", 0.0, marks=needs_numba)],
+)  # fmt: skip
+def test_base_rate_level_tables_follow_the_exact_permutation_law(sampler, per_level):
     # All 8! = 40,320 permutations of dperf against dconf enumerated: the exact law of S.
     dx, dy = value_ties(_CA - _CB), _PA - _PB
     perms = np.array(list(itertools.permutations(range(8))))
@@ -128,7 +134,10 @@ def test_base_rate_level_tables_follow_the_exact_permutation_law(sampler):
     s_all = (np.sign(dx[i] - dx[j]) * np.sign(dy[perms][:, i] - dy[perms][:, j])).sum(axis=1)
     support, counts = np.unique(s_all, return_counts=True)
     lt = _level_tables(*_pair(_CA, _PA, _CB, _PB), np.array([0]), np.array([1]))
-    draws = _margins_s_draws(sampler, lt, 200_000, 3)[0]
+    if per_level:  # the kernel's rule for placing items: the two smaller columns' items
+        smaller = lt.cols[0].sum() - lt.cols[0].max()
+        assert 0 < smaller <= per_level * np.diff(lt.row_off)[0]
+    draws = _margins_s_draws(sampler, lt, 200_000, 3, per_level)[0]
     assert set(np.unique(draws)) <= set(support)
     assert _chi2_p(draws, support, counts / counts.sum()) > 1e-4
     assert lt.s_obs[0] == _kendall_s(dx, dy)
@@ -149,13 +158,14 @@ def _exact_matching_law(ca, pa, cb, pb):
     return support, counts / taus.size, np.isnan(taus).mean()
 
 
-# rows by columns (the largest left for last), two large rows then small ones, the default,
-# by items
-@pytest.mark.parametrize("ratio", [0.0, 0.2, 4.0, 1e9])
+# every row but the largest by columns; one by columns after four by items; all by items (the
+# default on this pair, whose rows hold 2, 2, 1, 1, 1, 1 items)
+@pytest.mark.parametrize("ratio", [0.0, 0.2, 12.0])
 def test_matching_tables_follow_the_exact_permutation_law(ratio):
     support, law, nan_share = _exact_matching_law(_CA, _PA, _CB, _PB)
     lt = _level_tables(*_pair(_CA, _PA, _CB, _PB), np.array([0]), np.array([1]))
     assert lt.matching[0]
+    assert lt.a_cnt.tolist() == [2, 2, 1, 1, 1, 1] and lt.b_cnt.size == 7
     taus = _matching_tau_draws(lt, 200_000, 7, ratio)[0]
     assert np.isnan(taus).mean() == pytest.approx(nan_share, abs=3e-3)
     finite = np.round(taus[np.isfinite(taus)], 12)
@@ -194,14 +204,20 @@ def _realistic_pair(n_items, seed, subset=False):
     return conf, perf, items
 
 
-@pytest.mark.parametrize("sampler", ["numpy", pytest.param("numba", marks=needs_numba)])
-def test_base_rate_level_tables_match_item_permutations_at_many_items(sampler):
+# compiled: every pair's smaller columns placed item by item (1e9), and row by row (0, what the
+# default chooses on this pair)
+@pytest.mark.parametrize(
+    "sampler, per_level",
+    [("numpy", None), pytest.param("numba", 1e9, marks=needs_numba),
+     pytest.param("numba", 0.0, marks=needs_numba)],
+)  # fmt: skip
+def test_base_rate_level_tables_match_item_permutations_at_many_items(sampler, per_level):
     # 600 items (a 300-item subset of them drawn per pair): the table draws against the
     # item-level permutations, and both against the exact permutation moments.
     conf, perf, items = _realistic_pair(600, 1, subset=True)
     lt = _level_tables(conf, perf, np.array([0]), np.array([1]), items)
     n = 10_000
-    taus = _margins_s_draws(sampler, lt, n, 4)[0] * _scale(lt)[0]
+    taus = _margins_s_draws(sampler, lt, n, 4, per_level)[0] * _scale(lt)[0]
     m = items[0]
     ref = _item_permutation_taus(
         conf[m, 0], perf[m, 0], conf[m, 1], perf[m, 1], "base_rate", n, np.random.default_rng(5)
@@ -230,8 +246,8 @@ def _kendall_variance(x, y):
 
 
 @needs_numba
-# 1.0: twelve large rows and seven small ones drawn first, item by item among all items
-@pytest.mark.parametrize("ratio", [0.0, 1.0, 4.0, 1e9])
+# by columns; large rows by columns after small ones by items (1.0 and the default); by items
+@pytest.mark.parametrize("ratio", [0.0, 1.0, 12.0, 1e9])
 def test_matching_tables_match_item_permutations_at_many_items(ratio):
     conf, perf, items = _realistic_pair(600, 2, subset=True)
     lt = _level_tables(conf, perf, np.array([0]), np.array([1]), items)

@@ -496,9 +496,9 @@ class FakeKernels:
                            none))  # fmt: skip
         return self._acc(a.shape[0])
 
-    def levels_margins_kernel(self, row_off, rows, cols, s_obs, n, state, lf, none):
+    def levels_margins_kernel(self, row_off, rows, cols, s_obs, n, state, lf, per_level, none):
         self.calls.append(("levels", row_off.copy(), rows.copy(), cols.copy(), s_obs.copy(), n,
-                           state, lf, none))  # fmt: skip
+                           state, lf, per_level, none))  # fmt: skip
         return self._acc(cols.shape[0])
 
     def matching_kernel(self, *args):
@@ -616,7 +616,7 @@ def test_compiled_real_valued_groups_keep_the_pairs_order(monkeypatch):
     m = fake.calls[1]
     taus = [stats.kendalltau(*_real_hand(a, b)).statistic for a, b in PAIRS3]
     np.testing.assert_allclose(m[9], [taus[1], taus[2]], rtol=1e-12)
-    assert m[10] == 12 and m[11] == ("state", 6, (0, 0)) and m[13] == 4.0
+    assert m[10] == 12 and m[11] == ("state", 6, (0, 0)) and m[13] == 12.0
     np.testing.assert_array_equal(m[8], [7, 7])  # items
     np.testing.assert_array_equal(m[12], [7.0])
     _assert_none(m[14])
@@ -657,8 +657,8 @@ def test_compiled_levels_task_scales_by_each_pairs_margins(monkeypatch):
     c[:, 2] = c[:, 0]  # pair (0, 2): constant dconf
     res = pw.pair_permutation_test(c, P_REAL, permutations=8, rng=3, workers=1)
     assert res.engine == "numba"
-    _, row_off, rows, cols, s_obs, n, state, lf, none = fake.calls[1]
-    assert n == 8 and state == ("state", 3, (0,))
+    _, row_off, rows, cols, s_obs, n, state, lf, per_level, none = fake.calls[1]
+    assert n == 8 and state == ("state", 3, (0,)) and per_level == 8.0
     np.testing.assert_array_equal(lf, [7.0])
     _assert_none(none)
     sizes = []

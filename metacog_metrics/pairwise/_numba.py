@@ -23,10 +23,13 @@ null's module in :mod:`metacog_metrics.pairwise.nulls`.
   ``np.random.SFC64(child_seed).state``, so results depend only on the seed and the fixed
   chunks, never on the number of threads. The draws differ from the NumPy engine's for the
   same seed (another bit generator and another order of variates); the law is the same.
-* Real-valued confidence: random (dconf level x dperf) tables row by row
-  (:func:`levels_margins_kernel`) and random category matching tables
-  (:func:`matching_kernel`), hypergeometric variates simulated draw by draw when a parameter is
-  small, HRUA otherwise; joint draws by shuffling with per-pair level lookups
+  Random indices (shuffles, items drawn one at a time) are integers from 32 random bits by
+  Lemire's multiply-shift with its rejection step (:func:`_below`, exact), two per output.
+* Real-valued confidence: random (dconf level x dperf) tables, the few items of the two
+  smaller dperf columns placed one by one or else row by row (:func:`levels_margins_kernel`),
+  and random category matching tables, small rows item by item and large ones column by
+  column (:func:`matching_kernel`), hypergeometric variates simulated draw by draw when a
+  parameter is small, HRUA otherwise; joint draws by shuffling with per-pair level lookups
   (:func:`joint_levels_kernel`; :func:`joint_ragged_kernel` when models lack items, where
   each pair reads its models' values on its shared items, binary confidence too).
 * Binary joint draws and the difficulty-stratified null: packed bits and one popcount per
@@ -86,6 +89,9 @@ _U1 = np.uint64(1)
 _U3 = np.uint64(3)
 _U24 = np.uint64(24)
 _U40 = np.uint64(40)
+_U32 = np.uint64(32)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_TWO32 = np.uint64(1 << 32)
 _TO_DOUBLE = 1.0 / 9007199254740992.0  # 2**-53
 
 
@@ -163,6 +169,31 @@ def _next64(st: tuple) -> tuple:
     a, b, c, w = st
     tmp = a + b + w
     return tmp, (b ^ (b >> _U11), c + (c << _U3), ((c << _U24) | (c >> _U40)) + tmp, w + _U1)
+
+
+@_jit(inline="always")
+def _below(st: tuple, spare: np.uint64, held: bool, bound: int) -> tuple:
+    """A uniform integer in ``[0, bound)`` (``0 < bound < 2**32``) and the new
+    ``(state, spare, held)``.
+
+    Lemire's multiply-shift of 32 random bits with its rejection step (exact; Lemire 2019,
+    "Fast random integer generation in an interval"): no division but on the rare rejection
+    test, no conversion to a double. Each SFC64 output serves two integers: ``spare`` keeps
+    its unused low half while ``held`` is True.
+    """
+    s = np.uint64(bound)
+    while True:
+        if held:
+            x = spare & _LOW32
+            held = False
+        else:
+            spare, st = _next64(st)
+            x = spare >> _U32
+            held = True
+        m = x * s
+        low = m & _LOW32
+        if low >= s or low >= (_TWO32 - s) % s:
+            return np.int64(m >> _U32), st, spare, held
 
 
 # --------------------------------------------------------------------------------------------
@@ -681,28 +712,80 @@ def _hg_any(st: tuple, lf: NDArray, good: int, bad: int, sample: int) -> tuple:
     return sample - x, st
 
 
+@_jit(inline="always")
+def _rows_s(st: tuple, lf: NDArray, rows: NDArray, lo: int, hi: int, c0: int, c1: int,
+            c2: int) -> tuple:  # fmt: skip
+    """S of one random ``L x 3`` table drawn row by row (see :func:`levels_margins_kernel`)."""
+    r0, r1, r2 = c0, c1, c2  # items of each column not yet placed
+    rem = c0 + c1 + c2
+    a0, a1, a2 = 0, 0, 0  # items of each column in the rows already drawn
+    sv = 0
+    for li in range(lo, hi):
+        r = rows[li]
+        if r0 + r2 == 0:  # the rest is column 1: against a0 = c0 below, a2 = c2
+            sv += rem * (a0 - a2)
+            break
+        if r1 + r2 == 0:
+            sv -= rem * (a1 + a2)
+            break
+        if r0 + r1 == 0:
+            sv += rem * (a0 + a1)
+            break
+        if r == 1:
+            u, st = _uniform(st)
+            v = u * rem
+            if v < r0:
+                x0, x1, x2 = 1, 0, 0
+            elif v < r0 + r2:
+                x0, x1, x2 = 0, 0, 1
+            else:
+                x0, x1, x2 = 0, 1, 0
+        else:
+            x0, st = _hg_any(st, lf, r0, r1 + r2, r)
+            x2, st = _hg_any(st, lf, r2, r1, r - x0)
+            x1 = r - x0 - x2
+        sv += x1 * (a0 - a2) + x2 * (a0 + a1) - x0 * (a1 + a2)
+        a0 += x0
+        a1 += x1
+        a2 += x2
+        r0 -= x0
+        r1 -= x1
+        r2 -= x2
+        rem -= r
+    return sv, st
+
+
 @_jit("float64[:, ::1](int64[::1], int64[::1], int64[:, ::1], int64[::1], int64, uint64[::1], "
-      "float64[::1], float64[:, ::1])")  # fmt: skip
+      "float64[::1], float64, float64[:, ::1])")  # fmt: skip
 def levels_margins_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_obs: NDArray,
-                          n: int, s: NDArray, lf: NDArray, draws: NDArray
+                          n: int, s: NDArray, lf: NDArray, per_level: float, draws: NDArray
                           ) -> NDArray:  # fmt: skip
     """Kendall's S of ``n`` random (dconf level x dperf) tables per pair, against the observed S.
 
     Real-valued confidence: a pair's ``L`` distinct dconf values are the rows (ascending), the
     three dperf values the columns; permuting dperf against dconf draws a random ``L x 3``
-    table with both margins fixed. Row by row: how many of the row's items fall in column 0
-    (a hypergeometric variate given the items still unplaced), then column 2 among the rest,
-    column 1 takes what is left; S accumulates from the columns of the rows already drawn.
-    Once a single column has items left, the remaining rows follow at once. O(L) a draw.
+    table with both margins fixed, in one of two ways (the same law):
+
+    * *placed*, where the two smaller columns hold at most ``per_level`` items a level (the
+      usual case: most items have dperf 0): their items are placed one by one at uniformly
+      random free positions among the items sorted by level (a partial Fisher-Yates shuffle
+      of the items' levels, indices drawn by :func:`_below`; the array stays a permutation
+      of the levels, so the next draw starts from it as it is), the largest column takes the
+      rest, and S is one pass over the levels. O(items placed + L) a draw.
+    * *row by row* otherwise: how many of the row's items fall in column 0 (a hypergeometric
+      variate given the items still unplaced), then column 2 among the rest, column 1 takes
+      what is left; S accumulates from the columns of the rows already drawn. Once a single
+      column has items left, the remaining rows follow at once. O(L) a draw.
 
     Args:
         row_off: ``(P + 1,)`` offsets of each pair's rows in ``rows``.
         rows: Counts of each pair's dconf levels, ascending dconf.
-        cols: ``(P, 3)`` counts of dperf -1, 0, +1.
+        cols: ``(P, 3)`` counts of dperf -1, 0, +1 (items under ``2**31``).
         s_obs: ``(P,)`` observed S.
         n: Draws per pair.
         s: SFC64 state (advanced in place).
         lf: :func:`number_tables` of the largest number of items.
+        per_level: Items a level of the two smaller columns up to which they are placed.
         draws: ``(P, n)`` to receive the draws of S, or ``(0, 0)``.
 
     Returns:
@@ -712,55 +795,72 @@ def levels_margins_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_obs:
     n_pairs = cols.shape[0]
     out = np.zeros((n_pairs, 5))
     st = (s[0], s[1], s[2], s[3])
+    spare = np.uint64(0)
+    held = False
     keep = draws.shape[0] == n_pairs and draws.shape[1] == n
+    max_n = 1
+    max_l = 1
+    for pi in range(n_pairs):
+        max_n = max(max_n, cols[pi, 0] + cols[pi, 1] + cols[pi, 2])
+        max_l = max(max_l, row_off[pi + 1] - row_off[pi])
+    pool = np.empty(max_n, dtype=np.int64)  # the items' levels, in any order
+    xa = np.zeros(max_l, dtype=np.int64)  # per level, items placed of the first smaller column
+    xb = np.zeros(max_l, dtype=np.int64)  # ... of the second
     for pi in range(n_pairs):
         c0, c1, c2 = cols[pi, 0], cols[pi, 1], cols[pi, 2]
         total = c0 + c1 + c2
         lo, hi = row_off[pi], row_off[pi + 1]
-        if hi - lo < 2 or max(c0, c1, c2) == total:
+        n_lev = hi - lo
+        if n_lev < 2 or max(c0, c1, c2) == total:
             continue
+        big = 0 if c0 >= max(c1, c2) else (1 if c1 >= c2 else 2)  # the column left for last
+        ca = c1 if big == 0 else c0  # the other two columns' items, in column order
+        cb = c1 if big == 2 else c2
+        placed = ca + cb <= per_level * n_lev
+        if placed:
+            k = 0
+            for li in range(n_lev):
+                for _ in range(rows[lo + li]):
+                    pool[k] = li
+                    k += 1
         so = s_obs[pi]
         ge = 0
         le = 0
         s1 = 0.0
         s2 = 0.0
         for d in range(n):
-            r0, r1, r2 = c0, c1, c2  # items of each column not yet placed
-            rem = total
-            a0, a1, a2 = 0, 0, 0  # items of each column in the rows already drawn
-            sv = 0
-            for li in range(lo, hi):
-                r = rows[li]
-                if r0 + r2 == 0:  # the rest is column 1: against a0 = c0 below, a2 = c2
-                    sv += rem * (a0 - a2)
-                    break
-                if r1 + r2 == 0:
-                    sv -= rem * (a1 + a2)
-                    break
-                if r0 + r1 == 0:
-                    sv += rem * (a0 + a1)
-                    break
-                if r == 1:
-                    u, st = _uniform(st)
-                    v = u * rem
-                    if v < r0:
-                        x0, x1, x2 = 1, 0, 0
-                    elif v < r0 + r2:
-                        x0, x1, x2 = 0, 0, 1
+            if not placed:
+                sv, st = _rows_s(st, lf, rows, lo, hi, c0, c1, c2)
+            else:
+                for li in range(n_lev):
+                    xa[li] = 0
+                    xb[li] = 0
+                left = total
+                for t in range(ca + cb):
+                    idx, st, spare, held = _below(st, spare, held, left)
+                    left -= 1
+                    v = pool[idx]
+                    pool[idx] = pool[left]
+                    pool[left] = v
+                    if t < ca:
+                        xa[v] += 1
                     else:
-                        x0, x1, x2 = 0, 1, 0
-                else:
-                    x0, st = _hg_any(st, lf, r0, r1 + r2, r)
-                    x2, st = _hg_any(st, lf, r2, r1, r - x0)
-                    x1 = r - x0 - x2
-                sv += x1 * (a0 - a2) + x2 * (a0 + a1) - x0 * (a1 + a2)
-                a0 += x0
-                a1 += x1
-                a2 += x2
-                r0 -= x0
-                r1 -= x1
-                r2 -= x2
-                rem -= r
+                        xb[v] += 1
+                sv = 0
+                a0, a1, a2 = 0, 0, 0  # items of each column in the levels below
+                for li in range(n_lev):
+                    p, q = xa[li], xb[li]
+                    rest = rows[lo + li] - p - q
+                    if big == 0:
+                        x0, x1, x2 = rest, p, q
+                    elif big == 1:
+                        x0, x1, x2 = p, rest, q
+                    else:
+                        x0, x1, x2 = p, q, rest
+                    sv += x1 * (a0 - a2) + x2 * (a0 + a1) - x0 * (a1 + a2)
+                    a0 += x0
+                    a1 += x1
+                    a2 += x2
             if sv >= so:
                 ge += 1
             if sv <= so:
@@ -842,24 +942,22 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
 
     Real-valued confidence: B's items matched to A's by a random permutation is a random
     table of A's by B's (confidence, correctness) categories with both category counts fixed.
-    Rows are one side's categories, largest first; a row is *large* when its items exceed
-    ``ratio`` times the columns. The large rows are drawn column by column (a hypergeometric
-    variate per column, until the row's items are placed), the small rows item by item, and
-    one row takes what is left, free. Which row is left for last depends on the pair:
+    Rows are one side's categories, largest first (which side: the plan's, see
+    :func:`~metacog_metrics.pairwise.tau._level_tables`); a row is *large* when its items
+    exceed ``ratio`` times the columns. A draw takes the rows in this order, which does not
+    change the law of the table (any order gives it), so the draw is exact:
 
-    * with large rows whose small rows hold at most a quarter of the items, the small rows go
-      first, each item a uniformly random one of B's items, drawn again where already
-      matched (three quarters of the items at least are free: under 4/3 tries an item), then
-      the large rows but the largest, and the largest takes the rest;
-    * else the large rows go first, then the small rows item by item from the items still
-      unmatched (a partial shuffle), smallest first, and the largest small row takes the rest.
+    * the small rows but the largest row, item by item: each item one of B's items still
+      unmatched, uniformly (a partial Fisher-Yates shuffle of an array of B's items, its
+      indices drawn by :func:`_below`; the array is left a permutation of B's items, so the
+      next draw starts from it as it is, never rebuilt);
+    * the large rows but the largest, column by column (a hypergeometric variate per column
+      until the row's items are placed);
+    * the largest row takes what is left, free.
 
-    Any order of the rows gives the same law of the table, so both are exact. Each cell adds
-    its count to the (dconf level, dperf) table it maps to (``cell_code``:
-    ``3 level + dperf + 1``), whose tau-b is the draw. Cost per draw: the cells of the large
-    rows drawn, the items of the small rows drawn and the levels, never the items of the
-    row left for last (the orders save about a tenth on atlas against drawing the rows
-    largest first with the smallest left for last).
+    Each cell adds its count to the (dconf level, dperf) table it maps to (``cell_code``:
+    ``3 level + dperf + 1``), whose tau-b is the draw. Cost per draw: about 2 ns an item of
+    the small rows, a variate a column of the large ones, and the levels.
 
     Args:
         a_off: ``(P + 1,)`` offsets of each pair's row categories in ``a_cnt``.
@@ -869,7 +967,7 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
         cell_off: ``(P + 1,)`` offsets of each pair's ``rows x columns`` cells.
         cell_code: ``3 level + dperf + 1`` of each cell (row-major).
         n_levels: ``(P,)`` number of dconf levels of each pair.
-        total_n: ``(P,)`` items of each pair.
+        total_n: ``(P,)`` items of each pair (under ``2**31``).
         obs: ``(P,)`` observed tau-b (NaN: no draw counts as >= or <=).
         n: Draws per pair.
         s: SFC64 state (advanced in place).
@@ -885,6 +983,8 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
     n_pairs = obs.shape[0]
     out = np.zeros((n_pairs, 5))
     st = (s[0], s[1], s[2], s[3])
+    spare = np.uint64(0)
+    held = False
     keep = draws.shape[0] == n_pairs and draws.shape[1] == n
     eps100 = 100.0 * np.finfo(np.float64).eps
     max_l = 1
@@ -896,10 +996,7 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
         max_n = max(max_n, total_n[pi])
     table = np.zeros(3 * max_l, dtype=np.int64)
     col = np.empty(max_b, dtype=np.int64)
-    pool = np.empty(max_n, dtype=np.int64)  # B's items still unmatched, as their columns
-    items = np.empty(max_n, dtype=np.int64)  # B's items, as their columns
-    taken = np.zeros(max_n, dtype=np.uint8)
-    picked = np.empty(max_n, dtype=np.int64)
+    pool = np.empty(max_n, dtype=np.int64)  # B's items, as their columns, in any order
     for pi in range(n_pairs):
         a0, a1 = a_off[pi], a_off[pi + 1]
         b0, b1 = b_off[pi], b_off[pi + 1]
@@ -919,67 +1016,36 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
         n_large = 0
         while n_large < ka and a_cnt[a0 + n_large] > ratio * kb:
             n_large += 1
-        small = total
-        for i in range(n_large):
-            small -= a_cnt[a0 + i]
-        small_first = n_large > 0 and 4 * small <= total
-        if small_first:
-            k = 0
-            for j in range(kb):
-                for _ in range(b_cnt[b0 + j]):
-                    items[k] = j
-                    k += 1
+        by_items = max(n_large, 1)  # the first row drawn item by item
+        by_columns = total  # B's items unmatched once the small rows are drawn
+        for i in range(by_items, ka):
+            by_columns -= a_cnt[a0 + i]
+        k = 0
+        for j in range(kb):
+            for _ in range(b_cnt[b0 + j]):
+                pool[k] = j
+                k += 1
         for d in range(n):
             for k in range(3 * n_lev):
                 table[k] = 0
             for j in range(kb):
                 col[j] = b_cnt[b0 + j]
-            if small_first:
-                t = 0
-                for i in range(n_large, ka):  # small rows: a random item of B, unmatched
-                    row = cb + i * kb
-                    for _ in range(a_cnt[a0 + i]):
-                        while True:
-                            u, st = _uniform(st)
-                            idx = int(u * total)
-                            if taken[idx] == 0:
-                                break
-                        taken[idx] = 1
-                        picked[t] = idx
-                        t += 1
-                        j = items[idx]
-                        col[j] -= 1
-                        table[cell_code[row + j]] += 1
-                for k in range(t):
-                    taken[picked[k]] = 0
-                st = _rows_by_columns(st, lf, a_cnt, a0, 1, n_large, total - small, col, kb,
-                                      cell_code, cb, table)  # fmt: skip
-                last = 0  # the largest row: what is left
-            else:  # here some rows are small (n_large < ka)
-                st = _rows_by_columns(st, lf, a_cnt, a0, 0, n_large, total, col, kb,
-                                      cell_code, cb, table)  # fmt: skip
-                left = small
-                last = n_large  # the largest small row: what is left
-                if last < ka - 1:
-                    k = 0
-                    for j in range(kb):
-                        for _ in range(col[j]):
-                            pool[k] = j
-                            k += 1
-                    for i in range(ka - 1, last, -1):  # small rows, smallest first
-                        row = cb + i * kb
-                        for _ in range(a_cnt[a0 + i]):
-                            u, st = _uniform(st)
-                            idx = int(u * left)
-                            j = pool[idx]
-                            left -= 1
-                            pool[idx] = pool[left]
-                            col[j] -= 1
-                            table[cell_code[row + j]] += 1
-            row = cb + last * kb
-            for j in range(kb):
+            left = total
+            for i in range(by_items, ka):  # small rows: an unmatched item of B each
+                row = cb + i * kb
+                for _ in range(a_cnt[a0 + i]):
+                    idx, st, spare, held = _below(st, spare, held, left)
+                    left -= 1
+                    j = pool[idx]
+                    pool[idx] = pool[left]
+                    pool[left] = j
+                    col[j] -= 1
+                    table[cell_code[row + j]] += 1
+            st = _rows_by_columns(st, lf, a_cnt, a0, 1, n_large, by_columns, col, kb,
+                                  cell_code, cb, table)  # fmt: skip
+            for j in range(kb):  # the largest row: what is left
                 if col[j] > 0:
-                    table[cell_code[row + j]] += col[j]
+                    table[cell_code[cb + j]] += col[j]
             tau = _levels_tau_b(table, n_lev, pairs)
             if not math.isnan(tau):
                 nv += 1
@@ -1040,28 +1106,28 @@ def _category_lookups(nv: NDArray, ia: NDArray, ib: NDArray, lut_off: NDArray, l
 
 @_jit(inline="always")
 def _joint_shuffle(cs: NDArray, ps: NDArray, cat: NDArray, m: int, own_off: NDArray,
-                   own: NDArray, split: bool, st: tuple) -> tuple:  # fmt: skip
+                   own: NDArray, split: bool, st: tuple, bits: np.uint64,
+                   held: bool) -> tuple:  # fmt: skip
     """Shuffle model ``m`` among its own items (Fisher-Yates, from the previous order;
     ``split``: its confidence and its correctness each on its own, else both together)
-    and refresh its categories. Returns the generator state."""
+    and refresh its categories. Returns the new ``(state, spare, held)`` of :func:`_below`
+    (the same variates as :func:`_fisher_yates`)."""
     lo = own_off[m]
     for i in range(own_off[m + 1] - lo - 1, 0, -1):
-        u, st = _uniform(st)
-        j = int(u * (i + 1))
+        j, st, bits, held = _below(st, bits, held, i + 1)
         x, y = own[lo + i], own[lo + j]
         cs[m, x], cs[m, y] = cs[m, y], cs[m, x]
         if not split:
             ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
     if split:
         for i in range(own_off[m + 1] - lo - 1, 0, -1):
-            u, st = _uniform(st)
-            j = int(u * (i + 1))
+            j, st, bits, held = _below(st, bits, held, i + 1)
             x, y = own[lo + i], own[lo + j]
             ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
     for q in range(own_off[m], own_off[m + 1]):
         i = own[q]
         cat[m, i] = 2 * cs[m, i] + ps[m, i]
-    return st
+    return st, bits, held
 
 
 @_jit(inline="always")
@@ -1110,6 +1176,8 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     n_pairs = ia.shape[0]
     out = np.empty((n, n_pairs))
     st = (s[0], s[1], s[2], s[3])
+    bits = np.uint64(0)
+    held = False
     own_off = np.arange(0, (n_models + 1) * n_items, n_items).astype(np.int64)
     own = np.empty(n_models * n_items, dtype=np.int64)
     for m in range(n_models):
@@ -1128,7 +1196,7 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     pairs = float(n_items) * (n_items - 1.0)
     for d in range(n):
         for m in range(n_models):
-            st = _joint_shuffle(cs, ps, cat, m, own_off, own, split, st)
+            st, bits, held = _joint_shuffle(cs, ps, cat, m, own_off, own, split, st, bits, held)
         for k in range(n_pairs):
             a, b = ia[k], ib[k]
             _count_all(table, spare, cells, off[k], 2 * nv[b] + 1, cat[a], cat[b],
@@ -1139,13 +1207,14 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
 
 
 @_jit(inline="always")
-def _fisher_yates(order: NDArray, lo: int, hi: int, st: tuple) -> tuple:
-    """Permute ``order[lo:hi]`` uniformly at random (from whatever order it is in)."""
+def _fisher_yates(order: NDArray, lo: int, hi: int, st: tuple, spare: np.uint64,
+                  held: bool) -> tuple:  # fmt: skip
+    """Permute ``order[lo:hi]`` uniformly at random (from whatever order it is in); returns
+    the new ``(state, spare, held)`` of :func:`_below`."""
     for i in range(hi - lo - 1, 0, -1):
-        u, st = _uniform(st)
-        j = int(u * (i + 1))
+        j, st, spare, held = _below(st, spare, held, i + 1)
         order[lo + i], order[lo + j] = order[lo + j], order[lo + i]
-    return st
+    return st, spare, held
 
 
 @_jit(inline="always")
@@ -1213,6 +1282,8 @@ def joint_ragged_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: ND
     n_pairs = ia.shape[0]
     out = np.empty((n, n_pairs))
     st = (s[0], s[1], s[2], s[3])
+    bits = np.uint64(0)
+    held = False
     nv = _values_per_model(codes, own_off, own)
     off, cells = _category_lookups(nv, ia, ib, lut_off, lut, stride, n_levels)
     max_l = 1
@@ -1230,9 +1301,9 @@ def joint_ragged_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: ND
     for d in range(n):
         for m in range(n_models):
             lo, hi = own_off[m], own_off[m + 1]
-            st = _fisher_yates(conf_from, lo, hi, st)
+            st, bits, held = _fisher_yates(conf_from, lo, hi, st, bits, held)
             if split:
-                st = _fisher_yates(perf_from, lo, hi, st)
+                st, bits, held = _fisher_yates(perf_from, lo, hi, st, bits, held)
             for q in range(lo, hi):
                 conf_cat[q] = 2 * codes[m, conf_from[q]]
                 perf_cat[q] = perf[m, perf_from[q] if split else conf_from[q]]

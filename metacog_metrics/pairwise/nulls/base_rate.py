@@ -27,6 +27,7 @@ from metacog_metrics.pairwise import joint_draws as jd
 from metacog_metrics.pairwise.nulls._registry import NullSpec, register
 from metacog_metrics.pairwise.pair_draws import (
     COMPILED_RATIO,
+    PLACED_PER_LEVEL,
     PairInputs,
     PairSampler,
     PairTask,
@@ -165,7 +166,15 @@ def _levels_compiled(inputs: PairInputs, idx: NDArray[np.intp]) -> PairTask:
 
     def task(n: int, ss: np.random.SeedSequence, out: NDArray | None = None) -> NDArray:
         acc = kernels.levels_margins_kernel(
-            lt.row_off, lt.rows, cols, lt.s_obs, n, kernels.state(ss), lf, recorded(out)
+            lt.row_off,
+            lt.rows,
+            cols,
+            lt.s_obs,
+            n,
+            kernels.state(ss),
+            lf,
+            PLACED_PER_LEVEL,
+            recorded(out),
         )
         return scale_moments(acc, scale, out)
 

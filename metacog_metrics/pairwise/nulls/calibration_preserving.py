@@ -28,7 +28,6 @@ from metacog_metrics.pairwise.common import _ELEMENTS_PER_CHUNK
 from metacog_metrics.pairwise.nulls._registry import NullSpec, register
 from metacog_metrics.pairwise.pair_draws import (
     COMPILED_RATIO,
-    MATCHING_RATIO,
     PairInputs,
     PairSampler,
     PairTask,
@@ -38,7 +37,13 @@ from metacog_metrics.pairwise.pair_draws import (
 )
 from metacog_metrics.pairwise.products import products as by_products
 from metacog_metrics.pairwise.samplers import _category_taus
-from metacog_metrics.pairwise.tau import _gather, _tau_b_codes, _tau_b_sorted, _tau_b_tables
+from metacog_metrics.pairwise.tau import (
+    MATCHING_RATIO,
+    _gather,
+    _tau_b_codes,
+    _tau_b_sorted,
+    _tau_b_tables,
+)
 
 __all__ = ["SPEC", "joint_law", "pair_law"]
 
