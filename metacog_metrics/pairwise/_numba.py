@@ -23,8 +23,9 @@ null's module in :mod:`metacog_metrics.pairwise.nulls`.
   ``np.random.SFC64(child_seed).state``, so results depend only on the seed and the fixed
   chunks, never on the number of threads. The draws differ from the NumPy engine's for the
   same seed (another bit generator and another order of variates); the law is the same.
-  Random indices (shuffles, items drawn one at a time) are integers from 32 random bits by
-  Lemire's multiply-shift with its rejection step (:func:`_below`, exact), two per output.
+  The real-valued per-pair kernels draw their items' indices as integers from 32 random bits
+  by Lemire's multiply-shift with its rejection step (:func:`_below`, exact), two an output;
+  the shuffles of the joint draws keep a double per index (no faster with the integers).
 * Real-valued confidence: random (dconf level x dperf) tables, the few items of the two
   smaller dperf columns placed one by one or else row by row (:func:`levels_margins_kernel`),
   and random category matching tables, small rows item by item and large ones column by
@@ -1106,28 +1107,28 @@ def _category_lookups(nv: NDArray, ia: NDArray, ib: NDArray, lut_off: NDArray, l
 
 @_jit(inline="always")
 def _joint_shuffle(cs: NDArray, ps: NDArray, cat: NDArray, m: int, own_off: NDArray,
-                   own: NDArray, split: bool, st: tuple, bits: np.uint64,
-                   held: bool) -> tuple:  # fmt: skip
+                   own: NDArray, split: bool, st: tuple) -> tuple:  # fmt: skip
     """Shuffle model ``m`` among its own items (Fisher-Yates, from the previous order;
     ``split``: its confidence and its correctness each on its own, else both together)
-    and refresh its categories. Returns the new ``(state, spare, held)`` of :func:`_below`
-    (the same variates as :func:`_fisher_yates`)."""
+    and refresh its categories. Returns the generator state."""
     lo = own_off[m]
     for i in range(own_off[m + 1] - lo - 1, 0, -1):
-        j, st, bits, held = _below(st, bits, held, i + 1)
+        u, st = _uniform(st)
+        j = int(u * (i + 1))
         x, y = own[lo + i], own[lo + j]
         cs[m, x], cs[m, y] = cs[m, y], cs[m, x]
         if not split:
             ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
     if split:
         for i in range(own_off[m + 1] - lo - 1, 0, -1):
-            j, st, bits, held = _below(st, bits, held, i + 1)
+            u, st = _uniform(st)
+            j = int(u * (i + 1))
             x, y = own[lo + i], own[lo + j]
             ps[m, x], ps[m, y] = ps[m, y], ps[m, x]
     for q in range(own_off[m], own_off[m + 1]):
         i = own[q]
         cat[m, i] = 2 * cs[m, i] + ps[m, i]
-    return st, bits, held
+    return st
 
 
 @_jit(inline="always")
@@ -1176,8 +1177,6 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     n_pairs = ia.shape[0]
     out = np.empty((n, n_pairs))
     st = (s[0], s[1], s[2], s[3])
-    bits = np.uint64(0)
-    held = False
     own_off = np.arange(0, (n_models + 1) * n_items, n_items).astype(np.int64)
     own = np.empty(n_models * n_items, dtype=np.int64)
     for m in range(n_models):
@@ -1196,7 +1195,7 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
     pairs = float(n_items) * (n_items - 1.0)
     for d in range(n):
         for m in range(n_models):
-            st, bits, held = _joint_shuffle(cs, ps, cat, m, own_off, own, split, st, bits, held)
+            st = _joint_shuffle(cs, ps, cat, m, own_off, own, split, st)
         for k in range(n_pairs):
             a, b = ia[k], ib[k]
             _count_all(table, spare, cells, off[k], 2 * nv[b] + 1, cat[a], cat[b],
@@ -1207,14 +1206,13 @@ def joint_levels_kernel(codes: NDArray, perf: NDArray, ia: NDArray, ib: NDArray,
 
 
 @_jit(inline="always")
-def _fisher_yates(order: NDArray, lo: int, hi: int, st: tuple, spare: np.uint64,
-                  held: bool) -> tuple:  # fmt: skip
-    """Permute ``order[lo:hi]`` uniformly at random (from whatever order it is in); returns
-    the new ``(state, spare, held)`` of :func:`_below`."""
+def _fisher_yates(order: NDArray, lo: int, hi: int, st: tuple) -> tuple:
+    """Permute ``order[lo:hi]`` uniformly at random (from whatever order it is in)."""
     for i in range(hi - lo - 1, 0, -1):
-        j, st, spare, held = _below(st, spare, held, i + 1)
+        u, st = _uniform(st)
+        j = int(u * (i + 1))
         order[lo + i], order[lo + j] = order[lo + j], order[lo + i]
-    return st, spare, held
+    return st
 
 
 @_jit(inline="always")
@@ -1282,8 +1280,6 @@ def joint_ragged_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: ND
     n_pairs = ia.shape[0]
     out = np.empty((n, n_pairs))
     st = (s[0], s[1], s[2], s[3])
-    bits = np.uint64(0)
-    held = False
     nv = _values_per_model(codes, own_off, own)
     off, cells = _category_lookups(nv, ia, ib, lut_off, lut, stride, n_levels)
     max_l = 1
@@ -1301,9 +1297,9 @@ def joint_ragged_kernel(codes: NDArray, perf: NDArray, own_off: NDArray, own: ND
     for d in range(n):
         for m in range(n_models):
             lo, hi = own_off[m], own_off[m + 1]
-            st, bits, held = _fisher_yates(conf_from, lo, hi, st, bits, held)
+            st = _fisher_yates(conf_from, lo, hi, st)
             if split:
-                st, bits, held = _fisher_yates(perf_from, lo, hi, st, bits, held)
+                st = _fisher_yates(perf_from, lo, hi, st)
             for q in range(lo, hi):
                 conf_cat[q] = 2 * codes[m, conf_from[q]]
                 perf_cat[q] = perf[m, perf_from[q] if split else conf_from[q]]
