@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -115,6 +118,31 @@ def test_product_draws_keep_what_each_null_keeps():
             assert (np.sort(lv * 2 + pf, axis=1) == keep).all()
         t = pair_tables(lv, pf, cat, np.array([0]), np.array([1]))
         assert t.sum() == 6
+
+
+_ASK = """
+import sys
+from metacog_metrics.pairwise import products
+products.GPU_DRIVER_FILES = tuple(sys.argv[1:])
+print(products.torch_device(), "torch" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the driver files are Linux's")
+def test_torch_is_not_imported_to_find_no_gpu_driver():
+    # Importing torch costs about 0.8 s: without a GPU driver's device file the answer is None
+    # without it; with one (here a file that exists) torch is imported and asked.
+    _torch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METACOG_")}
+
+    def ask(*files):
+        run = subprocess.run([sys.executable, "-c", _ASK, *files], capture_output=True,
+                             text=True, env=env, check=True)  # fmt: skip
+        return run.stdout.split()
+
+    assert ask("/nonexistent/nvidiactl") == ["None", "False"]
+    device, imported = ask(sys.executable)
+    assert imported == "True" and device in ("None", "cuda")
 
 
 def test_registered_product_samplers_bind_only_on_a_torch_device(monkeypatch):
