@@ -120,20 +120,32 @@ def test_level_tables_observed_tau_equals_scipy_with_ties_and_subsets():
     assert np.diff(one.row_off)[0] == np.unique(value_ties(_CA - _CB)).size == 4
 
 
-# compiled: the smaller columns' items placed one by one, and row by row
+# dperf of the test pair has 1, 4, 3 items at -1, 0, +1; these correctness values give it
+# 4, 3, 1 (the column left for last is -1) and, swapped, 1, 3, 4 (+1)
+_PA_LOW = np.array([0, 0, 0, 0, 1, 1, 0, 1])
+_PB_LOW = np.array([1, 1, 1, 1, 0, 1, 0, 1])
+_LARGEST = {0: (_PA, _PB), -1: (_PA_LOW, _PB_LOW), 1: (_PB_LOW, _PA_LOW)}
+
+
+# compiled: the smaller columns' items placed one by one (whichever column is the largest),
+# and row by row
 @pytest.mark.parametrize(
-    "sampler, per_level",
-    [("numpy", None), pytest.param("numba", 8.0, marks=needs_numba),
-     pytest.param("numba", 0.0, marks=needs_numba)],
+    "sampler, per_level, largest",
+    [("numpy", None, 0), pytest.param("numba", 8.0, 0, marks=needs_numba),
+     pytest.param("numba", 8.0, -1, marks=needs_numba),
+     pytest.param("numba", 8.0, 1, marks=needs_numba),
+     pytest.param("numba", 0.0, 0, marks=needs_numba)],
 )  # fmt: skip
-def test_base_rate_level_tables_follow_the_exact_permutation_law(sampler, per_level):
+def test_base_rate_level_tables_follow_the_exact_permutation_law(sampler, per_level, largest):
     # All 8! = 40,320 permutations of dperf against dconf enumerated: the exact law of S.
-    dx, dy = value_ties(_CA - _CB), _PA - _PB
+    pa, pb = _LARGEST[largest]
+    dx, dy = value_ties(_CA - _CB), pa - pb
     perms = np.array(list(itertools.permutations(range(8))))
     i, j = np.triu_indices(8, 1)
     s_all = (np.sign(dx[i] - dx[j]) * np.sign(dy[perms][:, i] - dy[perms][:, j])).sum(axis=1)
     support, counts = np.unique(s_all, return_counts=True)
-    lt = _level_tables(*_pair(_CA, _PA, _CB, _PB), np.array([0]), np.array([1]))
+    lt = _level_tables(*_pair(_CA, pa, _CB, pb), np.array([0]), np.array([1]))
+    assert lt.cols[0].argmax() - 1 == largest and (lt.cols[0] > 0).all()
     if per_level:  # the kernel's rule for placing items: the two smaller columns' items
         smaller = lt.cols[0].sum() - lt.cols[0].max()
         assert 0 < smaller <= per_level * np.diff(lt.row_off)[0]
