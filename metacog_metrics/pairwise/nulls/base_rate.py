@@ -166,16 +166,9 @@ def _levels_compiled(inputs: PairInputs, idx: NDArray[np.intp]) -> PairTask:
 
     def task(n: int, ss: np.random.SeedSequence, out: NDArray | None = None) -> NDArray:
         acc = kernels.levels_margins_kernel(
-            lt.row_off,
-            lt.rows,
-            cols,
-            lt.s_obs,
-            n,
-            kernels.state(ss),
-            lf,
-            PLACED_PER_LEVEL,
+            lt.row_off, lt.rows, cols, lt.s_obs, n, kernels.state(ss), lf, PLACED_PER_LEVEL,
             recorded(out),
-        )
+        )  # fmt: skip
         return scale_moments(acc, scale, out)
 
     return task
