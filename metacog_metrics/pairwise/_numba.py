@@ -197,6 +197,21 @@ def _below(st: tuple, spare: np.uint64, held: bool, bound: int) -> tuple:
             return np.int64(m >> _U32), st, spare, held
 
 
+@_jit(inline="always")
+def _take(pool: NDArray, last: int, st: tuple, spare: np.uint64, held: bool) -> tuple:
+    """A uniformly random one of ``pool[:last + 1]``, swapped to ``pool[last]`` (one step of
+    a partial Fisher-Yates shuffle), and the new ``(state, spare, held)`` of :func:`_below`.
+
+    Taking ``pool[:n]`` down to ``pool[:n - k]`` draws ``k`` of them without replacement and
+    leaves ``pool`` a permutation of what it held, so the next draw can start from it as it is.
+    """
+    idx, st, spare, held = _below(st, spare, held, last + 1)
+    v = pool[idx]
+    pool[idx] = pool[last]
+    pool[last] = v
+    return v, st, spare, held
+
+
 # --------------------------------------------------------------------------------------------
 # Hypergeometric variates
 # --------------------------------------------------------------------------------------------
@@ -838,11 +853,8 @@ def levels_margins_kernel(row_off: NDArray, rows: NDArray, cols: NDArray, s_obs:
                     xb[li] = 0
                 left = total
                 for t in range(ca + cb):
-                    idx, st, spare, held = _below(st, spare, held, left)
                     left -= 1
-                    v = pool[idx]
-                    pool[idx] = pool[left]
-                    pool[left] = v
+                    v, st, spare, held = _take(pool, left, st, spare, held)
                     if t < ca:
                         xa[v] += 1
                     else:
@@ -1035,11 +1047,8 @@ def matching_kernel(a_off: NDArray, a_cnt: NDArray, b_off: NDArray, b_cnt: NDArr
             for i in range(by_items, ka):  # small rows: an unmatched item of B each
                 row = cb + i * kb
                 for _ in range(a_cnt[a0 + i]):
-                    idx, st, spare, held = _below(st, spare, held, left)
                     left -= 1
-                    j = pool[idx]
-                    pool[idx] = pool[left]
-                    pool[left] = j
+                    j, st, spare, held = _take(pool, left, st, spare, held)
                     col[j] -= 1
                     table[cell_code[row + j]] += 1
             st = _rows_by_columns(st, lf, a_cnt, a0, 1, n_large, by_columns, col, kb,
